@@ -1,0 +1,40 @@
+# dpviz — developer entry points.  `make run` and `make test` are all a newcomer needs.
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+DEPS    := $(wildcard requirements*.txt) pyproject.toml
+PYTEST_ARGS ?=
+SHOTS_ARGS  ?=
+
+.PHONY: venv install run test shots bench
+
+venv install: $(STAMP)
+
+$(PY):
+	python3 -m venv $(VENV)
+
+# Re-install only when a requirements file or pyproject.toml is newer than the stamp.
+$(STAMP): $(DEPS) | $(PY)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install -q --disable-pip-version-check -e . --no-deps
+	touch $@
+
+run: $(STAMP)
+	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
+
+# All tests, including the browser (e2e) layer.  pytest exit code 5 = "no tests collected":
+# it is a failure here, never success.
+test: $(STAMP)
+	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected NO tests (exit 5) -> failing" >&2; fi; \
+	exit $$rc
+
+# Screenshots for a human: home + every page -> shots/.  README image:
+#   .venv/bin/python tools/shoot.py --out docs Tree
+shots: $(STAMP)
+	$(PY) tools/shoot.py $(SHOTS_ARGS)
+
+bench: $(STAMP)
+	@set -e; found=0; for f in bench/*.py; do \
+	  [ -e "$$f" ] || continue; found=1; echo "== $$f"; $(PY) "$$f"; \
+	done; [ $$found -eq 1 ] || echo "no bench/*.py yet"

@@ -1,0 +1,1 @@
+"""Noise mechanisms and privacy accounting shared by every capability."""

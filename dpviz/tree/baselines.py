@@ -1,0 +1,168 @@
+"""Baseline post-processings the paper compares GMC with (Sec. 6.1, Tab. 2), each as in its source.
+
+* Processless: release ṽ as is.
+* Boosting (Hay, Rastogi, Miklau, Suciu, VLDB 2010, Sec. 4): the two-pass estimator for complete
+  k-ary trees; on other trees k is the root fan-out, as the GMC paper does (so it is not consistent).
+* PrivTrie-style consistency (Wang et al., ICDE 2018, following Hay et al.'s general form): a
+  recursive bottom-up inverse-variance combination and a top-down redistribution of the parent's
+  residual in proportion to the children's variances. Written as plain recursion, like the original.
+* Lee, Wang & Kifer (KDD 2015): the closed form Eq. (8), dense for small trees, a sparse direct
+  solve (SuperLU) above.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve
+
+from dpviz.tree.generation import consistency_matrix
+from dpviz.tree.model import Tree
+
+DENSE_LIMIT = 2000
+
+__all__ = ["processless", "boosting", "privtrie", "lee_closed_form", "DENSE_LIMIT"]
+
+
+def processless(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.ndarray:
+    """No post-processing."""
+    return np.array(noisy, float, copy=True)
+
+
+def boosting(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.ndarray:
+    """Hay et al. 2010, Theorem 3 with k = fan-out of the root and ℓ = node height (leaves ℓ = 1).
+
+    z[v] = ṽ[v] at leaves, else z[v] = (k^ℓ - k^{ℓ-1})/(k^ℓ - 1) ṽ[v] + (k^{ℓ-1} - 1)/(k^ℓ - 1) Σ_{u∈C_v} z[u];
+    h̄[root] = z[root], h̄[u] = z[u] + (h̄[f_u] - Σ_{s∈C_{f_u}} z[s]) / k.
+    Each pass is vectorised over one height block (the formula is per level). Ignores ``d`` (the
+    estimator assumes equal noise on all nodes).
+    """
+    noisy = np.asarray(noisy, float)
+    n, h = tree.n, tree.h
+    if tree.n1 == 0:
+        return noisy.copy()
+    k = float(tree.children_count[0])
+    ell = np.arange(h + 1, dtype=float)
+    if k == 1.0:  # limit k → 1 of the coefficients
+        a_coef = np.divide(1.0, ell, out=np.ones_like(ell), where=ell > 0)
+        b_coef = np.divide(ell - 1.0, ell, out=np.zeros_like(ell), where=ell > 0)
+    else:  # written with k^{-ℓ} so tall trees do not overflow
+        a_coef = (1.0 - 1.0 / k) / (1.0 - k ** (-ell))
+        b_coef = (1.0 - k ** (1.0 - ell)) / (k * (1.0 - k ** (-ell)))
+    z = noisy.copy()
+    child_sum = np.zeros(n)
+    for lev in range(1, h + 1):
+        blk = tree.block(lev)
+        if lev > 1:
+            z[blk] = a_coef[lev] * noisy[blk] + b_coef[lev] * child_sum[blk]
+        if lev < h:
+            np.add.at(child_sum, tree.parent[blk], z[blk])
+    out = np.empty(n)
+    out[0] = z[0]
+    for lev in range(h - 1, 0, -1):
+        blk = tree.block(lev)
+        par = tree.parent[blk]
+        out[blk] = z[blk] + (out[par] - child_sum[par]) / k
+    return out
+
+
+def privtrie(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.ndarray:
+    """Optimal consistency by two recursive passes (PrivTrie-style; exact GLS on any tree).
+
+    up(v): z_v = inverse-variance mean of ṽ_v and Σ_{c∈C_v} z_c, with var(z_v) = (1/d_v + 1/Σ var z_c)⁻¹.
+    down(v, value): v̄_v = value; each child c gets z_c + (value - Σ z) · var(z_c) / Σ var(z).
+    Plain recursion over nodes as in the original; deep trees run in a thread with a large stack.
+    """
+    noisy_l = np.asarray(noisy, float).tolist()
+    n = tree.n
+    var_l = [1.0] * n if d is None else np.asarray(d, float).tolist()
+    children: list[list[int]] = [[] for _ in range(n)]
+    for c, p in enumerate(tree.parent.tolist()[1:], start=1):
+        children[p].append(c)
+    z = [0.0] * n
+    vz = [0.0] * n
+    out = [0.0] * n
+
+    def up(v: int) -> None:
+        kids = children[v]
+        if not kids:
+            z[v], vz[v] = noisy_l[v], var_l[v]
+            return
+        s = vs = 0.0
+        for c in kids:
+            up(c)
+            s += z[c]
+            vs += vz[c]
+        prec = 1.0 / var_l[v] + 1.0 / vs
+        z[v] = (noisy_l[v] / var_l[v] + s / vs) / prec
+        vz[v] = 1.0 / prec
+
+    def down(v: int, value: float) -> None:
+        out[v] = value
+        kids = children[v]
+        if not kids:
+            return
+        s = sum(z[c] for c in kids)
+        vs = sum(vz[c] for c in kids)
+        resid = value - s
+        for c in kids:
+            down(c, z[c] + resid * vz[c] / vs)
+
+    def run() -> None:
+        up(0)
+        down(0, z[0])
+
+    _run_deep(run, tree.h)
+    return np.asarray(out)
+
+
+def _run_deep(fn, depth: int) -> None:
+    """Run a recursive function; for deep trees in a thread with room for ``depth`` frames."""
+    if depth < 500:
+        fn()
+        return
+    old_limit = sys.getrecursionlimit()
+    old_stack = threading.stack_size()
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+
+    try:
+        sys.setrecursionlimit(max(old_limit, 2 * depth + 1000))
+        threading.stack_size(min(1 << 30, max(64 << 20, depth * 1024)))
+        th = threading.Thread(target=target)
+        th.start()
+        th.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if errors:
+        raise errors[0]
+
+
+def lee_closed_form(
+    tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None, dense: bool | None = None
+) -> np.ndarray:
+    """v̄ = ṽ - D M (Mᵀ D M)⁻¹ Mᵀ ṽ (Eq. 8; D = I in the paper): dense solve for n <= DENSE_LIMIT,
+    else a sparse direct solve of the n₁ × n₁ normal equations."""
+    noisy = np.asarray(noisy, float)
+    if tree.n1 == 0:
+        return noisy.copy()
+    dd = np.ones(tree.n) if d is None else np.asarray(d, float)
+    m_mat = consistency_matrix(tree)
+    dense = tree.n <= DENSE_LIMIT if dense is None else dense
+    if dense:
+        m_dense = m_mat.toarray()
+        dm = m_dense * dd[:, None]
+        y = np.linalg.solve(m_dense.T @ dm, m_dense.T @ noisy)
+        return noisy - dm @ y
+    dm = sp.diags(dd) @ m_mat
+    y = spsolve(sp.csc_matrix(m_mat.T @ dm), m_mat.T @ noisy)
+    return noisy - dm @ y

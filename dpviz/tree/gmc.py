@@ -1,0 +1,149 @@
+"""GMC: Generation-Matrix-based optimally consistent release (paper Sec. 5.3, Alg. 1-2).
+
+Given noisy node values ṽ with independent noise of variances ``d`` (all equal for the paper's
+uniform budget), the optimally consistent release is the weighted least-squares projection
+
+    v̄ = ṽ - D M (Mᵀ D M)⁻¹ Mᵀ ṽ,                       D = diag(d)          (Eq. 8, weighted)
+
+For D = I this is Eq. (8). Thm. 8/9: Mᵀ D M = G_{T⁽¹⁾←T}ᵀ G_{T⁽¹⁾←T}, where G_{T⁽¹⁾←T} is a
+Generation Matrix of the internal-node tree T⁽¹⁾ with
+
+    w_i = sqrt(t_i),   w_{i→f_i} = d_i / w_i,   t_i = d_i + Σ_{c∈C_i} d_c - Σ_{c∈C_i, c internal} d_c² / t_c.
+
+With d ≡ 1, t_i = 1 + θ_i and the recursion is exactly Thm. 9 / Eq. (38) (Alg. 1). Deriving it: match
+the diagonal and the (i, f_i) entries of GᵀG with those of Mᵀ D M (its (j,j) entry is
+d_j + Σ_{c∈C_j} d_c and its (i, f_i) entry is -d_i). ``t`` are the pivots of the leaves-first
+Cholesky factorisation of Mᵀ D M, which has no fill-in on a tree.
+
+Stage 1 (structure, independent of the data and of ε): :func:`plan` computes ``t``.
+Stage 2 (per release): :func:`gmc` applies Eq. (36) — two propagations on T⁽¹⁾ — or its
+square-root-free form Eq. (39).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from dpviz.tree.model import Tree
+from dpviz.tree.propagation import Engine, downward, scatter_add, upward
+
+Form = Literal["sqrt", "nosqrt"]
+
+__all__ = ["GMCPlan", "theta", "pivots", "plan", "gmc", "m_transpose", "m_times", "Form"]
+
+
+def theta(tree: Tree) -> np.ndarray:
+    """θ of Alg. 1 (Thm. 9, Eq. 38) for the n₁ internal nodes:
+    θ_i = |C_i| - Σ_{j∈C_i, j≤n₁} (1 + θ_j)⁻¹, computed bottom-up one height block at a time."""
+    return pivots(tree) - 1.0
+
+
+def pivots(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> np.ndarray:
+    """t_i (i < n₁): the generalised θ' = 1 + θ for per-node noise variances ``d`` (module docstring).
+
+    ``levels`` engine: one vectorised step per height block (h - 1 steps). ``sparse`` engine (deep
+    trees): the same numbers read off SciPy's compiled sparse LU of Mᵀ D M in leaves-first order,
+    which has no fill-in and no pivoting.
+    """
+    n, n1 = tree.n, tree.n1
+    if n1 == 0:
+        return np.zeros(0)
+    dd = np.ones(n) if d is None else np.asarray(d, float)
+    if dd.shape != (n,) or np.any(~np.isfinite(dd)) or np.any(dd <= 0):
+        raise ValueError("per-node variances must be a positive finite vector of length n")
+    a = dd[:n1] + np.bincount(tree.parent[1:], weights=dd[1:], minlength=n)[:n1]
+    use_sparse = engine == "sparse" or (engine == "auto" and tree.is_deep)
+    if use_sparse:
+        return _pivots_sparse(tree, dd, a)
+    t = np.empty(n1)
+    acc = np.zeros(n1)  # Σ_{c internal child} d_c² / t_c
+    for k in range(2, tree.h + 1):
+        blk = tree.block(k)
+        t[blk] = a[blk] - acc[blk]
+        if k < tree.h:
+            scatter_add(acc, tree.parent[blk], dd[blk] ** 2 / t[blk])
+    return t
+
+
+def _pivots_sparse(tree: Tree, dd: np.ndarray, a: np.ndarray) -> np.ndarray:
+    n1 = tree.n1
+    child = np.arange(1, n1)
+    par = tree.parent[1:n1]
+    rev = n1 - 1  # reverse the DOH order so that leaves of T⁽¹⁾ are eliminated first
+    rows = np.concatenate([rev - np.arange(n1), rev - child, rev - par])
+    cols = np.concatenate([rev - np.arange(n1), rev - par, rev - child])
+    vals = np.concatenate([a, -dd[child], -dd[child]])
+    mat = sp.csc_matrix((vals, (rows, cols)), shape=(n1, n1))
+    lu = splu(mat, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    if not (np.array_equal(lu.perm_r, np.arange(n1)) and np.array_equal(lu.perm_c, np.arange(n1))):
+        raise RuntimeError("SuperLU reordered a tree matrix; pivots are not the θ' recursion")
+    return lu.U.diagonal()[::-1].copy()
+
+
+@dataclass(frozen=True, eq=False)
+class GMCPlan:
+    """Stage 1 of GMC for one tree and one relative variance profile ``d`` (None = uniform).
+
+    GLS is invariant to scaling ``d``, so one plan serves every ε for a fixed budget split.
+    """
+
+    tree: Tree
+    t: np.ndarray
+    d: np.ndarray | None = None
+
+    @property
+    def sub(self) -> Tree:
+        """T⁽¹⁾, on which G_{T⁽¹⁾←T} lives."""
+        return self.tree.subtree(1)
+
+
+def plan(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> GMCPlan:
+    """Stage 1: Alg. 1 (construct G_{T⁽¹⁾←T}, represented by its pivots t)."""
+    return GMCPlan(tree=tree, t=pivots(tree, d, engine), d=None if d is None else np.asarray(d, float))
+
+
+def m_transpose(tree: Tree, v: np.ndarray) -> np.ndarray:
+    """Mᵀ v (Def. 5): v_j - Σ_{c∈C_j} v_c for the n₁ internal nodes (zero iff v is consistent)."""
+    n1 = tree.n1
+    return v[:n1] - np.bincount(tree.parent[1:], weights=v[1:], minlength=tree.n)[:n1]
+
+
+def m_times(tree: Tree, y: np.ndarray) -> np.ndarray:
+    """M y for y ∈ R^{n₁}: (M y)_i = y_i [i internal] - y_{f_i} [i non-root]."""
+    out = np.zeros(tree.n)
+    out[: tree.n1] = y
+    out[1:] -= y[tree.parent[1:]]
+    return out
+
+
+def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "auto") -> np.ndarray:
+    """Stage 2: the optimally consistent release v̄ (Alg. 2 step 5).
+
+    ``sqrt``:   v̄ = ṽ - D M G⁻¹(G⁻ᵀ(Mᵀ ṽ))                          (Eq. 36), G = G_{T⁽¹⁾←T}
+    ``nosqrt``: v̄ = ṽ - D M G'⁻¹(t ∘ G'⁻ᵀ(Mᵀ ṽ)), G' = G_{T⁽¹⁾}^(t, d)   (Eq. 39; d ≡ 1 in the paper)
+    """
+    tree = p.tree
+    noisy = np.asarray(noisy, float)
+    if noisy.shape != (tree.n,):
+        raise ValueError(f"noisy vector has shape {noisy.shape}, expected ({tree.n},)")
+    if tree.n1 == 0:
+        return noisy.copy()
+    sub = p.sub
+    d1 = np.ones(tree.n1) if p.d is None else p.d[: tree.n1]
+    u = m_transpose(tree, noisy)
+    if form == "sqrt":
+        w = np.sqrt(p.t)
+        y = downward(sub, upward(sub, u, w, d1 / w, engine), w, d1 / w, engine)
+    elif form == "nosqrt":
+        y = downward(sub, p.t * upward(sub, u, p.t, d1, engine), p.t, d1, engine)
+    else:
+        raise ValueError(f"form must be 'sqrt' or 'nosqrt', got {form!r}")
+    correction = m_times(tree, y)
+    if p.d is not None:
+        correction *= p.d
+    return noisy - correction

@@ -1,0 +1,79 @@
+"""Helpers for in-process tests with ``streamlit.testing.v1.AppTest`` (no server, no browser).
+
+    from tests.apptest_helpers import app_test, plotly_z
+    at = app_test("pages/1_Tree.py")      # app.py as entry point, switched to the page, run
+    assert not at.exception, at.exception
+    at.slider(key="epsilon").set_value(0.5).run()
+    z = plotly_z(at, 0)                   # numpy array of the first plotly chart's z
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+
+
+def app_test(page_relpath: str | None = None, *, timeout: float = 60,
+             session_state: dict | None = None, run: bool = True) -> AppTest:
+    """AppTest of app.py, switched to ``page_relpath`` (e.g. "pages/1_Tree.py") and run.
+
+    ``page_relpath`` None or "app.py" means the home page.  ``session_state`` is seeded
+    before the first run.  The timeout is generous: the first run imports scipy/plotly.
+    Check ``at.exception`` yourself (it is a list, empty on success).
+    """
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    for k, v in (session_state or {}).items():
+        at.session_state[k] = v
+    if page_relpath not in (None, "", "app.py"):
+        if not (ROOT / page_relpath).is_file():
+            raise FileNotFoundError(ROOT / page_relpath)
+        at.switch_page(page_relpath)
+    if run:
+        at.run()
+    return at
+
+
+def decode_plotly_array(v):
+    """plotly>=6 stores numpy arrays as {"dtype", "bdata" (base64), "shape"?}: decode to numpy.
+
+    Plain lists are returned as numpy arrays too; anything else is returned unchanged.
+    """
+    if isinstance(v, dict) and "bdata" in v and "dtype" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]).newbyteorder("<"))
+        if v.get("shape"):
+            a = a.reshape(tuple(int(s) for s in str(v["shape"]).split(",")))
+        return a
+    if isinstance(v, list):
+        return np.asarray(v)
+    return v
+
+
+def plotly_charts(at: AppTest):
+    """The plotly chart elements (AppTest exposes them only as UnknownElement)."""
+    return at.get("plotly_chart")
+
+
+def plotly_json(at: AppTest, i: int = 0) -> dict:
+    """Figure JSON (dict with "data" and "layout") of the ``i``-th plotly chart; arrays raw."""
+    return json.loads(plotly_charts(at)[i].proto.spec)
+
+
+def plotly_trace(at: AppTest, i: int = 0, trace: int = 0) -> dict:
+    """Trace ``trace`` of chart ``i`` with x/y/z/values/... decoded to numpy arrays."""
+    t = plotly_json(at, i)["data"][trace]
+    return {k: decode_plotly_array(v) for k, v in t.items()}
+
+
+def plotly_z(at: AppTest, i: int = 0, trace: int = 0) -> np.ndarray:
+    """``z`` of trace ``trace`` of chart ``i`` (heatmaps) as a numpy array."""
+    return np.asarray(decode_plotly_array(plotly_json(at, i)["data"][trace]["z"]))
+
+
+def page_links(at: AppTest) -> list[tuple[str, str]]:
+    """(label, page) of every st.page_link on the current page."""
+    return [(e.proto.label, e.proto.page) for e in at.get("page_link")]
