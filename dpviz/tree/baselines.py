@@ -46,9 +46,9 @@ def boosting(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.n
         return noisy.copy()
     k = float(tree.children_count[0])
     ell = np.arange(h + 1, dtype=float)
+    ell[0] = 1.0  # index 0 unused; avoids 0/0
     if k == 1.0:  # limit k → 1 of the coefficients
-        a_coef = np.divide(1.0, ell, out=np.ones_like(ell), where=ell > 0)
-        b_coef = np.divide(ell - 1.0, ell, out=np.zeros_like(ell), where=ell > 0)
+        a_coef, b_coef = 1.0 / ell, (ell - 1.0) / ell
     else:  # written with k^{-ℓ} so tall trees do not overflow
         a_coef = (1.0 - 1.0 / k) / (1.0 - k ** (-ell))
         b_coef = (1.0 - k ** (1.0 - ell)) / (k * (1.0 - k ** (-ell)))

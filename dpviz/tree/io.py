@@ -41,6 +41,8 @@ __all__ = [
     "read_table",
     "tree_from_table",
     "tree_from_node_parent",
+    "node_parent_structure",
+    "noisy_tree_from_table",
     "tree_from_levels",
     "tree_from_parent_array",
     "load_tree_file",
@@ -175,7 +177,7 @@ def _check_size(n: int, max_nodes: int) -> None:
 def _parse_counts(raw: pd.Series, where, required: np.ndarray | None = None) -> np.ndarray:
     """Counts as floats (NaN = missing). Non-numeric, NaN/inf and negative values are errors."""
     text = raw.astype(str).str.strip()
-    missing = (text == "").to_numpy()
+    missing = ((text == "") | raw.isna()).to_numpy()  # NaN here only from non-text input (None)
     vals = pd.to_numeric(text.where(~missing, None), errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~missing & ~np.isfinite(vals))
     if bad.size:
@@ -212,8 +214,8 @@ def _finish(tree: Tree, counts_in: np.ndarray, where, name: str) -> TreeData:
     return TreeData(tree=tree, x=x, name=name)
 
 
-def tree_from_node_parent(df: pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES) -> TreeData:
-    """``node,parent[,count]`` table → TreeData (see module docstring)."""
+def node_parent_structure(df: pd.DataFrame, max_nodes: int = MAX_NODES):
+    """Validate the ``node`` and ``parent`` columns and build the Tree; returns (tree, where)."""
     _check_size(len(df), max_nodes)
     ids = df["node"].astype(str).str.strip().to_numpy(dtype=object)
     where_row = _where(df)
@@ -226,8 +228,7 @@ def tree_from_node_parent(df: pd.DataFrame, name: str = "tree", max_nodes: int =
         first = int(np.flatnonzero(ids == ids[i])[0])
         raise InputError(f"{where_row(i)}: duplicate node id {ids[i]!r} (first on {where_row(first)})")
     parents = df["parent"].astype(str).str.strip().to_numpy(dtype=object)
-    index = pd.Index(ids)
-    pidx = index.get_indexer(parents)
+    pidx = pd.Index(ids).get_indexer(parents)
     is_root = parents == ""
     unknown = np.flatnonzero((pidx < 0) & ~is_root)
     where = _where(df, ids)
@@ -235,14 +236,50 @@ def tree_from_node_parent(df: pd.DataFrame, name: str = "tree", max_nodes: int =
         i = int(unknown[0])
         raise InputError(f"{where(i)}: parent {parents[i]!r} is not a node of the table")
     pidx = np.where(is_root, -1, pidx)
-    tree = tree_from_parents(pidx, labels=ids, where=where)
-    if "count" in df.columns:
-        leaf_in = np.zeros(len(df), bool)
-        leaf_in[tree.order[tree.n1 :]] = True
-        counts = _parse_counts(df["count"], where, required=leaf_in)
-    else:
+    return tree_from_parents(pidx, labels=ids, where=where), where
+
+
+def tree_from_node_parent(df: pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES) -> TreeData:
+    """``node,parent[,count]`` table → TreeData (see module docstring)."""
+    if "count" not in df.columns:
         raise InputError(f"{name}: no 'count' column (expected node,parent,count with counts on leaves)")
+    tree, where = node_parent_structure(df, max_nodes)
+    leaf_in = np.zeros(len(df), bool)
+    leaf_in[tree.order[tree.n1 :]] = True
+    counts = _parse_counts(df["count"], where, required=leaf_in)
     return _finish(tree, counts, where, name)
+
+
+def noisy_tree_from_table(
+    df: pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES
+) -> tuple[Tree, np.ndarray, np.ndarray | None]:
+    """``node,parent,value[,variance]`` (a noisy tree released elsewhere) → (tree, value, variance)
+    in DOH order. Values may be negative; every node needs one. Variances must be positive."""
+    missing = [c for c in ("node", "parent", "value") if c not in df.columns]
+    if missing:
+        raise InputError(f"{name}: missing column(s) {', '.join(missing)} (expected node,parent,value[,variance])")
+    tree, where = node_parent_structure(df, max_nodes)
+    value = _parse_numbers(df["value"], where, "value", positive=False)
+    var = None
+    if "variance" in df.columns:
+        var = _parse_numbers(df["variance"], where, "variance", positive=True)[tree.order]
+    return tree, value[tree.order], var
+
+
+def _parse_numbers(raw: pd.Series, where, field: str, positive: bool) -> np.ndarray:
+    text = raw.astype(str).str.strip()
+    vals = pd.to_numeric(text.where(text != "", None), errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(vals))
+    if bad.size:
+        i = int(bad[0])
+        what = "empty" if text.iloc[i] == "" else f"{text.iloc[i]!r}, not a finite number"
+        raise InputError(f"{where(i)}: {field} is {what} (every node needs a {field})")
+    if positive:
+        bad = np.flatnonzero(vals <= 0)
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{where(i)}: {field} {text.iloc[i]} must be > 0")
+    return vals
 
 
 def tree_from_parent_array(

@@ -159,16 +159,15 @@ def tree_from_parents(
         raise InputError(
             f"several roots: {_fmt(roots, where)} have no parent (expected exactly one root)"
         )
-    bad = np.flatnonzero((p >= n) | (p < -1))
-    if bad.size:
+    if int(p.max()) >= n:
+        bad = np.flatnonzero(p >= n)
         raise InputError(f"parent index out of range at {_fmt(bad, where)}")
     root = int(roots[0])
-    self_loop = np.flatnonzero(p == np.arange(n))
-    if self_loop.size:
-        raise InputError(f"cycle: {where(int(self_loop[0]))} is its own parent")
-
     bfs = _bfs_order(p, root)
-    if bfs.shape[0] != n:
+    if bfs is not None and bfs.shape[0] != n:
+        self_loop = np.flatnonzero(p == np.arange(n))
+        if self_loop.size:
+            raise InputError(f"cycle: {where(int(self_loop[0]))} is its own parent")
         seen = np.zeros(n, bool)
         seen[bfs] = True
         lost = np.flatnonzero(~seen)
@@ -183,7 +182,9 @@ def tree_from_parents(
     inv = np.empty(n, INDEX)
     inv[order] = np.arange(n, dtype=INDEX)
     pp = p[order]
-    parent_doh = np.where(pp >= 0, inv[np.maximum(pp, 0)], -1).astype(INDEX)
+    pp[0] = 0  # the root comes first in DOH order (it has the largest height); fix it below
+    parent_doh = inv[pp]
+    parent_doh[0] = -1
     height_doh = height[order]
     # block_start[k] = first DOH index with height <= k  (= n_k); block_start[0] = n
     counts = np.bincount(height_doh, minlength=h + 1)  # counts[k] nodes of height k
@@ -200,15 +201,18 @@ def tree_from_parents(
     )
 
 
-def _bfs_order(p: np.ndarray, root: int) -> np.ndarray:
+def _bfs_order(p: np.ndarray, root: int) -> np.ndarray | None:
     """Nodes reachable from the root in breadth-first order (compiled csgraph traversal).
 
-    Fast path: an input already in BFS order (root first, parents non-decreasing and before their
-    children, as every generator here produces) is returned as is.
+    Fast path: ``None`` when the input is already in BFS order (root first, parents non-decreasing
+    and before their children, as every generator here produces): the identity order.
     """
     n = p.shape[0]
-    if root == 0 and (n == 1 or (np.all(p[1:] < np.arange(1, n)) and np.all(np.diff(p[1:]) >= 0))):
-        return np.arange(n, dtype=INDEX)
+    if root == 0 and (
+        n == 1
+        or (not np.any(p[2:] < p[1:-1]) and np.all(p[1:] < np.arange(1, n, dtype=p.dtype)))
+    ):
+        return None  # parents non-decreasing and before their children: already BFS
     child = np.flatnonzero(p >= 0)
     g = sp.csr_matrix(
         (np.ones(child.size, np.int8), (p[child], child)), shape=(n, n)
@@ -216,7 +220,7 @@ def _bfs_order(p: np.ndarray, root: int) -> np.ndarray:
     return csgraph.breadth_first_order(g, root, directed=True, return_predecessors=False).astype(INDEX)
 
 
-def _depth_from_bfs(p: np.ndarray, bfs: np.ndarray) -> np.ndarray:
+def _depth_from_bfs(p: np.ndarray, bfs: np.ndarray | None) -> np.ndarray:
     """Depth (root = 1) from a BFS order: levels are contiguous runs of ``bfs``.
 
     With ``pp[k]`` = BFS position of the parent of ``bfs[k]`` (non-decreasing in k), level j+1 is the
@@ -224,20 +228,26 @@ def _depth_from_bfs(p: np.ndarray, bfs: np.ndarray) -> np.ndarray:
     depth levels (O(log n) each), not over nodes.
     """
     n = p.shape[0]
-    pos = np.empty(n, np.int64)
-    pos[bfs] = np.arange(n)
-    pp = np.full(n, -1, np.int64)
-    pp[1:] = pos[p[bfs[1:]]]
+    if bfs is None:
+        pp = p
+    else:
+        pos = np.empty(n, np.int64)
+        pos[bfs] = np.arange(n)
+        pp = np.full(n, -1, np.int64)
+        pp[1:] = pos[p[bfs[1:]]]
     bounds = [0, 1]
     while bounds[-1] < n:
         bounds.append(int(np.searchsorted(pp, bounds[-1], side="left")))
     sizes = np.diff(np.asarray(bounds))
+    by_bfs = np.repeat(np.arange(1, sizes.size + 1, dtype=np.int32), sizes)
+    if bfs is None:
+        return by_bfs
     depth = np.empty(n, np.int32)
-    depth[bfs] = np.repeat(np.arange(1, sizes.size + 1, dtype=np.int32), sizes)
+    depth[bfs] = by_bfs
     return depth
 
 
-def _heights(p: np.ndarray, depth: np.ndarray, bfs: np.ndarray) -> np.ndarray:
+def _heights(p: np.ndarray, depth: np.ndarray, bfs: np.ndarray | None) -> np.ndarray:
     """Node heights h_i of Eq. (1) without recursion.
 
     Shallow trees: one ``np.maximum.at`` per depth level from the bottom (levels are contiguous in
@@ -250,10 +260,11 @@ def _heights(p: np.ndarray, depth: np.ndarray, bfs: np.ndarray) -> np.ndarray:
     if levels == 1:
         return height
     if levels <= 4096:
-        d_sorted = depth[bfs]
+        d_sorted = depth if bfs is None else depth[bfs]
         starts = np.searchsorted(d_sorted, np.arange(1, levels + 2))
         for lev in range(levels, 1, -1):  # loop over depth levels, vectorised inside
-            nodes = bfs[starts[lev - 1] : starts[lev]]
+            sl = slice(starts[lev - 1], starts[lev])
+            nodes = sl if bfs is None else bfs[sl]
             np.maximum.at(height, p[nodes], height[nodes] + 1)
         return height
     # pointer jumping: val[i] = max_{descendants j within distance < 2^r} (depth_j), anc = 2^r-th ancestor

@@ -1,0 +1,135 @@
+"""``python -m dpviz tree ...``: release, consistency post-processing, synthetic trees, benchmark.
+
+The same functions the Tree page calls. Bad input raises InputError (exit code 2, one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpviz.errors import InputError
+from dpviz.tree.gmc import gmc, plan
+from dpviz.tree.io import TreeData, load_tree_file, noisy_tree_from_table, read_table
+from dpviz.tree.release import METHODS, NoiseSpec, compare
+
+BUNDLED = {"county": "us_county_population_2019.csv"}
+
+
+def register(groups) -> None:
+    """Add the ``tree`` command group to the top-level sub-parsers."""
+    tree = groups.add_parser("tree", help="hierarchical tree release (Generation Matrix, GMC)")
+    sub = tree.add_subparsers(dest="command", required=True, parser_class=type(tree))
+
+    rel = sub.add_parser("release", help="add noise to a tree of counts and post-process it")
+    rel.add_argument("input", help="tree file (CSV/JSON: node,parent,count | level columns + count | parent array) or 'county' for the bundled US counties")
+    rel.add_argument("--epsilon", type=float, required=True)
+    rel.add_argument("--method", choices=list(METHODS), default="gmc")
+    rel.add_argument("--mechanism", choices=["laplace", "gaussian"], default="laplace")
+    rel.add_argument("--delta", type=float, default=1e-6, help="δ for the Gaussian mechanism")
+    rel.add_argument("--split", choices=["uniform", "geometric"], default="uniform")
+    rel.add_argument("--seed", type=int, default=None, help="noise seed (default: fresh entropy, printed)")
+    rel.add_argument("--queries", type=int, default=10_000, help="random leaf ranges for rmse_RQ")
+    rel.add_argument("--output", type=Path, help="write node,parent,true,noisy,released")
+    rel.set_defaults(func=_release)
+
+    con = sub.add_parser("consistency", help="optimal consistent estimate of a noisy tree (no noise added)")
+    con.add_argument("input", help="CSV/JSON with node,parent,value[,variance]")
+    con.add_argument("--output", type=Path, required=True)
+    con.set_defaults(func=_consistency)
+
+    gen = sub.add_parser("generate", help="write a synthetic tree as node,parent,count")
+    gen.add_argument("--kind", choices=["complete", "random-fanout", "path-like"], default="complete")
+    gen.add_argument("--k", type=int, default=2, help="fan-out (complete)")
+    gen.add_argument("--height", type=int, default=10, help="levels (complete)")
+    gen.add_argument("--nodes", type=int, default=10_000, help="size (random-fanout, path-like)")
+    gen.add_argument("--lam", type=float, default=10.0, help="Poisson mean of the leaf counts")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--output", type=Path, required=True)
+    gen.set_defaults(func=_generate)
+
+    ben = sub.add_parser("bench", help="run the tree benchmark (same as bench/tree_bench.py)")
+    ben.add_argument("--quick", action="store_true", help="small sizes only")
+    ben.set_defaults(func=_bench)
+
+
+def load_input(spec: str) -> TreeData:
+    """A path, or the name of a bundled sample ('county')."""
+    if spec in BUNDLED:
+        from dpviz.data.samples import ASSETS
+
+        return load_tree_file(ASSETS / BUNDLED[spec], name=spec)
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(f"input file {spec!r} does not exist (or use one of: {', '.join(BUNDLED)})")
+    return load_tree_file(path)
+
+
+def _release(args: argparse.Namespace) -> int:
+    data = load_input(args.input)
+    spec = NoiseSpec(epsilon=args.epsilon, mechanism=args.mechanism, split=args.split, delta=args.delta)
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2**31))
+    rng = np.random.default_rng(seed)
+    table, results = compare(data, spec, [args.method], rng, q=args.queries)
+    res = results[args.method]
+    t = data.tree
+    print(f"tree: {data.name}: n={t.n:,} nodes, m={t.m:,} leaves, height h={t.h}")
+    print(f"noise: {spec.mechanism}, epsilon={spec.epsilon:g}, split={spec.split}, seed={seed}")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    if args.output:
+        out = pd.DataFrame(
+            {
+                "node": data.node_ids,
+                "parent": data.parent_ids,
+                "true": data.v,
+                "noisy": res.noisy,
+                "released": res.released,
+            }
+        ).iloc[np.argsort(t.order)]
+        out.to_csv(args.output, index=False)
+        print(f"wrote {len(out):,} rows to {args.output}")
+    return 0
+
+
+def _consistency(args: argparse.Namespace) -> int:
+    df = read_table(Path(args.input)) if Path(args.input).exists() else None
+    if df is None:
+        raise InputError(f"input file {args.input!r} does not exist")
+    tree, value, var = noisy_tree_from_table(df, name=Path(args.input).name)
+    out = gmc(plan(tree, var), value)
+    inv = np.argsort(tree.order)
+    labels = tree.label_of(np.arange(tree.n))
+    parents = np.full(tree.n, "", dtype=object)
+    parents[1:] = labels[tree.parent[1:]]
+    pd.DataFrame({"node": labels, "parent": parents, "value": out}).iloc[inv].to_csv(args.output, index=False)
+    print(f"wrote the optimal consistent estimate of {tree.n:,} nodes to {args.output}")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from dpviz.tree import synthetic
+
+    rng = np.random.default_rng(args.seed)
+    if args.kind == "complete":
+        data = synthetic.complete_tree(args.k, args.height, args.lam, rng)
+    elif args.kind == "random-fanout":
+        data = synthetic.random_fanout_tree(args.nodes, args.lam, rng)
+    else:
+        data = synthetic.path_like_tree(args.nodes, args.lam, rng)
+    t = data.tree
+    counts = np.full(t.n, np.nan)
+    counts[t.n1 :] = data.x
+    out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "count": counts})
+    out.iloc[np.argsort(t.order)].to_csv(args.output, index=False, float_format="%.0f")
+    print(f"wrote {data.name} ({t.n:,} nodes) to {args.output}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from dpviz.tree.bench import main as bench_main
+
+    return bench_main(quick=args.quick, out=sys.stdout)

@@ -1,0 +1,308 @@
+"""Tree release page: noisy counts over a hierarchy, made consistent by GMC (and baselines).
+
+A thin view: it reads the widgets, calls :mod:`dpviz` and draws the figures built by
+:mod:`dpviz.viz.tree`. Work that depends only on the data source (loading, the GMC plan = stage 1,
+the structure-matrix views, the random range queries) and the unit noise draw per
+(source, seed, mechanism) are cached, so moving the ε slider only redoes stage 2: rescale the noise,
+post-process, compute the metrics and redraw.
+"""
+
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from dpviz.errors import InputError
+from dpviz.tree import synthetic
+from dpviz.tree.cli import load_input
+from dpviz.tree.generation import k_order_submatrix, structure_matrix
+from dpviz.tree.gmc import plan as gmc_plan
+from dpviz.tree.io import load_tree_file
+from dpviz.tree.metrics import random_ranges, theorem5_mse
+from dpviz.tree.properties import ancestor_indicator
+from dpviz.tree.release import METHOD_LABELS, METHODS, NoiseSpec, compare, node_variances, unit_noise, weights_for
+from dpviz.viz import tree as vt
+
+BIG = 100_000  # above this: slow baselines off by default, collapsed views
+SPARSE_VIEW_NNZ = 3_000_000  # largest G^{-1} k-order block built for the sparsity view
+SLOW_METHODS = ("privtrie", "lee")
+EPS_OPTIONS = [0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
+               1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
+DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
+SOURCES = {"bundled": "Bundled: US counties 2019", "synthetic": "Synthetic", "upload": "Upload a file"}
+SYN_KINDS = {"complete": "Complete binary", "random-fanout": "Random fan-out (2-5)",
+             "path-like": "Path-like (caterpillar)"}
+SYN_SIZES = [15, 31, 1_000, 10_000, 100_000, 1_000_000]
+VECTORS = {"ones": "All ones", "true": "True counts v", "noisy": "Noisy counts ṽ"}
+DIRECTIONS = {"up": "Upward: G⁻ᵀv (subtree sums)", "down": "Downward: G⁻¹v (sums over ancestors)"}
+Q_RANGES = 10_000
+
+st.set_page_config(page_title="dpviz · Tree release", page_icon=":material/account_tree:", layout="wide")
+ss = st.session_state
+
+
+# ---- cached stage-1 work (keyed by the data source) --------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=4)
+def load_bundled(name: str):
+    return load_input(name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def load_synthetic(kind: str, size: int):
+    rng = np.random.default_rng(0)
+    if kind == "complete":
+        return synthetic.complete_tree(2, max(1, int(round(np.log2(size + 1)))), 10.0, rng)
+    if kind == "random-fanout":
+        return synthetic.random_fanout_tree(size, 10.0, rng)
+    return synthetic.path_like_tree(size, 10.0, rng)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def get_plan(source_key: tuple, split: str, mechanism: str, _data):
+    """Stage 1 (independent of ε for a fixed split); also warms the true node vector v."""
+    _ = _data.v
+    return gmc_plan(_data.tree, weights_for(_data.tree, NoiseSpec(1.0, mechanism, split)))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def get_unit(source_key: tuple, seed: int, mechanism: str, n: int):
+    u = unit_noise(n, mechanism, np.random.default_rng(seed))
+    u.flags.writeable = False
+    return u
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def get_ranges(source_key: tuple, m: int):
+    return random_ranges(m, Q_RANGES, np.random.default_rng(20190701))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def structure_views(source_key: tuple, k: int, _data) -> dict:
+    """Figures of G and G^{-1} (dense for tiny trees, k-order sparsity views otherwise)."""
+    tree = _data.tree
+    g = structure_matrix(tree)
+    if tree.n <= vt.DENSE_MAX:
+        labels = tree.label_of(np.arange(tree.n))
+        return {"G": vt.matrix_heatmap(g, labels, "Structure Matrix G"),
+                "Ginv": vt.matrix_heatmap(ancestor_indicator(tree), labels, "G⁻¹ (ancestor indicator, Prop. 7)")}
+    out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"G of T⁽{k}⁾")}
+    sub = tree if k == 0 else tree.subtree(k)
+    try:
+        out["Ginv"] = vt.sparsity_figure(ancestor_indicator(sub, max_nnz=SPARSE_VIEW_NNZ), f"G⁻¹ of T⁽{k}⁾")
+    except ValueError:
+        out["Ginv"] = None
+    return out
+
+
+# ---- callbacks -----------------------------------------------------------------------------------
+def _new_seed() -> None:
+    ss["seed"] = int(np.random.SeedSequence().entropy % (2**31 - 1))
+
+
+def _handle_upload(f) -> None:
+    """Parse a newly uploaded file once; keep the last good one in session_state."""
+    if f is None or ss.get("tree_upload_fid") == f.file_id:
+        return
+    ss["tree_upload_fid"] = f.file_id
+    raw = f.getvalue()
+    try:
+        with st.spinner(f"Reading {f.name} ..."):
+            data = load_tree_file(raw, name=f.name)
+            _ = data.v
+    except InputError as exc:
+        ss["tree_upload_error"] = str(exc)
+    else:
+        ss["tree_upload_error"] = None
+        ss["tree_upload"] = (("upload", f.name, hashlib.sha1(raw).hexdigest()), data)
+
+
+# ---- page --------------------------------------------------------------------------------------
+st.title("Tree release")
+st.caption("Counts over a hierarchy released with differential privacy, then made consistent "
+           "(every parent = sum of its children) by GMC, the Generation-Matrix-based optimal "
+           "post-processing, or a baseline.")
+
+c_data, c_noise = st.columns(2, gap="large")
+with c_data:
+    st.subheader(":material/database: Data")
+    source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="tree_source", horizontal=True)
+    if source == "bundled":
+        with st.spinner("Loading the US county tree ..."):
+            key, data = ("bundled", "county"), load_bundled("county")
+    elif source == "synthetic":
+        k1, k2 = st.columns(2)
+        kind = k1.selectbox("Shape", list(SYN_KINDS), format_func=SYN_KINDS.get, key="synthetic_kind")
+        size = k2.select_slider("Nodes (about)", SYN_SIZES, value=1_000, key="synthetic_size",
+                                format_func=lambda v: f"{v:,}")
+        with st.spinner(f"Building a {SYN_KINDS[kind].lower()} tree of about {size:,} nodes ..."):
+            key, data = ("synthetic", kind, size), load_synthetic(kind, size)
+    else:
+        up = st.file_uploader("Tree file (CSV or JSON)", type=["csv", "json"], key="upload",
+                              help="node,parent,count | one column per level + a count column | "
+                                   "a parent array (0-based) with counts")
+        _handle_upload(up)
+        if up is not None and ss.get("tree_upload_fid") == up.file_id and ss.get("tree_upload_error"):
+            st.error(ss["tree_upload_error"], icon=":material/error:")
+        if ss.get("tree_upload") is not None:
+            key, data = ss["tree_upload"]
+        else:
+            key, data = ss.get("tree_last") or (("bundled", "county"), load_bundled("county"))
+            st.info(f"No valid file loaded yet: still showing {data.name}.", icon=":material/info:")
+    tree = data.tree
+    ss["tree_last"] = (key, data)
+    st.caption(f"**{data.name}**: n = {tree.n:,} nodes, m = {tree.m:,} leaves, height h = {tree.h}")
+
+with c_noise:
+    st.subheader(":material/tune: Noise")
+    eps = st.select_slider("Privacy budget ε (log scale)", EPS_OPTIONS, value=1.0, key="epsilon",
+                           format_func=lambda v: f"{v:g}")
+    n1, n2 = st.columns(2)
+    mechanism = n1.radio("Noise type", ["laplace", "gaussian"], key="mechanism", horizontal=True,
+                         format_func=lambda s: {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}[s])
+    delta = n2.select_slider("δ (Gaussian only)", DELTA_OPTIONS, value=1e-6, key="delta",
+                             format_func=lambda v: f"{v:.0e}", disabled=mechanism != "gaussian")
+    split = n1.radio("Budget split over levels", ["uniform", "geometric"], key="split", horizontal=True,
+                     format_func=lambda s: {"uniform": "uniform (ε/h)", "geometric": "geometric (more to leaves)"}[s])
+    if "seed" not in ss:
+        ss["seed"] = 0
+    seed = int(n2.number_input("Noise seed", min_value=0, max_value=2**31 - 1, step=1, key="seed"))
+    n2.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=_new_seed)
+
+big = tree.n > BIG
+if ss.get("tree_methods_big") != big:  # the default of the multiselect depends on the tree size
+    ss["methods"] = [m for m in METHODS if not (big and m in SLOW_METHODS)]
+    ss["tree_methods_big"] = big
+methods = st.multiselect("Post-processing methods", list(METHODS), key="methods",
+                         format_func=lambda m: METHOD_LABELS.get(m, m))
+if big:
+    st.caption(":material/speed: PrivTrie-style recursion and the Lee-Wang-Kifer sparse solve are off by "
+               f"default on trees above {BIG:,} nodes: they take seconds to minutes here, while GMC "
+               "takes milliseconds. Select them to run them anyway.")
+
+# ---- stage 1 (cached) and stage 2 (every rerun) ---------------------------------------------------
+try:
+    spec = NoiseSpec(epsilon=float(eps), mechanism=mechanism, split=split, delta=float(delta))
+except InputError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+with st.spinner("Preparing the GMC plan (stage 1, once per tree) ..."):
+    plan = get_plan(key, split, mechanism, data)
+unit = get_unit(key, seed, mechanism, tree.n)
+ranges = get_ranges(key, tree.m)
+results = {}
+table = None
+if methods:
+    table, results = compare(data, spec, methods, None, unit=unit, gmc_plan=plan, ranges=ranges)
+else:
+    st.warning("Select at least one post-processing method.", icon=":material/warning:")
+noisy = next(iter(results.values())).noisy if results else data.v
+shown = "gmc" if "gmc" in results else (next(iter(results)) if results else None)
+
+
+def _rmse(method: str) -> str:
+    if table is None or method not in results:
+        return "—"
+    return f"{float(table.loc[table['method'] == method, 'rmse_NQ'].iloc[0]):.4g}"
+
+
+sigma2 = float(node_variances(tree, spec)[0])
+st.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
+           f"{spec.mechanism} noise, per-node variance at the root {sigma2:.4g}")
+m1, m2, m3, m4, m5 = st.columns(5)
+m1.metric("Nodes n", f"{tree.n:,}")
+m2.metric("Height h", f"{tree.h}")
+m3.metric("GMC rmse_NQ", _rmse("gmc"))
+m4.metric("Processless rmse_NQ", _rmse("processless"))
+m5.metric("Theorem 5: E[total sq. error], GMC",
+          f"{theorem5_mse(tree, sigma2)[1]:.4g}" if split == "uniform" else "—",
+          help="m σ² (Eq. 28) for a uniform split; not defined for the geometric split here.")
+
+# ---- views ---------------------------------------------------------------------------------------
+left, right = st.columns([1.1, 1], gap="large")
+with left:
+    st.plotly_chart(
+        vt.tree_figure(tree, data.v, None if shown is None else results[shown].released,
+                       title=f"{data.name}: sized by true counts, colour = error of {shown or 'no method'}"),
+        key="tree_view", width="stretch")
+    if tree.n > vt.TREE_VIEW_MAX_NODES:
+        st.caption("Large tree: only the top levels are drawn (click a tile to zoom in).")
+with right:
+    st.markdown("**Release table** (same noise draw for every method)")
+    if table is not None:
+        view = table.assign(method=[METHOD_LABELS.get(m, m) for m in table["method"]])
+        view = view.rename(columns={"total_sq_error": "total sq. error",
+                                    "thm5_expected_sq_error": "Theorem 5 expected"})
+        st.dataframe(view, hide_index=True, key="release_table",
+                     column_config={c: st.column_config.NumberColumn(format="%.4g")
+                                    for c in ("rmse_NQ", "rmse_RQ", "bias", "seconds",
+                                              "total sq. error", "Theorem 5 expected")})
+        st.caption(f"rmse_RQ over {len(ranges[0]):,} random leaf ranges (fixed per tree). Theorem 5: "
+                   "E[total squared error] = n σ² before and m σ² after optimal post-processing "
+                   "(uniform split only).")
+        st.plotly_chart(vt.error_by_level_figure(
+            vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS),
+            key="error_by_level", width="stretch")
+
+if table is not None:
+    st.plotly_chart(vt.method_comparison_figure(table, METHOD_LABELS), key="methods_chart", width="stretch")
+
+st.subheader(":material/grid_on: Structure Matrix G and its inverse")
+if tree.n <= vt.DENSE_MAX:
+    figs = structure_views(key, 0, data)
+    g1, g2 = st.columns(2)
+    g1.plotly_chart(figs["G"], key="g_heatmap", width="stretch")
+    g2.plotly_chart(figs["Ginv"], key="ginv_heatmap", width="stretch")
+    st.caption("G has 1 on the diagonal and −1 at (child, parent); G⁻¹ has a 1 at (i, j) iff j is i or an "
+               "ancestor of i. Nodes are numbered in descending order of height (root first, leaves last).")
+else:
+    k_opts = list(range(0, tree.h))
+    if ss.get("k_order") not in k_opts:
+        ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 20_000), k_opts[-1])
+    if len(k_opts) > 1:
+        k = st.select_slider("k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, key="k_order",
+                             format_func=lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
+    else:
+        k = 0
+    with st.spinner("Building the sparsity views ..."):
+        figs = structure_views(key, int(k), data)
+    g1, g2 = st.columns(2)
+    g1.plotly_chart(figs["G"], key="g_sparsity", width="stretch")
+    if figs["Ginv"] is not None:
+        g2.plotly_chart(figs["Ginv"], key="ginv_sparsity", width="stretch")
+    else:
+        g2.info(f"G⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
+                icon=":material/info:")
+    st.caption(f"Too large for a labelled heatmap (n > {vt.DENSE_MAX}): the non-zeros of the leading "
+               "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
+
+st.subheader(":material/swap_vert: Propagation")
+p1, p2, p3 = st.columns([1, 1.4, 2])
+vec = p1.radio("Vector", list(VECTORS), format_func=VECTORS.get, key="prop_vector")
+direction = p2.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, key="prop_direction")
+steps = list(range(1, tree.h + 1))
+if ss.get("prop_step") not in steps:
+    ss["prop_step"] = tree.h
+if len(steps) > 1:
+    step = p3.select_slider("Step (one height level at a time)", steps, key="prop_step")
+else:
+    step = 1
+v_in = {"ones": np.ones(tree.n), "true": data.v, "noisy": noisy}[vec]
+z = vt.propagation_state(tree, v_in, direction, int(step))
+reached = int(np.isfinite(z).sum())
+p3.caption(f"After step {step} of {tree.h}: {reached:,} of {tree.n:,} nodes reached "
+           + ("(leaves first)." if direction == "up" else "(root first).")
+           + (" With all ones, upward gives subtree sizes (Prop. 5) and downward depths (Prop. 6)."
+              if vec == "ones" else ""))
+st.plotly_chart(vt.propagation_figure(tree, z, title=f"{VECTORS[vec]}, {DIRECTIONS[direction]}"),
+                key="propagation", width="stretch")
+
+st.subheader(":material/download: Download")
+if shown is not None:
+    res = results[shown]
+    st.download_button(
+        f"Released tree (CSV, {METHOD_LABELS.get(shown, shown)})",
+        data=lambda: vt.release_frame(data, res.noisy, res.released).to_csv(index=False),
+        file_name=f"released_{shown}_eps{eps:g}_seed{seed}.csv", mime="text/csv",
+        key="download", icon=":material/download:", on_click="ignore")
+    st.caption("Columns node,parent,true,noisy,released in the input order (same as "
+               "`python -m dpviz tree release --output`).")

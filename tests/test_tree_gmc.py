@@ -1,0 +1,177 @@
+"""GMC and the baselines against independent dense references on many random trees."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpviz.tree import baselines
+from dpviz.tree.generation import consistency_matrix, generation_matrix, structure_matrix
+from dpviz.tree.gmc import gmc, pivots, plan, theta
+from dpviz.tree.metrics import consistency_bias
+from dpviz.tree.model import tree_from_parents
+from dpviz.tree.propagation import downward, upward
+from dpviz.tree.synthetic import complete_tree
+
+
+def random_parent_array(rng: np.random.Generator, n: int, shape: str) -> np.ndarray:
+    """Parent array in RANDOM node order for a tree of the given shape."""
+    if shape == "path":
+        p = np.arange(-1, n - 1)
+    elif shape == "star":
+        p = np.zeros(n, np.int64)
+        p[0] = -1
+    elif shape == "caterpillar":
+        p = np.array([-1] + [max(0, i - 1 - (i % 2)) for i in range(1, n)])
+    elif shape == "unbalanced":  # long path with bushy bits: attach mostly to the newest nodes
+        p = np.array([-1] + [int(max(0, i - 1 - rng.geometric(0.7) + 1)) for i in range(1, n)])
+    else:  # uniform random recursive tree
+        p = np.array([-1] + [int(rng.integers(0, i)) for i in range(1, n)])
+    perm = rng.permutation(n)  # relabel: node perm[j] ... any order must work
+    inv = np.argsort(perm)
+    return np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1)
+
+
+SHAPES = ["random", "path", "star", "caterpillar", "unbalanced"]
+
+
+def random_trees(seed: int, count: int, max_n: int):
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        shape = SHAPES[i % len(SHAPES)]
+        n = int(rng.integers(1, max_n + 1))
+        yield rng, shape, tree_from_parents(random_parent_array(rng, n, shape))
+
+
+def dense_closed_form(tree, noisy, d=None):
+    """Eq. (8) (weighted: D M (Mᵀ D M)⁻¹ Mᵀ) by dense linear algebra."""
+    if tree.n1 == 0:
+        return noisy.copy()
+    m = consistency_matrix(tree).toarray()
+    dm = m if d is None else m * d[:, None]
+    return noisy - dm @ np.linalg.solve(m.T @ dm, m.T @ noisy)
+
+
+def dense_wls(tree, noisy, d):
+    """Independent reference: weighted least squares over the leaf counts, v̄ = A x̂ with
+    x̂ = argmin (A x - ṽ)ᵀ D⁻¹ (A x - ṽ) and A the n × m leaf-to-node incidence (ancestor) matrix."""
+    g_inv = np.linalg.inv(structure_matrix(tree).toarray())  # Prop. 7: ancestor indicator
+    a = g_inv.T[:, tree.n1 :]  # node i sums leaf j iff i is j or an ancestor of j
+    w = 1.0 / d
+    x_hat = np.linalg.solve(a.T @ (a * w[:, None]), a.T @ (w * noisy))
+    return a @ x_hat
+
+
+def test_gmc_equals_dense_closed_form_on_300_random_trees():
+    checked = 0
+    for rng, shape, tree in random_trees(seed=1, count=300, max_n=300):
+        noisy = rng.normal(0, 10, tree.n) + rng.poisson(20, tree.n)
+        ref = dense_closed_form(tree, noisy)
+        for form in ("sqrt", "nosqrt"):
+            for engine in ("levels", "sparse"):
+                out = gmc(plan(tree, engine=engine), noisy, form=form, engine=engine)
+                np.testing.assert_allclose(out, ref, rtol=0, atol=1e-9 * max(1.0, np.abs(ref).max()),
+                                           err_msg=f"{shape} n={tree.n} {form} {engine}")
+        checked += 1
+    assert checked == 300
+
+
+def test_weighted_gmc_equals_dense_weighted_least_squares():
+    for rng, shape, tree in random_trees(seed=2, count=200, max_n=120):
+        if tree.n1 == 0:
+            continue
+        d = rng.uniform(0.2, 5.0, tree.n)
+        noisy = rng.normal(0, 5, tree.n)
+        ref = dense_wls(tree, noisy, d)
+        np.testing.assert_allclose(dense_closed_form(tree, noisy, d), ref, atol=1e-8)
+        for form in ("sqrt", "nosqrt"):
+            np.testing.assert_allclose(gmc(plan(tree, d), noisy, form), ref, atol=1e-9,
+                                       err_msg=f"{shape} n={tree.n}")
+        np.testing.assert_allclose(baselines.privtrie(tree, noisy, d), ref, atol=1e-9)
+        np.testing.assert_allclose(baselines.lee_closed_form(tree, noisy, d, dense=False), ref, atol=1e-8)
+
+
+def test_theta_recursion_matches_alg1_and_thm8():
+    """θ of Alg. 1 run literally (loop i = n₁..2) and G_{T⁽¹⁾←T}ᵀG = MᵀM (Thm. 8, Eq. 34)."""
+    for rng, shape, tree in random_trees(seed=3, count=100, max_n=80):
+        n1 = tree.n1
+        if n1 == 0:
+            continue
+        th = tree.children_count[:n1].astype(float)  # Alg. 1 line 1
+        for i in range(n1 - 1, 0, -1):  # line 2, literally
+            th[tree.parent[i]] -= 1.0 / (1.0 + th[i])
+        np.testing.assert_allclose(theta(tree), th, atol=1e-12)
+        np.testing.assert_allclose(pivots(tree, engine="sparse"), 1 + th, atol=1e-10)
+        w = np.sqrt(1 + th)  # Eq. (37)
+        g = generation_matrix(tree.subtree(1), w, 1.0 / w).toarray()
+        m = consistency_matrix(tree).toarray()
+        np.testing.assert_allclose(g.T @ g, m.T @ m, atol=1e-10)
+
+
+def test_propagation_engines_equal_dense_solves():
+    for rng, shape, tree in random_trees(seed=4, count=100, max_n=100):
+        wn = rng.uniform(0.5, 2, tree.n)
+        we = rng.uniform(0.5, 2, tree.n)
+        g = generation_matrix(tree, wn, we).toarray()
+        v = rng.normal(size=tree.n)
+        for engine in ("levels", "sparse"):
+            np.testing.assert_allclose(upward(tree, v, wn, we, engine), np.linalg.solve(g.T, v), atol=1e-9)
+            np.testing.assert_allclose(downward(tree, v, wn, we, engine), np.linalg.solve(g, v), atol=1e-9)
+
+
+def test_generation_matrix_has_2n_minus_1_nonzeros_and_is_lower_triangular():
+    for rng, shape, tree in random_trees(seed=5, count=50, max_n=200):
+        g = structure_matrix(tree)
+        assert g.nnz == 2 * tree.n - 1  # Prop. 1
+        assert np.all(np.triu(g.toarray(), 1) == 0)
+        assert np.all(np.diff(tree.height) <= 0)  # Def. 6
+
+
+def test_gmc_and_privtrie_are_consistent_and_unbiased_boosting_consistent_on_complete_trees():
+    rng = np.random.default_rng(6)
+    for _, shape, tree in random_trees(seed=6, count=60, max_n=150):
+        noisy = rng.normal(0, 3, tree.n)
+        for fn in (lambda t, v: gmc(plan(t), v), baselines.privtrie, baselines.lee_closed_form):
+            assert consistency_bias(tree, fn(tree, noisy)) < 1e-9
+    for k, h in [(2, 6), (3, 4), (4, 3), (5, 3), (1, 5)]:
+        data = complete_tree(k, h, 10.0, rng)
+        noisy = data.v + rng.laplace(0, 3, data.tree.n)
+        out = baselines.boosting(data.tree, noisy)
+        assert consistency_bias(data.tree, out) < 1e-9
+        np.testing.assert_allclose(out, gmc(plan(data.tree), noisy), atol=1e-9)  # both optimal there
+
+
+def test_boosting_is_inconsistent_on_irregular_trees():
+    rng = np.random.default_rng(7)
+    tree = tree_from_parents(np.array([-1, 0, 0, 1, 1, 1, 2]))
+    out = baselines.boosting(tree, rng.normal(size=tree.n))
+    assert consistency_bias(tree, out) > 1e-3
+
+
+def test_gmc_is_unbiased_in_expectation():
+    """E[v̄] = v: mean over 4000 draws is within 4 standard errors of the truth at every node."""
+    rng = np.random.default_rng(8)
+    data = complete_tree(3, 4, 50.0, rng)
+    tree, v = data.tree, data.v
+    draws = 4000
+    noise = rng.laplace(0.0, 2.0, (draws, tree.n))
+    p = plan(tree)
+    outs = np.array([gmc(p, v + e) for e in noise])
+    se = outs.std(axis=0) / np.sqrt(draws)
+    assert np.all(np.abs(outs.mean(axis=0) - v) < 4 * se + 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=40), st.data())
+def test_gmc_fixes_consistent_vectors(parent_seeds, data):
+    """Hypothesis: a consistent vector is a fixed point of GMC (projection onto consistency)."""
+    n = len(parent_seeds)
+    p = np.array([-1] + [parent_seeds[i] % i for i in range(1, n)])
+    tree = tree_from_parents(p)
+    x = np.array(data.draw(st.lists(st.floats(-1e3, 1e3), min_size=tree.m, max_size=tree.m)))
+    placed = np.zeros(tree.n)
+    placed[tree.n1 :] = x
+    v = upward(tree, placed)
+    np.testing.assert_allclose(gmc(plan(tree), v), v, atol=1e-6 * (1 + np.abs(v).max()))

@@ -1,0 +1,157 @@
+"""dpviz.viz.tree: pure figure builders (no Streamlit)."""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+import scipy.sparse as sp
+
+from dpviz.tree import synthetic
+from dpviz.tree.generation import k_order_submatrix, structure_matrix
+from dpviz.tree.io import load_tree_file
+from dpviz.tree.model import tree_from_parents
+from dpviz.tree.properties import ancestor_indicator
+from dpviz.viz import tree as vt
+from tests.apptest_helpers import ROOT
+
+DATA = ROOT / "tests" / "data"
+
+
+@pytest.fixture(scope="module")
+def small():
+    return load_tree_file(DATA / "tree_good.csv")  # 8 nodes, h = 3
+
+
+@pytest.fixture(scope="module")
+def binary():
+    return synthetic.complete_tree(2, 12, 5.0, np.random.default_rng(1))  # 4095 nodes
+
+
+def test_top_levels_keeps_whole_levels_and_parents(binary):
+    t = binary.tree
+    idx = vt.top_levels(t, max_nodes=100)
+    assert idx.size == 63  # depths 1..6 of a binary tree (127 > 100)
+    assert set(t.parent[idx[1:]]) <= set(idx)
+    assert vt.top_levels(t, max_depth=2).size == 3
+    assert vt.top_levels(t, max_nodes=0).tolist() == [0]  # always at least the root
+
+
+def test_tree_figure_small_all_nodes(small):
+    t, v = small.tree, small.v
+    released = v + np.arange(t.n)
+    fig = vt.tree_figure(t, v, released)
+    assert isinstance(fig, go.Figure) and len(fig.data) == 1
+    tr = fig.data[0]
+    assert tr.type == "icicle" and len(tr.ids) == t.n
+    np.testing.assert_allclose(tr.values, v)
+    assert tr.values[0] == 15 and tr.branchvalues == "total"
+    assert list(tr.parents).count("") == 1
+    np.testing.assert_allclose(tr.marker.colors, np.arange(t.n))  # colour = released - true
+    assert set(tr.labels) == {"root", "A", "B", "a1", "a2", "b1", "b2", "b3"}
+    assert "released" in tr.hovertemplate
+
+
+def test_tree_figure_collapses_big_trees(binary):
+    t = binary.tree
+    fig = vt.tree_figure(t, binary.v, max_nodes=1000)
+    assert len(fig.data[0].ids) == 511
+    assert "top 9 of 12 levels" in fig.layout.title.text
+
+
+def test_propagation_state_ones_gives_sizes_and_depths(small):
+    t = small.tree
+    up = vt.propagation_state(t, np.ones(t.n), "up")
+    down = vt.propagation_state(t, np.ones(t.n), "down")
+    sizes = np.zeros(t.n)
+    for i in range(t.n - 1, -1, -1):  # children after parents in DOH order
+        sizes[i] += 1
+        if i:
+            sizes[t.parent[i]] += sizes[i]
+    np.testing.assert_allclose(up, sizes)
+    np.testing.assert_allclose(down, t.depth)
+    first = vt.propagation_state(t, np.ones(t.n), "up", step=1)
+    assert np.isfinite(first).sum() == t.m and np.isnan(first[: t.n1]).all()
+    root_only = vt.propagation_state(t, np.ones(t.n), "down", step=1)
+    assert np.isfinite(root_only).tolist() == [True] + [False] * (t.n - 1)
+    with pytest.raises(ValueError):
+        vt.propagation_state(t, np.ones(t.n), "sideways")
+
+
+def test_propagation_figure_marks_unreached(small):
+    t = small.tree
+    z = vt.propagation_state(t, small.v, "up", step=1)
+    tr = vt.propagation_figure(t, z).data[0]
+    assert tr.type == "icicle" and len(tr.ids) == t.n
+    assert list(tr.marker.colors[: t.n1]) == [vt.NOT_REACHED] * t.n1
+    assert all(c != vt.NOT_REACHED for c in tr.marker.colors[t.n1 :])
+    assert list(tr.text[: t.n1]) == ["not reached"] * t.n1
+    assert list(tr.text[t.n1 :]) == [f"{x:g}" for x in small.x]
+
+
+def test_matrix_heatmap_values_and_labels(small):
+    t = small.tree
+    g = structure_matrix(t)
+    labels = t.label_of(np.arange(t.n))
+    fig = vt.matrix_heatmap(g, labels, "G")
+    tr = fig.data[0]
+    np.testing.assert_array_equal(np.asarray(tr.z), g.toarray())
+    assert list(tr.x) == list(labels) and list(tr.y) == list(labels)
+    assert fig.layout.yaxis.autorange == "reversed"
+    ginv = vt.matrix_heatmap(ancestor_indicator(t), labels).data[0]
+    np.testing.assert_allclose(np.asarray(ginv.z) @ g.toarray(), np.eye(t.n), atol=1e-12)
+    with pytest.raises(ValueError, match="sparsity_figure"):
+        vt.matrix_heatmap(sp.identity(61), range(61))
+
+
+def test_sparsity_figure_all_and_sampled(binary):
+    t = binary.tree
+    g = structure_matrix(t)
+    sub = k_order_submatrix(g, t, 3)
+    fig = vt.sparsity_figure(sub, "G3")
+    pts = sum(len(tr.x) for tr in fig.data)
+    assert pts == sub.nnz == 2 * t.n_k(3) - 1
+    pos = next(tr for tr in fig.data if tr.name == "positive")
+    assert np.all(np.asarray(pos.x) == np.asarray(pos.y))  # +1 on the diagonal only
+    neg = next(tr for tr in fig.data if tr.name == "negative")
+    np.testing.assert_array_equal(t.parent[np.asarray(neg.y)], np.asarray(neg.x))  # -1 at (child, parent)
+    big = vt.sparsity_figure(g, "G", max_points=500)
+    assert sum(len(tr.x) for tr in big.data) == 500
+    assert "500 sampled of 8,189" in big.layout.title.text
+    assert big.layout.yaxis.autorange == "reversed"
+
+
+def test_error_by_level_frame_and_figure(small):
+    t, v = small.tree, small.v
+    released = {"a": v + 1.0, "b": v - 2.0 * (t.depth == 3)}
+    df = vt.error_by_level_frame(t, released, v)
+    assert list(df.columns) == ["method", "depth", "rmse"] and len(df) == 2 * t.h
+    np.testing.assert_allclose(df[df.method == "a"].rmse, [1, 1, 1])
+    np.testing.assert_allclose(df[df.method == "b"].rmse, [0, 0, 2])
+    fig = vt.error_by_level_figure(df, {"a": "Method A"})
+    assert [tr.name for tr in fig.data] == ["Method A", "b"]
+    assert fig.layout.yaxis.type == "log"
+
+
+def test_method_comparison_figure():
+    table = pd.DataFrame({"method": ["gmc", "processless"], "rmse_NQ": [1.0, 2.0], "rmse_RQ": [3.0, 40.0]})
+    fig = vt.method_comparison_figure(table, {"gmc": "GMC"})
+    assert [tr.type for tr in fig.data] == ["bar", "bar"]
+    assert list(fig.data[0].x) == ["GMC", "processless"]
+    np.testing.assert_allclose(fig.data[1].y, [3.0, 40.0])
+
+
+def test_release_frame_matches_input_order(small):
+    n = small.tree.n
+    noisy = small.v + 0.5
+    df = vt.release_frame(small, noisy, small.v)
+    assert list(df.columns) == ["node", "parent", "true", "noisy", "released"]
+    assert list(df.node) == ["root", "A", "B", "a1", "a2", "b1", "b2", "b3"]  # file order
+    row = df.set_index("node").loc["B"]
+    assert row.parent == "root" and row.true == 8 and row.noisy == 8.5
+    assert len(df) == n
+
+
+def test_unlabelled_tree_works():
+    t = tree_from_parents(np.array([-1, 0, 0, 1]))
+    fig = vt.tree_figure(t, np.array([3.0, 2.0, 1.0, 2.0]))
+    assert len(fig.data[0].ids) == 4
