@@ -213,9 +213,10 @@ m1.metric("Nodes n", f"{tree.n:,}")
 m2.metric("Height h", f"{tree.h}")
 m3.metric("GMC rmse_NQ", _rmse("gmc"))
 m4.metric("Processless rmse_NQ", _rmse("processless"))
-m5.metric("Theorem 5: E[total sq. error], GMC",
-          f"{theorem5_mse(tree, sigma2)[1]:.4g}" if split == "uniform" else "—",
-          help="m σ² (Eq. 28) for a uniform split; not defined for the geometric split here.")
+m5.metric("Theorem 5 E[sq. error]",
+          f"{theorem5_mse(tree, sigma2)[1]:.3g}" if split == "uniform" else "—",
+          help="Expected total squared error of GMC over all nodes, m σ² (Theorem 5, Eq. 28), for a "
+               "uniform split; not shown for the geometric split.")
 
 # ---- views ---------------------------------------------------------------------------------------
 left, right = st.columns([1.1, 1], gap="large")
@@ -257,7 +258,7 @@ if tree.n <= vt.DENSE_MAX:
 else:
     k_opts = list(range(0, tree.h))
     if ss.get("k_order") not in k_opts:
-        ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 20_000), k_opts[-1])
+        ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 2_000), k_opts[-1])
     if len(k_opts) > 1:
         k = st.select_slider("k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, key="k_order",
                              format_func=lambda k: f"k={k} ({tree.n_k(k):,} nodes)")

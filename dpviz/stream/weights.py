@@ -194,3 +194,25 @@ def generic_weights(horizon: int, noise: NoiseKind = "laplace", *, max_iter: int
     lam = res.x if p == 2 else np.sqrt(res.x)
     lam = rescale_feasible(lam, noise)
     return Weights(lam=lam, objective=objective(lam, n, noise), noise=noise, method="slsqp")
+
+
+def fda_weight_at(node: int, horizon: int, noise: NoiseKind = "laplace", e_sub: np.ndarray | None = None) -> float:
+    """λ of one node in O(log N) (for streaming): walk the ancestor chain i, i + lowbit(i), ... <= N.
+
+    Same arithmetic, in the same order (root first), as :func:`fda_weights`.
+    """
+    n = check_horizon(horizon)
+    if not 1 <= node <= n:
+        raise InputError(f"node: expected 1..{n}, got {node}")
+    e = subtree_optima(n.bit_length(), noise) if e_sub is None else e_sub
+    chain = [node]
+    while chain[-1] + lowbit(chain[-1]) <= n:
+        chain.append(chain[-1] + lowbit(chain[-1]))
+    idx = np.array(chain, dtype=np.int64)
+    w = np.minimum(lowbit(idx), n - idx + 1).astype(float)
+    beta = split_fraction(w, e[np.log2(lowbit(idx)).astype(np.int64)], noise)
+    budget = 1.0
+    for b in beta[:0:-1]:  # ancestors from the root down (O(log N) of them)
+        budget = budget * (1.0 - b)
+    x = budget * beta[0]
+    return float(x if _power(noise) == 2 else np.sqrt(x))

@@ -28,7 +28,8 @@ def register(groups) -> None:
     rel = sub.add_parser("release", help="add noise to a tree of counts and post-process it")
     rel.add_argument("input", help="tree file (CSV/JSON: node,parent,count | level columns + count | parent array) or 'county' for the bundled US counties")
     rel.add_argument("--epsilon", type=float, required=True)
-    rel.add_argument("--method", choices=list(METHODS), default="gmc")
+    rel.add_argument("--method", choices=[*METHODS, "all"], default="gmc",
+                     help="post-processing; 'all' compares every method on the same noise draw")
     rel.add_argument("--mechanism", choices=["laplace", "gaussian"], default="laplace")
     rel.add_argument("--delta", type=float, default=1e-6, help="δ for the Gaussian mechanism")
     rel.add_argument("--split", choices=["uniform", "geometric"], default="uniform")
@@ -74,22 +75,20 @@ def _release(args: argparse.Namespace) -> int:
     spec = NoiseSpec(epsilon=args.epsilon, mechanism=args.mechanism, split=args.split, delta=args.delta)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2**31))
     rng = np.random.default_rng(seed)
-    table, results = compare(data, spec, [args.method], rng, q=args.queries)
-    res = results[args.method]
+    methods = list(METHODS) if args.method == "all" else [args.method]
+    table, results = compare(data, spec, methods, rng, q=args.queries)
     t = data.tree
     print(f"tree: {data.name}: n={t.n:,} nodes, m={t.m:,} leaves, height h={t.h}")
     print(f"noise: {spec.mechanism}, epsilon={spec.epsilon:g}, split={spec.split}, seed={seed}")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     if args.output:
-        out = pd.DataFrame(
-            {
-                "node": data.node_ids,
-                "parent": data.parent_ids,
-                "true": data.v,
-                "noisy": res.noisy,
-                "released": res.released,
-            }
-        ).iloc[np.argsort(t.order)]
+        cols = {"node": data.node_ids, "parent": data.parent_ids, "true": data.v,
+                "noisy": results[methods[0]].noisy}
+        if len(methods) == 1:
+            cols["released"] = results[methods[0]].released
+        else:
+            cols.update({f"released_{m}": r.released for m, r in results.items()})
+        out = pd.DataFrame(cols).iloc[np.argsort(t.order)]
         out.to_csv(args.output, index=False)
         print(f"wrote {len(out):,} rows to {args.output}")
     return 0

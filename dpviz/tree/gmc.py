@@ -23,6 +23,7 @@ square-root-free form Eq. (39).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -96,10 +97,25 @@ class GMCPlan:
     t: np.ndarray
     d: np.ndarray | None = None
 
-    @property
+    @cached_property
     def sub(self) -> Tree:
         """T⁽¹⁾, on which G_{T⁽¹⁾←T} lives."""
         return self.tree.subtree(1)
+
+    @cached_property
+    def d1(self) -> np.ndarray:
+        """Noise variances of the internal nodes (ones for the paper's uniform case)."""
+        return np.ones(self.tree.n1) if self.d is None else self.d[: self.tree.n1]
+
+    @cached_property
+    def w(self) -> np.ndarray:
+        """Node weights of G_{T⁽¹⁾←T}: w_i = sqrt(t_i) (Eq. 37)."""
+        return np.sqrt(self.t)
+
+    @cached_property
+    def w_edge(self) -> np.ndarray:
+        """Edge weights of G_{T⁽¹⁾←T}: w_{i→f_i} = d_i / w_i (Eq. 37 with d ≡ 1: 1 / w_i)."""
+        return self.d1 / self.w
 
 
 def plan(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> GMCPlan:
@@ -110,7 +126,7 @@ def plan(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> GM
 def m_transpose(tree: Tree, v: np.ndarray) -> np.ndarray:
     """Mᵀ v (Def. 5): v_j - Σ_{c∈C_j} v_c for the n₁ internal nodes (zero iff v is consistent)."""
     n1 = tree.n1
-    return v[:n1] - np.bincount(tree.parent[1:], weights=v[1:], minlength=tree.n)[:n1]
+    return v[:n1] - np.bincount(tree.parent[1:], weights=v[1:], minlength=n1)  # parents are < n₁
 
 
 def m_times(tree: Tree, y: np.ndarray) -> np.ndarray:
@@ -134,13 +150,11 @@ def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "au
     if tree.n1 == 0:
         return noisy.copy()
     sub = p.sub
-    d1 = np.ones(tree.n1) if p.d is None else p.d[: tree.n1]
     u = m_transpose(tree, noisy)
     if form == "sqrt":
-        w = np.sqrt(p.t)
-        y = downward(sub, upward(sub, u, w, d1 / w, engine), w, d1 / w, engine)
+        y = downward(sub, upward(sub, u, p.w, p.w_edge, engine), p.w, p.w_edge, engine)
     elif form == "nosqrt":
-        y = downward(sub, p.t * upward(sub, u, p.t, d1, engine), p.t, d1, engine)
+        y = downward(sub, p.t * upward(sub, u, p.t, p.d1, engine), p.t, p.d1, engine)
     else:
         raise ValueError(f"form must be 'sqrt' or 'nosqrt', got {form!r}")
     correction = m_times(tree, y)

@@ -177,15 +177,21 @@ def tree_from_parents(
     depth = _depth_from_bfs(p, bfs)
     height = _heights(p, depth, bfs)
     h = int(height[root])
-    key = height.astype(np.int16 if h < np.iinfo(np.int16).max else np.int32)
-    order = np.argsort(-key, kind="stable").astype(INDEX)  # Def. 6; radix sort for int16 keys
-    inv = np.empty(n, INDEX)
-    inv[order] = np.arange(n, dtype=INDEX)
-    pp = p[order]
-    pp[0] = 0  # the root comes first in DOH order (it has the largest height); fix it below
-    parent_doh = inv[pp]
-    parent_doh[0] = -1
-    height_doh = height[order]
+    if not np.any(height[1:] > height[:-1]):  # input already in DOH order (e.g. complete trees)
+        order = np.arange(n, dtype=INDEX)
+        parent_doh, height_doh, depth_doh = p.copy(), height, depth
+    else:
+        key = height.astype(np.int16 if h < np.iinfo(np.int16).max else np.int32)
+        order = np.argsort(-key, kind="stable").astype(INDEX)  # Def. 6; radix sort for int16 keys
+        del key
+        inv = np.empty(n, INDEX)
+        inv[order] = np.arange(n, dtype=INDEX)
+        pp = p[order]
+        pp[0] = 0  # the root comes first in DOH order (largest height); restored below
+        parent_doh = inv[pp]
+        parent_doh[0] = -1
+        del inv, pp
+        height_doh, depth_doh = height[order], depth[order]
     # block_start[k] = first DOH index with height <= k  (= n_k); block_start[0] = n
     counts = np.bincount(height_doh, minlength=h + 1)  # counts[k] nodes of height k
     block_start = np.empty(h + 1, np.int64)
@@ -194,7 +200,7 @@ def tree_from_parents(
     return Tree(
         parent=parent_doh,
         height=height_doh,
-        depth=depth[order],
+        depth=depth_doh,
         order=order,
         labels=None if labels is None else np.asarray(labels, dtype=object)[order],
         block_start=block_start,

@@ -51,11 +51,11 @@ def top_levels(tree: Tree, max_depth: int | None = None, max_nodes: int = TREE_V
 
 def _labels(tree: Tree, idx: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
     lab = tree.label_of(idx) if labels is None else np.asarray(labels)[idx]
-    return np.asarray(lab, dtype=object).astype(str)
+    return np.asarray(lab).astype(str)  # fixed-width unicode: plotly copies it without per-item work
 
 
-def _fmt(a: np.ndarray) -> list[str]:
-    return ["not reached" if not np.isfinite(x) else f"{x:,.6g}" for x in np.asarray(a, float)]
+def _fmt(a: np.ndarray) -> np.ndarray:
+    return np.array(["not reached" if not np.isfinite(x) else f"{x:,.6g}" for x in np.asarray(a, float)], dtype=str)
 
 
 def tree_figure(
@@ -81,15 +81,14 @@ def tree_figure(
     names = _labels(tree, idx, labels)
     tv = true[idx]
     consistent = bool(np.all(tv >= 0))
-    custom = [_fmt(tv)]
-    hover = "<b>%{label}</b><br>true: %{customdata[0]}"
+    custom = [tv]
+    hover = "<b>%{label}</b><br>true: %{customdata[0]:,.6g}"
     marker: dict = {}
     if released is not None:
         rv = np.asarray(released, float)[idx]
-        custom.append(_fmt(rv))
-        custom.append(_fmt(rv - tv))
-        hover += "<br>released: %{customdata[1]}<br>error: %{customdata[2]}"
         err = rv - tv
+        custom += [rv, err]
+        hover += "<br>released: %{customdata[1]:,.6g}<br>error: %{customdata[2]:,.6g}"
         lim = float(np.max(np.abs(err))) if err.size and np.isfinite(err).all() else 1.0
         marker = dict(colors=err, colorscale="RdBu", cmid=0.0, cmin=-lim or -1, cmax=lim or 1,
                       colorbar=dict(title="released − true"))
@@ -100,7 +99,7 @@ def tree_figure(
             parents=parents,
             values=np.where(tv >= 0, tv, 0.0),
             branchvalues="total" if consistent else "remainder",
-            customdata=np.array(custom, dtype=object).T,
+            customdata=np.column_stack(custom),
             hovertemplate=hover + "<extra></extra>",
             marker=marker,
             maxdepth=visible_levels,
@@ -142,11 +141,12 @@ def propagation_figure(
     idx = top_levels(tree, max_depth, max_nodes)
     vals = np.asarray(values, float)[idx]
     finite = np.isfinite(vals)
-    colors = np.full(idx.size, NOT_REACHED, dtype=object)
+    colors = np.full(idx.size, NOT_REACHED, dtype="<U32")
     if finite.any():
         lo, hi = float(vals[finite].min()), float(vals[finite].max())
         t = (vals[finite] - lo) / (hi - lo) if hi > lo else np.full(int(finite.sum()), 0.5)
-        colors[finite] = sample_colorscale("Viridis", list(t))
+        palette = np.array(sample_colorscale("Viridis", list(np.linspace(0, 1, 64))), dtype="<U32")
+        colors[finite] = palette[np.rint(t * 63).astype(int)]  # 64 colour bins: no per-node colour parsing
     text = _fmt(vals)
     names = _labels(tree, idx, labels)
     fig = go.Figure(
@@ -159,7 +159,7 @@ def propagation_figure(
             text=text,
             texttemplate="%{label}<br>%{text}",
             hovertemplate="<b>%{label}</b><br>value: %{text}<extra></extra>",
-            marker=dict(colors=list(colors)),
+            marker=dict(colors=colors),
             customdata=vals,
             maxdepth=4,
         )
@@ -250,8 +250,9 @@ def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None
         fig.add_trace(go.Scatter(x=g["depth"], y=g["rmse"], mode="lines+markers",
                                  name=(labels or {}).get(method, method)))
     fig.update_xaxes(title="depth (1 = root)", dtick=1)
-    fig.update_yaxes(title="RMSE of the nodes at this depth", type="log")
-    fig.update_layout(title="Error by level", height=380, margin=dict(t=50, l=10, r=10, b=10))
+    fig.update_yaxes(title="RMSE at this depth", type="log", dtick=1)
+    fig.update_layout(title="Error by level", height=420, margin=dict(t=50, l=10, r=10, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
     return fig
 
 
@@ -263,7 +264,7 @@ def method_comparison_figure(table: pd.DataFrame, labels: dict[str, str] | None 
     for col in ("rmse_NQ", "rmse_RQ"):
         if col in table:
             fig.add_trace(go.Bar(x=names, y=table[col].to_numpy(float), name=col))
-    fig.update_yaxes(type="log", title="RMSE")
+    fig.update_yaxes(type="log", title="RMSE", dtick=1)
     fig.update_layout(barmode="group", title="Methods compared (same noise draw)", height=380,
                       margin=dict(t=50, l=10, r=10, b=10))
     return fig
