@@ -175,3 +175,43 @@ def test_gmc_fixes_consistent_vectors(parent_seeds, data):
     placed[tree.n1 :] = x
     v = upward(tree, placed)
     np.testing.assert_allclose(gmc(plan(tree), v), v, atol=1e-6 * (1 + np.abs(v).max()))
+
+
+@pytest.mark.parametrize("maker", ["complete", "fanout", "caterpillar", "path"])
+def test_fast_paths_for_ordered_inputs_agree_with_the_general_path(maker):
+    """Inputs already in BFS / DOH order take shortcuts in tree_from_parents; shuffling the same
+    tree forces the general path (csgraph BFS, argsort). Heights, depths and GMC must agree."""
+    from dpviz.tree.synthetic import complete_tree, fanout_parents, path_like_tree
+
+    rng = np.random.default_rng(9)
+    if maker == "complete":
+        p = (np.arange(121) - 1) // 3
+        p[0] = -1
+    elif maker == "fanout":
+        p = fanout_parents(500, rng)
+    elif maker == "caterpillar":
+        p = path_like_tree(301, 1.0, rng).tree.parent  # DOH order, not BFS
+    else:
+        p = np.arange(-1, 200)
+    t1 = tree_from_parents(p)
+    perm = rng.permutation(p.size)
+    inv = np.argsort(perm)
+    q = np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1)
+    t2 = tree_from_parents(q)
+    # map: input node i of t1 is input node inv[i] of t2
+    h1 = np.empty(p.size, int)
+    h1[t1.order] = t1.height
+    h2 = np.empty(p.size, int)
+    h2[t2.order] = t2.height
+    np.testing.assert_array_equal(h1, h2[inv])
+    d1 = np.empty(p.size, int)
+    d1[t1.order] = t1.depth
+    d2 = np.empty(p.size, int)
+    d2[t2.order] = t2.depth
+    np.testing.assert_array_equal(d1, d2[inv])
+    noisy = rng.normal(size=p.size)
+    o1 = np.empty(p.size)
+    o1[t1.order] = gmc(plan(t1), noisy[t1.order])
+    o2 = np.empty(p.size)
+    o2[t2.order] = gmc(plan(t2), noisy[perm][t2.order])
+    np.testing.assert_allclose(o1, o2[inv], atol=1e-9)

@@ -235,7 +235,7 @@ def _depth_from_bfs(p: np.ndarray, bfs: np.ndarray | None) -> np.ndarray:
     """
     n = p.shape[0]
     if bfs is None:
-        pp = p
+        pp = p.astype(np.int64)  # searchsorted must not cast the array on every call
     else:
         pos = np.empty(n, np.int64)
         pos[bfs] = np.arange(n)
