@@ -20,7 +20,9 @@ from dpviz.tree.gmc import plan as gmc_plan
 from dpviz.tree.io import load_tree_file
 from dpviz.tree.metrics import random_ranges, theorem5_mse
 from dpviz.tree.properties import ancestor_indicator
-from dpviz.tree.release import METHOD_LABELS, METHODS, NoiseSpec, compare, node_variances, unit_noise, weights_for
+from dpviz.tree.propagation import partial_propagation
+from dpviz.tree.release import (METHOD_LABELS, METHODS, NoiseSpec, compare, node_variances, release_frame,
+                                unit_noise, weights_for)
 from dpviz.viz import tree as vt
 
 BIG = 100_000  # above this: slow baselines off by default, collapsed views
@@ -49,12 +51,7 @@ def load_bundled(name: str):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def load_synthetic(kind: str, size: int):
-    rng = np.random.default_rng(0)
-    if kind == "complete":
-        return synthetic.complete_tree(2, max(1, int(round(np.log2(size + 1)))), 10.0, rng)
-    if kind == "random-fanout":
-        return synthetic.random_fanout_tree(size, 10.0, rng)
-    return synthetic.path_like_tree(size, 10.0, rng)
+    return synthetic.make(kind, size, 10.0, np.random.default_rng(0))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -288,7 +285,7 @@ if len(steps) > 1:
 else:
     step = 1
 v_in = {"ones": np.ones(tree.n), "true": data.v, "noisy": noisy}[vec]
-z = vt.propagation_state(tree, v_in, direction, int(step))
+z = partial_propagation(tree, v_in, direction, int(step))
 reached = int(np.isfinite(z).sum())
 p3.caption(f"After step {step} of {tree.h}: {reached:,} of {tree.n:,} nodes reached "
            + ("(leaves first)." if direction == "up" else "(root first).")
@@ -302,7 +299,7 @@ if shown is not None:
     res = results[shown]
     st.download_button(
         f"Released tree (CSV, {METHOD_LABELS.get(shown, shown)})",
-        data=lambda: vt.release_frame(data, res.noisy, res.released).to_csv(index=False),
+        data=lambda: release_frame(data, res.noisy, res.released).to_csv(index=False),
         file_name=f"released_{shown}_eps{eps:g}_seed{seed}.csv", mime="text/csv",
         key="download", icon=":material/download:", on_click="ignore")
     st.caption("Columns node,parent,true,noisy,released in the input order (same as "

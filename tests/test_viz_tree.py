@@ -11,6 +11,8 @@ from dpviz.tree.generation import k_order_submatrix, structure_matrix
 from dpviz.tree.io import load_tree_file
 from dpviz.tree.model import tree_from_parents
 from dpviz.tree.properties import ancestor_indicator
+from dpviz.tree.propagation import partial_propagation
+from dpviz.tree.release import release_frame
 from dpviz.viz import tree as vt
 from tests.apptest_helpers import ROOT
 
@@ -60,8 +62,8 @@ def test_tree_figure_collapses_big_trees(binary):
 
 def test_propagation_state_ones_gives_sizes_and_depths(small):
     t = small.tree
-    up = vt.propagation_state(t, np.ones(t.n), "up")
-    down = vt.propagation_state(t, np.ones(t.n), "down")
+    up = partial_propagation(t, np.ones(t.n), "up")
+    down = partial_propagation(t, np.ones(t.n), "down")
     sizes = np.zeros(t.n)
     for i in range(t.n - 1, -1, -1):  # children after parents in DOH order
         sizes[i] += 1
@@ -69,17 +71,17 @@ def test_propagation_state_ones_gives_sizes_and_depths(small):
             sizes[t.parent[i]] += sizes[i]
     np.testing.assert_allclose(up, sizes)
     np.testing.assert_allclose(down, t.depth)
-    first = vt.propagation_state(t, np.ones(t.n), "up", step=1)
+    first = partial_propagation(t, np.ones(t.n), "up", step=1)
     assert np.isfinite(first).sum() == t.m and np.isnan(first[: t.n1]).all()
-    root_only = vt.propagation_state(t, np.ones(t.n), "down", step=1)
+    root_only = partial_propagation(t, np.ones(t.n), "down", step=1)
     assert np.isfinite(root_only).tolist() == [True] + [False] * (t.n - 1)
     with pytest.raises(ValueError):
-        vt.propagation_state(t, np.ones(t.n), "sideways")
+        partial_propagation(t, np.ones(t.n), "sideways")
 
 
 def test_propagation_figure_marks_unreached(small):
     t = small.tree
-    z = vt.propagation_state(t, small.v, "up", step=1)
+    z = partial_propagation(t, small.v, "up", step=1)
     tr = vt.propagation_figure(t, z).data[0]
     assert tr.type == "icicle" and len(tr.ids) == t.n
     assert list(tr.marker.colors[: t.n1]) == [vt.NOT_REACHED] * t.n1
@@ -143,7 +145,7 @@ def test_method_comparison_figure():
 def test_release_frame_matches_input_order(small):
     n = small.tree.n
     noisy = small.v + 0.5
-    df = vt.release_frame(small, noisy, small.v)
+    df = release_frame(small, noisy, small.v)
     assert list(df.columns) == ["node", "parent", "true", "noisy", "released"]
     assert list(df.node) == ["root", "A", "B", "a1", "a2", "b1", "b2", "b3"]  # file order
     row = df.set_index("node").loc["B"]

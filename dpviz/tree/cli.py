@@ -15,7 +15,7 @@ import pandas as pd
 from dpviz.errors import InputError
 from dpviz.tree.gmc import gmc, plan
 from dpviz.tree.io import TreeData, load_tree_file, noisy_tree_from_table, read_table
-from dpviz.tree.release import METHODS, NoiseSpec, compare
+from dpviz.tree.release import METHODS, NoiseSpec, compare, release_frame
 
 BUNDLED = {"county": "us_county_population_2019.csv"}
 
@@ -82,13 +82,11 @@ def _release(args: argparse.Namespace) -> int:
     print(f"noise: {spec.mechanism}, epsilon={spec.epsilon:g}, split={spec.split}, seed={seed}")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     if args.output:
-        cols = {"node": data.node_ids, "parent": data.parent_ids, "true": data.v,
-                "noisy": results[methods[0]].noisy}
-        if len(methods) == 1:
-            cols["released"] = results[methods[0]].released
-        else:
-            cols.update({f"released_{m}": r.released for m, r in results.items()})
-        out = pd.DataFrame(cols).iloc[np.argsort(t.order)]
+        first = results[methods[0]]
+        out = release_frame(data, first.noisy, first.released)
+        if len(methods) > 1:  # one released column per method, same noise draw
+            out = out.drop(columns="released").assign(
+                **{f"released_{m}": r.released[out.index] for m, r in results.items()})
         out.to_csv(args.output, index=False)
         print(f"wrote {len(out):,} rows to {args.output}")
     return 0
@@ -115,10 +113,8 @@ def _generate(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     if args.kind == "complete":
         data = synthetic.complete_tree(args.k, args.height, args.lam, rng)
-    elif args.kind == "random-fanout":
-        data = synthetic.random_fanout_tree(args.nodes, args.lam, rng)
     else:
-        data = synthetic.path_like_tree(args.nodes, args.lam, rng)
+        data = synthetic.make(args.kind, args.nodes, args.lam, rng)
     t = data.tree
     counts = np.full(t.n, np.nan)
     counts[t.n1 :] = data.x

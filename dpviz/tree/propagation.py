@@ -24,7 +24,15 @@ from dpviz.tree.model import Tree
 
 Engine = Literal["auto", "levels", "sparse"]
 
-__all__ = ["upward", "downward", "upward_steps", "downward_steps", "scatter_add", "Engine"]
+__all__ = [
+    "upward",
+    "downward",
+    "upward_steps",
+    "downward_steps",
+    "partial_propagation",
+    "scatter_add",
+    "Engine",
+]
 
 
 def scatter_add(acc: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
@@ -110,3 +118,18 @@ def downward_steps(tree: Tree, v: np.ndarray, w_node=1.0, w_edge=1.0) -> Iterato
         blk = tree.block(k)
         z[blk] = (v[blk] + we[blk] * z[tree.parent[blk]]) / wn[blk]
         yield z
+
+
+def partial_propagation(tree: Tree, v: np.ndarray, direction: str = "up", step: int | None = None) -> np.ndarray:
+    """The vector after ``step`` height blocks of upward (G^{-T} v, leaves first) or downward
+    (G^{-1} v, root first) propagation; entries not reached yet are NaN. ``step`` None or >= h gives
+    the finished result. Returns a copy."""
+    if direction not in ("up", "down"):
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
+    steps = upward_steps(tree, v) if direction == "up" else downward_steps(tree, v)
+    last = tree.h if step is None else max(1, min(int(step), tree.h))
+    z = None
+    for i, z in enumerate(steps, start=1):
+        if i >= last:
+            break
+    return np.array(z, copy=True)

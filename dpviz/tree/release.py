@@ -53,6 +53,7 @@ __all__ = [
     "release",
     "compare",
     "ReleaseResult",
+    "release_frame",
 ]
 
 
@@ -233,3 +234,11 @@ def compare(
             }
         )
     return pd.DataFrame(rows), results
+
+
+def release_frame(data: TreeData, noisy: np.ndarray, released: np.ndarray) -> pd.DataFrame:
+    """``node,parent,true,noisy,released`` in the input order (the CLI's ``--output`` and the page's
+    download)."""
+    return pd.DataFrame(
+        {"node": data.node_ids, "parent": data.parent_ids, "true": data.v, "noisy": noisy, "released": released}
+    ).iloc[np.argsort(data.tree.order)]

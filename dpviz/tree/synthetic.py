@@ -11,7 +11,7 @@ from dpviz.errors import InputError
 from dpviz.tree.io import TreeData
 from dpviz.tree.model import tree_from_parents
 
-__all__ = ["complete_tree", "random_fanout_tree", "path_like_tree", "fanout_parents", "GENERATORS"]
+__all__ = ["complete_tree", "random_fanout_tree", "path_like_tree", "fanout_parents", "make", "GENERATORS"]
 
 
 def _poisson_leaves(data_parent: np.ndarray, lam: float, rng: np.random.Generator, name: str) -> TreeData:
@@ -89,6 +89,16 @@ def _bfs_renumber_caterpillar(parent: np.ndarray, spine_len: int) -> np.ndarray:
     out = parent.copy()
     out[1:] = spine_pos[parent[1:]]
     return out
+
+
+def make(kind: str, size: int, lam: float, rng: np.random.Generator) -> TreeData:
+    """A synthetic tree of about ``size`` nodes by kind name ('complete' = binary with
+    round(log2(size + 1)) levels, 'random-fanout', 'path-like')."""
+    if kind == "complete":
+        return complete_tree(2, max(1, int(round(np.log2(size + 1)))), lam, rng)
+    if kind not in GENERATORS:
+        raise InputError(f"unknown synthetic kind {kind!r}; choose one of {', '.join(GENERATORS)}")
+    return GENERATORS[kind](size, lam, rng)
 
 
 GENERATORS = {

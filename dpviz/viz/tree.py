@@ -14,24 +14,20 @@ import plotly.graph_objects as go
 import scipy.sparse as sp
 from plotly.colors import sample_colorscale
 
-from dpviz.tree.io import TreeData
 from dpviz.tree.metrics import error_by_level
 from dpviz.tree.model import Tree
-from dpviz.tree.propagation import downward_steps, upward_steps
 
 __all__ = [
     "DENSE_MAX",
     "TREE_VIEW_MAX_NODES",
     "top_levels",
     "tree_figure",
-    "propagation_state",
     "propagation_figure",
     "matrix_heatmap",
     "sparsity_figure",
     "error_by_level_frame",
     "error_by_level_figure",
     "method_comparison_figure",
-    "release_frame",
 ]
 
 DENSE_MAX = 60  # largest n drawn as a labelled dense heatmap
@@ -110,21 +106,6 @@ def tree_figure(
     note = "" if shown_depth == tree.h else f" (top {shown_depth} of {tree.h} levels, {idx.size:,} of {tree.n:,} nodes)"
     fig.update_layout(title=(title or "Tree") + note, margin=dict(t=50, l=10, r=10, b=10), height=420)
     return fig
-
-
-def propagation_state(tree: Tree, v: np.ndarray, direction: str = "up", step: int | None = None) -> np.ndarray:
-    """The vector after ``step`` height blocks of upward (G^{-T} v, leaves first) or downward
-    (G^{-1} v, root first) propagation; entries not reached yet are NaN. ``step`` None or >= h gives
-    the finished result. Returns a copy."""
-    if direction not in ("up", "down"):
-        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
-    steps = upward_steps(tree, v) if direction == "up" else downward_steps(tree, v)
-    last = tree.h if step is None else max(1, min(int(step), tree.h))
-    z = None
-    for i, z in enumerate(steps, start=1):
-        if i >= last:
-            break
-    return np.array(z, copy=True)
 
 
 def propagation_figure(
@@ -268,11 +249,3 @@ def method_comparison_figure(table: pd.DataFrame, labels: dict[str, str] | None 
     fig.update_layout(barmode="group", title="Methods compared (same noise draw)", height=380,
                       margin=dict(t=50, l=10, r=10, b=10))
     return fig
-
-
-def release_frame(data: TreeData, noisy: np.ndarray, released: np.ndarray) -> pd.DataFrame:
-    """node,parent,true,noisy,released in the input order: the CLI's ``--output`` table."""
-    t = data.tree
-    return pd.DataFrame(
-        {"node": data.node_ids, "parent": data.parent_ids, "true": data.v, "noisy": noisy, "released": released}
-    ).iloc[np.argsort(t.order)]

@@ -1,0 +1,114 @@
+"""Figures and tables for the Stream release page (pure: data in, ``go.Figure`` / DataFrame out)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dpviz.errors import InputError
+from dpviz.stream import fenwick as F
+from dpviz.stream.mechanisms import LABELS, Release, StreamMechanism
+
+MATRIX_MAX = 64
+
+
+def _x(n: int, timestamps: Sequence | np.ndarray | None) -> np.ndarray:
+    return np.arange(1, n + 1) if timestamps is None else np.asarray(timestamps)[:n]
+
+
+def release_figure(
+    counts: np.ndarray,
+    releases: Mapping[str, Release],
+    timestamps: Sequence | np.ndarray | None = None,
+    *,
+    upto: int | None = None,
+) -> go.Figure:
+    """True running total and each mechanism's release with a ±2σ band; ``upto`` reveals a prefix ("play")."""
+    n = len(counts) if upto is None else int(upto)
+    x = _x(n, timestamps)
+    fig = go.Figure()
+    for name, rel in releases.items():
+        y, sd = rel.prefix_sums[:n], 2.0 * np.sqrt(rel.variance[:n])
+        label = LABELS.get(name, name)
+        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([y + sd, (y - sd)[::-1]]),
+                                 fill="toself", opacity=0.15, line={"width": 0}, hoverinfo="skip",
+                                 name=f"{label} ±2σ", legendgroup=name, showlegend=False))
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, legendgroup=name))
+    fig.add_trace(go.Scatter(x=x, y=np.cumsum(np.asarray(counts, dtype=float))[:n], mode="lines",
+                             name="true running total", line={"color": "black", "dash": "dot"}))
+    fig.update_layout(xaxis_title="step" if timestamps is None else "time", yaxis_title="running total",
+                      legend={"orientation": "h"})
+    return fig
+
+
+def variance_figure(mechanisms: Sequence[StreamMechanism]) -> go.Figure:
+    """The "noise curves": per-step analytic variance of every mechanism on one log-scale plot."""
+    fig = go.Figure()
+    for mech in mechanisms:
+        v = mech.per_step_variance()
+        fig.add_trace(go.Scatter(x=np.arange(1, v.size + 1), y=v, mode="lines", name=LABELS.get(mech.name, mech.name)))
+    fig.update_layout(xaxis_title="step t", yaxis_title="Var(released s_t)", yaxis_type="log")
+    return fig
+
+
+def mse_table(mechanisms: Sequence[StreamMechanism]) -> pd.DataFrame:
+    """Sensitivity, total / mean / max per-step MSE and the ratio of the total to Fenwick + FDA."""
+    rows = []
+    for mech in mechanisms:
+        v = mech.per_step_variance()
+        rows.append({"mechanism": LABELS.get(mech.name, mech.name), "key": mech.name,
+                     "sensitivity": mech.sensitivity, "total MSE": v.sum(), "mean MSE": v.mean(),
+                     "max MSE": v.max()})
+    df = pd.DataFrame(rows)
+    fda = df.loc[df["key"] == "fenwick-fda", "total MSE"]
+    df["ratio to FDA"] = df["total MSE"] / fda.iloc[0] if len(fda) else np.nan
+    return df.drop(columns="key")
+
+
+def matrix_heatmap(matrix: np.ndarray, title: str, *, row_label: str = "row", col_label: str = "column") -> go.Figure:
+    """Labelled heatmap of a small dense matrix (M, B, Σ), 1-based tick labels, values as text."""
+    a = np.asarray(matrix, dtype=float)
+    if max(a.shape) > MATRIX_MAX:
+        raise InputError(f"matrix view: N = {max(a.shape)} is too large; at most {MATRIX_MAX}")
+    ticks = [str(i) for i in range(1, a.shape[0] + 1)], [str(j) for j in range(1, a.shape[1] + 1)]
+    text = np.where(a == 0, "", np.vectorize(lambda v: f"{v:.3g}")(a))
+    fig = go.Figure(go.Heatmap(z=a, x=ticks[1], y=ticks[0], text=text, texttemplate="%{text}",
+                               colorscale="Blues", hovertemplate=f"{row_label} %{{y}}, {col_label} %{{x}}: %{{z:.4g}}<extra></extra>"))
+    fig.update_layout(title=title, xaxis_title=col_label, yaxis_title=row_label, yaxis_autorange="reversed")
+    return fig
+
+
+def strategy_heatmaps(lam: np.ndarray) -> dict[str, go.Figure]:
+    """M (Alg. 5.2), B (Alg. 5.3) and Σ = diag(λ) for a horizon N = len(λ) <= 64."""
+    n = len(lam)
+    return {
+        "M": matrix_heatmap(F.strategy_matrix(n).toarray(), "Strategy M (node × step)", row_label="node", col_label="step"),
+        "B": matrix_heatmap(F.reconstruction_matrix(n).toarray(), "Reconstruction B (step × node)", row_label="step", col_label="node"),
+        "Σ": matrix_heatmap(np.diag(lam), "Σ = diag(λ)", row_label="node", col_label="node"),
+    }
+
+
+def lambda_figure(lam: np.ndarray) -> go.Figure:
+    """The optimal λ profile, coloured by Fenwick level (log2 lowbit(i))."""
+    i = F.nodes(len(lam))
+    level = F.popcount(F.lowbit(i) - 1)
+    fig = go.Figure(go.Scatter(x=i, y=lam, mode="markers", marker={"color": level, "colorscale": "Viridis",
+                                                                    "colorbar": {"title": "level"}, "size": 5},
+                               hovertemplate="node %{x}: λ = %{y:.4g}<extra></extra>"))
+    fig.update_layout(xaxis_title="node i", yaxis_title="λ_i")
+    return fig
+
+
+def release_frame(releases: Mapping[str, Release], timestamps: Sequence | np.ndarray | None = None) -> pd.DataFrame:
+    """The released series for download: t (and time), then released total and σ per mechanism."""
+    n = min(r.prefix_sums.size for r in releases.values())
+    out: dict[str, np.ndarray] = {"t": np.arange(1, n + 1)}
+    if timestamps is not None:
+        out["time"] = np.asarray(timestamps)[:n]
+    for name, rel in releases.items():
+        out[f"{name}_released_total"] = rel.prefix_sums[:n]
+        out[f"{name}_std"] = np.sqrt(rel.variance[:n])
+    return pd.DataFrame(out)
