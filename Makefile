@@ -25,7 +25,7 @@ run: $(STAMP)
 # All tests, including the browser (e2e) layer.  pytest exit code 5 = "no tests collected":
 # it is a failure here, never success.
 test: $(STAMP)
-	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	@OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected NO tests (exit 5) -> failing" >&2; fi; \
 	exit $$rc
 

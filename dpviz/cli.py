@@ -21,11 +21,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dpviz.stream import cli as stream_cli
     from dpviz.tree import cli as tree_cli
 
     parser = _Parser(prog="python -m dpviz", description=__doc__.splitlines()[0])
     groups = parser.add_subparsers(dest="capability", required=True, parser_class=_Parser)
     tree_cli.register(groups)
+    stream_cli.register(groups)
     return parser
 
 

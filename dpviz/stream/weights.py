@@ -59,6 +59,7 @@ from dpviz.stream.fenwick import (
     column_norms_sq_b,
     lowbit,
     nodes,
+    popcount,
     strategy_matrix,
 )
 
@@ -113,23 +114,27 @@ def fda_weights(horizon: int, noise: NoiseKind = "laplace") -> Weights:
     """
     n = check_horizon(horizon)
     p = _power(noise)
-    i = nodes(n)
-    w = column_norms_sq_b(n)
-    level = np.log2(lowbit(i)).astype(np.int64)
-    e = subtree_optima(n.bit_length(), noise)
-    beta = np.zeros(n + 1)  # 1-based, entry 0 unused
-    beta[1:] = split_fraction(w, e[level], noise)
+    levels = n.bit_length()
+    e = subtree_optima(levels, noise)
+    # inner nodes of level k have w = 2^k, so β depends on the level only (a table of log N values)
+    beta_level = split_fraction(2.0 ** np.arange(levels), e[:levels], noise)
+    level = popcount(lowbit(nodes(n)) - 1)
+    beta = np.concatenate([[0.0], beta_level[level]])  # 1-based, entry 0 unused
+    # the forest roots (prefixes of N's binary expansion) have w = N - r + 1 instead
+    roots = np.array([n >> k << k for k in range(levels) if n >> k & 1], dtype=np.int64)
+    beta[roots] = split_fraction(n - roots + 1.0, e[popcount(lowbit(roots) - 1)], noise)
+    keep = 1.0 - beta
     budget = np.ones(n + 1)
-    # top-down over levels (a loop over the O(log N) levels): parent of 2^k(2m+1) is 2^{k+1}(m+1)
-    for k in range(n.bit_length() - 1, -1, -1):
+    # top-down over levels (a loop over the O(log N) levels): the parent of node 2^k(2m+1) is
+    # 2^{k+1}(m+1); strided slices, so no fancy indexing. Level-k nodes without a parent are roots.
+    for k in range(levels - 1, -1, -1):
         step = 1 << k
-        idx = np.arange(step, n + 1, 2 * step)
-        parent = idx + step
-        inner = parent <= n
-        budget[idx[inner]] = budget[parent[inner]] * (1.0 - beta[parent[inner]])
+        count = n // (2 * step)  # level-k nodes whose parent is <= N
+        parents = slice(2 * step, 2 * step * (count + 1), 2 * step)
+        budget[step : step + 2 * step * count : 2 * step] = budget[parents] * keep[parents]
     x = budget[1:] * beta[1:]
     lam = x if p == 2 else np.sqrt(x)
-    return Weights(lam=lam, objective=objective(lam, n, noise), noise=noise, method="fda")
+    return Weights(lam=lam, objective=fda_objective(n, noise), noise=noise, method="fda")
 
 
 def fda_objective(horizon: int, noise: NoiseKind = "laplace") -> float:

@@ -1,0 +1,79 @@
+"""Stream-release speed (issue 3 "Speed"): FDA vs the SciPy solver, 10^6-step releases, square-root noise.
+
+Run: ``python bench/stream_bench.py``. Prints one table of measured times and ratios, all from this
+process; there are no timing assertions in the unit tests.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scipy.linalg import toeplitz  # noqa: E402
+
+from dpviz.stream.mechanisms import Noise, available, make_mechanism, toeplitz_apply  # noqa: E402
+from dpviz.stream.weights import fda_weights, generic_weights  # noqa: E402
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    rows: list[tuple[str, float, str, str]] = []
+    n_big = 2**20
+    t_fda_big = best_of(lambda: fda_weights(n_big), 5)
+    rows.append(("FDA weights N=2^20", t_fda_big, "<= 50 ms", "pass" if t_fda_big <= 0.05 else "FAIL"))
+    t_fda_255 = best_of(lambda: fda_weights(255), 20)
+    t_gen_255 = best_of(lambda: generic_weights(255), 1)
+    rows.append(("FDA weights N=255", t_fda_255, "", ""))
+    rows.append(("SLSQP (5.10) N=255", t_gen_255, "", ""))
+    same = t_gen_255 / t_fda_255
+    rows.append((f"ratio SLSQP(255) / FDA(255) = {same:,.0f}x", float("nan"), ">= 1000x", "pass" if same >= 1000 else "FAIL"))
+    rows.append((f"ratio SLSQP(255) / FDA(2^20) = {t_gen_255 / t_fda_big:,.0f}x (info)", float("nan"), "", ""))
+
+    n = 10**6
+    series = np.random.default_rng(0).poisson(10, n).astype(float)
+    t_cumsum = best_of(lambda: np.cumsum(series), 5)
+    rows.append(("peer: np.cumsum of 10^6 counts", t_cumsum, "", ""))
+    for noise in (Noise.laplace(1.0), Noise.gaussian(0.5)):
+        for name in available(noise):
+            def run(name=name, noise=noise) -> None:
+                make_mechanism(name, n, noise).release(series, np.random.default_rng(1))
+            t = best_of(run, 3)
+            rows.append((f"release 10^6 {name} ({noise.kind})", t, "<= 1 s",
+                         ("pass" if t <= 1.0 else "FAIL") + f"  ({t / t_cumsum:,.0f}x cumsum)"))
+    sq = make_mechanism("sqrt", n, Noise.gaussian(0.5))
+    t_sq = best_of(lambda: sq.errors(np.random.default_rng(2), 1), 3)
+    rows.append(("sqrt-factorisation noise 10^6 (FFT)", t_sq, "<= 5 s", "pass" if t_sq <= 5.0 else "FAIL"))
+    # dense peer for the Toeplitz product at a size a dense matrix still fits
+    m = 4096
+    c = make_mechanism("sqrt", m, Noise.gaussian(0.5)).coefficients
+    dense = toeplitz(c, np.concatenate([[c[0]], np.zeros(m - 1)]))
+    z = np.random.default_rng(3).standard_normal(m)
+    small = make_mechanism("sqrt", m, Noise.gaussian(0.5))
+    assert np.allclose(dense @ z, toeplitz_apply(c, z))
+    t_dense = best_of(lambda: dense @ z, 5)
+    t_fft = best_of(lambda: small.errors(np.random.default_rng(2), 1), 5)
+    rows.append((f"sqrt noise N=4096: dense L·z / FFT = {t_dense / t_fft:.1f}x", float("nan"), "", ""))
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measurement'.ljust(width)}  {'seconds':>10}  {'target':>9}  result")
+    for label, sec, target, result in rows:
+        shown = "" if np.isnan(sec) else f"{sec:10.4f}"
+        print(f"{label.ljust(width)}  {shown:>10}  {target:>9}  {result}")
+
+
+if __name__ == "__main__":
+    main()
