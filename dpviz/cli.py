@@ -7,6 +7,7 @@ Bad input exits with code 2 and one clear line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -39,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"dpviz: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `python -m dpviz ... | head`: stop quietly like other CLIs
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+        return 0
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"dpviz: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
