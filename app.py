@@ -18,7 +18,7 @@ CAPABILITIES = [
     ("pages/1_Tree.py", "Tree release", ":material/account_tree:",
      "Release counts over a hierarchy (e.g. US → state → county) with consistent noisy totals."),
     ("pages/2_Stream.py", "Stream release", ":material/timeline:",
-     "Continual release of running counts over time (binary-tree mechanism)."),
+     "Continual release of running counts over time (Fenwick tree with optimal weights, and peers)."),
     ("pages/3_Marginals.py", "Marginals", ":material/table_chart:",
      "Noisy low-dimensional marginal tables of a categorical data set."),
     ("pages/4_Graph.py", "Graph", ":material/hub:",

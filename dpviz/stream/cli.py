@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.errors import InputError
-from dpviz.stream.io import SAMPLE_ALIASES, load_sample, read_stream_csv
+from dpviz.stream.io import SAMPLE_ALIASES, load_sample, read_stream_csv, release_frame
 from dpviz.stream.mechanisms import MECHANISM_NAMES, Noise, make_mechanism
 from dpviz.stream.weights import fda_weights
 
@@ -112,11 +112,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     mech = make_mechanism(args.mechanism, horizon, noise_from_args(args))
     rng = np.random.default_rng(args.seed)
     rel = mech.release(data.counts, rng)
-    out = {"t": np.arange(1, len(data) + 1)}
-    if data.timestamps is not None:
-        out[data.time_column] = data.timestamps
-    out |= {"released_total": rel.prefix_sums, "variance": rel.variance, "std": np.sqrt(rel.variance)}
-    _write(pd.DataFrame(out), args.output)
+    _write(release_frame(rel, data.timestamps, data.time_column), args.output)
     _summary(f"{mech.name}: released {len(data)} running totals ({mech.noise.describe}, horizon {horizon}, "
              f"total MSE {rel.variance.sum():.6g})", args.output)
     return 0

@@ -116,6 +116,21 @@ def _timestamps(col: pd.Series, name: str) -> np.ndarray:
     return stamps.to_numpy()
 
 
+def release_frame(release, timestamps: np.ndarray | None = None, time_column: str | None = None) -> pd.DataFrame:
+    """A released series as written by ``python -m dpviz stream release --output``:
+    ``t``, the time column (when the input has one), ``released_total``, ``variance``, ``std``.
+
+    ``release`` is a :class:`dpviz.stream.mechanisms.Release`; the table has one row per released step.
+    """
+    n = int(release.prefix_sums.size)
+    out: dict[str, np.ndarray] = {"t": np.arange(1, n + 1)}
+    if timestamps is not None:
+        out[time_column or "time"] = np.asarray(timestamps)[:n]
+    var = np.asarray(release.variance, dtype=float)[:n]
+    out |= {"released_total": release.prefix_sums, "variance": var, "std": np.sqrt(var)}
+    return pd.DataFrame(out)
+
+
 def load_sample(alias: str) -> StreamData:
     """A bundled real series by short name: ``flights`` (daily, 181 steps) or ``bike`` (hourly, all hours)."""
     from dpviz.data import samples

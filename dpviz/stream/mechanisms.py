@@ -19,6 +19,7 @@ Var(t) = popcount(t)·levels: N = 1023 gives max 100, mean 50.05; N = 65535 give
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -568,6 +569,44 @@ def make_mechanism(name: str, horizon: int, noise: Noise) -> StreamMechanism:
     if name == "sqrt":
         return SquareRoot(n, noise)
     raise InputError(f"mechanism: expected one of {', '.join(MECHANISM_NAMES)}, got {name!r}")
+
+
+def unit_noise(kind: NoiseKind) -> Noise:
+    """The reference noise of a kind: Laplace with ε = 1 or Gaussian with ρ = 1/2 (variance Δ²)."""
+    return Noise.laplace(1.0) if kind == "laplace" else Noise.gaussian(0.5)
+
+
+def with_noise(mech: StreamMechanism, noise: Noise) -> StreamMechanism:
+    """The same mechanism under another noise level of the same kind, reusing its structure (λ, ...).
+
+    Sensitivities are norms of the strategy, which depend on the noise *kind* only, so this is
+    ``make_mechanism(mech.name, mech.horizon, noise)`` without recomputing the weights.
+    """
+    if noise.kind != mech.noise.kind:
+        raise InputError(f"noise: {mech.name} was built for {mech.noise.kind} noise, got {noise.kind}")
+    out = copy.copy(mech)
+    object.__setattr__(out, "noise", noise)
+    return out
+
+
+def rescaled_release(
+    mech: StreamMechanism, noise: Noise, series: np.ndarray, errors: np.ndarray
+) -> tuple[StreamMechanism, Release]:
+    """Release ``series`` under ``noise`` from ``errors`` = ``mech.errors(rng, 1)[0]`` drawn under ``mech.noise``.
+
+    The error is linear in the noise scale and the scale ratio does not depend on the sensitivity
+    (Δ/ε vs Δ/ε₀, or Δ/sqrt(2ρ) vs Δ/sqrt(2ρ₀)), so a new ε or ρ only rescales one cached draw. The
+    result equals ``make_mechanism(mech.name, N, noise).release(series, rng)`` for the same ``rng``
+    state (up to rounding). A series shorter than N is a prefix (the first ``len(series)`` steps).
+    """
+    new = with_noise(mech, noise)
+    a = as_series(series, mech.horizon)
+    ratio = noise.scale(1.0) / mech.noise.scale(1.0)
+    err = np.asarray(errors, dtype=float)
+    if err.shape != (mech.horizon,):
+        raise InputError(f"errors: expected shape ({mech.horizon},), got {err.shape}")
+    return new, Release(prefix_sums=np.cumsum(a) + ratio * err[: a.size],
+                        variance=new.per_step_variance()[: a.size])
 
 
 def available(noise: Noise) -> tuple[str, ...]:

@@ -13,6 +13,29 @@ from dpviz.stream import fenwick as F
 from dpviz.stream.mechanisms import LABELS, Release, StreamMechanism
 
 MATRIX_MAX = 64
+MAX_POINTS = 2000
+"""Longest line drawn per trace; longer series are reduced by :func:`minmax_index` (the page stays fast)."""
+
+
+def minmax_index(y: np.ndarray, max_points: int | None = MAX_POINTS) -> np.ndarray:
+    """Indices of at most about ``max_points`` points of ``y`` that keep its shape: in each of
+    ``max_points // 2`` equal buckets the smallest and the largest value, plus the first and last point.
+
+    Unlike a plain stride this keeps spikes (noise extremes, the popcount pattern of the variance);
+    all indices are returned (``arange``) when ``y`` is short enough or ``max_points`` is None.
+    """
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    if max_points is None or n <= max_points:
+        return np.arange(n)
+    buckets = max(1, int(max_points) // 2)
+    size = -(-n // buckets)
+    rows = -(-n // size)  # <= buckets; only the last row is padded
+    pad = np.concatenate([y, np.full(rows * size - n, np.nan)]).reshape(rows, size)
+    lo = np.where(np.isnan(pad), np.inf, pad).argmin(axis=1)
+    hi = np.where(np.isnan(pad), -np.inf, pad).argmax(axis=1)
+    base = np.arange(pad.shape[0]) * size
+    return np.unique(np.concatenate([base + lo, base + hi, [0, n - 1]]))
 
 
 def _x(n: int, timestamps: Sequence | np.ndarray | None) -> np.ndarray:
@@ -25,32 +48,47 @@ def release_figure(
     timestamps: Sequence | np.ndarray | None = None,
     *,
     upto: int | None = None,
+    max_points: int | None = MAX_POINTS,
+    error: bool = False,
 ) -> go.Figure:
-    """True running total and each mechanism's release with a ±2σ band; ``upto`` reveals a prefix ("play")."""
+    """True running total and each mechanism's release with a ±2σ band; ``upto`` reveals a prefix ("play").
+
+    ``error=True`` draws released − true instead (the truth is then the zero line), which shows the
+    noise when the totals are large. Each line is reduced to about ``max_points`` points
+    (:func:`minmax_index`) for drawing.
+    """
     n = len(counts) if upto is None else int(upto)
     x = _x(n, timestamps)
+    total = np.cumsum(np.asarray(counts, dtype=float))[:n]
     fig = go.Figure()
     for name, rel in releases.items():
-        y, sd = rel.prefix_sums[:n], 2.0 * np.sqrt(rel.variance[:n])
+        idx = minmax_index(rel.prefix_sums[:n] - total, max_points)
+        xi, sd = x[idx], 2.0 * np.sqrt(rel.variance[:n][idx])
+        y = rel.prefix_sums[:n][idx] - (total[idx] if error else 0.0)
         label = LABELS.get(name, name)
-        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([y + sd, (y - sd)[::-1]]),
+        fig.add_trace(go.Scatter(x=np.concatenate([xi, xi[::-1]]), y=np.concatenate([y + sd, (y - sd)[::-1]]),
                                  fill="toself", opacity=0.15, line={"width": 0}, hoverinfo="skip",
                                  name=f"{label} ±2σ", legendgroup=name, showlegend=False))
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, legendgroup=name))
-    fig.add_trace(go.Scatter(x=x, y=np.cumsum(np.asarray(counts, dtype=float))[:n], mode="lines",
+        fig.add_trace(go.Scatter(x=xi, y=y, mode="lines", name=label, legendgroup=name))
+    idx = minmax_index(np.diff(total, prepend=0.0), max_points)
+    fig.add_trace(go.Scatter(x=x[idx], y=np.zeros(idx.size) if error else total[idx], mode="lines",
                              name="true running total", line={"color": "black", "dash": "dot"}))
-    fig.update_layout(xaxis_title="step" if timestamps is None else "time", yaxis_title="running total",
-                      legend={"orientation": "h"})
+    fig.update_layout(xaxis_title="step" if timestamps is None else "time",
+                      yaxis_title="released − true" if error else "running total",
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, margin={"t": 30})
     return fig
 
 
-def variance_figure(mechanisms: Sequence[StreamMechanism]) -> go.Figure:
-    """The "noise curves": per-step analytic variance of every mechanism on one log-scale plot."""
+def variance_figure(mechanisms: Sequence[StreamMechanism], *, max_points: int | None = MAX_POINTS) -> go.Figure:
+    """The "noise curves": per-step analytic variance of every mechanism on one log-scale plot
+    (each curve reduced to about ``max_points`` points by :func:`minmax_index`)."""
     fig = go.Figure()
     for mech in mechanisms:
         v = mech.per_step_variance()
-        fig.add_trace(go.Scatter(x=np.arange(1, v.size + 1), y=v, mode="lines", name=LABELS.get(mech.name, mech.name)))
-    fig.update_layout(xaxis_title="step t", yaxis_title="Var(released s_t)", yaxis_type="log")
+        idx = minmax_index(v, max_points)
+        fig.add_trace(go.Scatter(x=idx + 1, y=v[idx], mode="lines", name=LABELS.get(mech.name, mech.name)))
+    fig.update_layout(xaxis_title="step t", yaxis_title="Var(released s_t)", yaxis_type="log",
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, margin={"t": 30})
     return fig
 
 
@@ -98,7 +136,7 @@ def lambda_figure(lam: np.ndarray) -> go.Figure:
     fig = go.Figure(go.Scatter(x=i, y=lam, mode="markers", marker={"color": level, "colorscale": "Viridis",
                                                                     "colorbar": {"title": "level"}, "size": 5},
                                hovertemplate="node %{x}: λ = %{y:.4g}<extra></extra>"))
-    fig.update_layout(xaxis_title="node i", yaxis_title="λ_i")
+    fig.update_layout(xaxis_title="node i", yaxis_title="λ_i", margin={"t": 30})
     return fig
 
 

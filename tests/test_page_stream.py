@@ -1,0 +1,286 @@
+"""pages/2_Stream.py: AppTest layer (in-process) + real-browser tests (Playwright)."""
+
+import re
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from dpviz.errors import InputError
+from dpviz.stream.fenwick import workload_matrix
+from dpviz.stream.io import MAX_STEPS, read_stream_csv
+from dpviz.stream.mechanisms import LABELS
+from dpviz.viz.stream import MAX_POINTS
+from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, plotly_json, plotly_z
+from tests.e2e_helpers import open_page, set_slider_keys, upload, wait_idle, wait_plotly
+
+PAGE = "pages/2_Stream.py"
+DATA = ROOT / "tests" / "data"
+BAD_FILES = ["stream_bad_nonnumeric.csv", "stream_bad_negative.csv", "stream_bad_empty.csv"]
+TOO_LONG = b"count\n" + b"1\n" * (MAX_STEPS + 1)
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def chart_keys(at) -> set[str]:
+    return {k for k in ("release_chart", "variance_chart", "lambda_chart", "m_heatmap", "b_heatmap",
+                        "sigma_heatmap") if any(k in c.proto.id for c in at.get("plotly_chart"))}
+
+
+def release_trace_len(at) -> int:
+    """Points of the true running total in the release chart (its last trace)."""
+    fig = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "release_chart" in c.proto.id)
+    return len(decode_plotly_array(fig["data"][-1]["y"]))
+
+
+def table_mechanisms(at) -> list[str]:
+    return list(at.dataframe[0].value["mechanism"])
+
+
+@pytest.fixture
+def at():
+    return ok(app_test(PAGE))
+
+
+def upload_file(at, name: str, raw: bytes | None = None):
+    at.file_uploader(key="stream_upload_file").upload(name, raw if raw is not None else (DATA / name).read_bytes(),
+                                                      "text/csv")
+    return ok(at.run())
+
+
+def validator_message(raw: bytes) -> str:
+    with pytest.raises(InputError) as exc:
+        read_stream_csv(raw)
+    return str(exc.value)
+
+
+def test_loads_bundled_flights(at):
+    m = metrics(at)
+    assert m["Horizon N"] == "181" and at.number_input(key="horizon").value == 181
+    assert float(m["FDA empirical RMSE"]) > 0 and float(m["FDA mean MSE per step"]) > 0
+    assert chart_keys(at) == {"release_chart", "variance_chart", "lambda_chart"}  # no heatmaps for N > 64
+    assert table_mechanisms(at) == [LABELS[m] for m in ("naive", "binary", "honaker", "fenwick-fda")]
+    df = at.dataframe[0].value
+    assert {"total MSE", "mean MSE", "max MSE", "ratio to FDA"} <= set(df.columns)
+    assert df.loc[df["mechanism"] == LABELS["fenwick-fda"], "ratio to FDA"].item() == pytest.approx(1.0)
+    assert release_trace_len(at) == 181
+    assert not at.error
+    assert at.get("download_button")[0].proto.label.startswith("Released series (CSV")
+    variance = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "variance_chart" in c.proto.id)
+    assert variance["layout"]["yaxis"]["type"] == "log" and len(variance["data"]) == 4
+
+
+def test_epsilon_changes_numbers_and_only_rescales_noise(at):
+    before = metrics(at)
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())
+    after = metrics(at)
+    assert after["FDA empirical RMSE"] != before["FDA empirical RMSE"]
+    # the same unit draw, rescaled: the error scales with 1/ε and the MSE with 1/ε² (Laplace)
+    assert float(after["FDA empirical RMSE"]) == pytest.approx(2 * float(before["FDA empirical RMSE"]), rel=1e-3)
+    assert float(after["FDA mean MSE per step"]) == pytest.approx(4 * float(before["FDA mean MSE per step"]), rel=1e-3)
+
+
+def test_mechanism_selection_changes_table_rows(at):
+    ok(at.multiselect(key="mechanisms").set_value(["fenwick", "fenwick-fda"]).run())
+    assert table_mechanisms(at) == [LABELS["fenwick"], LABELS["fenwick-fda"]]
+    assert metrics(at)["Naive empirical RMSE"] == "—"
+    ok(at.multiselect(key="mechanisms").set_value(["naive"]).run())
+    assert table_mechanisms(at) == [LABELS["naive"]]
+    assert metrics(at)["FDA mean MSE per step"] == "—"
+    assert at.dataframe[0].value["ratio to FDA"].isna().all()
+    ok(at.multiselect(key="mechanisms").set_value([]).run())
+    assert at.warning and not at.dataframe and chart_keys(at) == {"release_chart", "lambda_chart"}
+
+
+def test_small_horizon_shows_matrices_big_does_not(at):
+    ok(at.number_input(key="horizon").set_value(12).run())
+    assert metrics(at)["Horizon N"] == "12" and release_trace_len(at) == 12
+    assert chart_keys(at) >= {"m_heatmap", "b_heatmap", "sigma_heatmap"}
+    zs = {k: plotly_z(at, i) for i, c in enumerate(at.get("plotly_chart"))
+          for k in ("m_heatmap", "b_heatmap", "sigma_heatmap") if k in c.proto.id}
+    assert all(z.shape == (12, 12) for z in zs.values())
+    np.testing.assert_allclose(zs["b_heatmap"] @ zs["m_heatmap"], workload_matrix(12))  # W = B M
+    assert np.all(np.diag(zs["sigma_heatmap"]) > 0)
+    ok(at.number_input(key="horizon").set_value(64).run())
+    assert chart_keys(at) >= {"m_heatmap"}
+    ok(at.number_input(key="horizon").set_value(65).run())
+    assert "m_heatmap" not in chart_keys(at) and any("N ≤ 64" in c.value for c in at.caption)
+
+
+def test_big_bike_series_is_reduced_for_plotting(at):
+    ok(at.selectbox(key="stream_sample").set_value("bike").run())
+    assert metrics(at)["Horizon N"] == "17,544"
+    assert "m_heatmap" not in chart_keys(at)
+    for i, c in enumerate(at.get("plotly_chart")):
+        if "release_chart" in c.proto.id or "variance_chart" in c.proto.id:
+            assert all(len(decode_plotly_array(t["y"])) <= 2 * MAX_POINTS + 4 for t in plotly_json(at, i)["data"])
+    # (redraw latency is measured in bench/, not asserted here: no timing assertions in tests)
+    seen = set()
+    for eps in (0.5, 0.2, 2.0):
+        ok(at.select_slider(key="epsilon").set_value(eps).run())
+        seen.add(tuple(sorted(metrics(at).items())))
+    assert len(seen) == 3  # every ε move redraws new numbers
+
+
+def test_horizon_releases_only_first_steps(at):
+    full = at.dataframe[0].value
+    ok(at.number_input(key="horizon").set_value(100).run())
+    assert metrics(at)["Horizon N"] == "100" and release_trace_len(at) == 100
+    assert not at.dataframe[0].value["total MSE"].equals(full["total MSE"])
+
+
+def test_upload_good_csv(at):
+    ok(at.radio(key="stream_source").set_value("upload").run())
+    assert at.info and "flights" in at.info[0].value  # previous data until a file is loaded
+    upload_file(at, "stream_good.csv")
+    assert metrics(at)["Horizon N"] == "20" and not at.error
+    assert chart_keys(at) >= {"m_heatmap", "b_heatmap", "sigma_heatmap"}  # N = 20 <= 64
+    ok(at.select_slider(key="epsilon").set_value(2.0).run())  # the upload persists across reruns
+    assert metrics(at)["Horizon N"] == "20"
+    upload_file(at, "stream_good_counts_only.csv")
+    assert metrics(at)["Horizon N"] == "100" and at.number_input(key="horizon").value == 100
+
+
+@pytest.mark.parametrize("bad", BAD_FILES + ["stream_bad_too_long.csv"])
+def test_bad_upload_shows_validator_message_and_keeps_data(at, bad):
+    raw = TOO_LONG if bad == "stream_bad_too_long.csv" else (DATA / bad).read_bytes()
+    ok(at.radio(key="stream_source").set_value("upload").run())
+    upload_file(at, "stream_good.csv")
+    before = metrics(at)
+    upload_file(at, bad, raw)
+    assert [e.value for e in at.error] == [validator_message(raw)]
+    assert metrics(at) == before  # the last good upload is still shown
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())  # the page stays usable
+    assert metrics(at)["Horizon N"] == "20" and metrics(at)["FDA empirical RMSE"] != before["FDA empirical RMSE"]
+
+
+def test_bad_upload_messages_are_specific():
+    assert "'lots' is not a finite number" in validator_message((DATA / "stream_bad_nonnumeric.csv").read_bytes())
+    assert "-2 is negative" in validator_message((DATA / "stream_bad_negative.csv").read_bytes())
+    assert "no data rows" in validator_message((DATA / "stream_bad_empty.csv").read_bytes())
+    assert "too long" in validator_message(TOO_LONG)
+
+
+def test_bad_upload_first_keeps_bundled_data(at):
+    ok(at.radio(key="stream_source").set_value("upload").run())
+    upload_file(at, "stream_bad_negative.csv")
+    assert "negative" in at.error[0].value
+    assert metrics(at)["Horizon N"] == "181"
+
+
+def test_synthetic_stream(at):
+    ok(at.radio(key="stream_source").set_value("synthetic").run())
+    assert metrics(at)["Horizon N"] == "365"
+    ok(at.select_slider(key="syn_length").set_value(31).run())
+    assert metrics(at)["Horizon N"] == "31" and "m_heatmap" in chart_keys(at)
+    r0 = metrics(at)["FDA empirical RMSE"]
+    ok(at.select_slider(key="syn_rate").set_value(100.0).run())
+    assert any("rate 100" in c.value for c in at.caption)
+    assert metrics(at)["FDA empirical RMSE"] == r0  # the noise does not depend on the data
+
+
+def test_gaussian_options(at):
+    ok(at.radio(key="noise").set_value("gaussian").run())
+    assert "sqrt" in at.multiselect(key="mechanisms").value
+    assert LABELS["sqrt"] in table_mechanisms(at)
+    assert not at.select_slider(key="delta").disabled and at.select_slider(key="rho").disabled
+    g = metrics(at)["FDA empirical RMSE"]
+    ok(at.select_slider(key="delta").set_value(1e-3).run())
+    assert metrics(at)["FDA empirical RMSE"] != g
+    ok(at.radio(key="gauss_param").set_value("rho").run())
+    assert at.select_slider(key="epsilon").disabled and not at.select_slider(key="rho").disabled
+    assert any("ρ = 0.5" in c.value for c in at.caption)
+    r = metrics(at)["FDA mean MSE per step"]
+    ok(at.select_slider(key="rho").set_value(0.05).run())
+    assert float(metrics(at)["FDA mean MSE per step"]) == pytest.approx(10 * float(r), rel=1e-3)
+    ok(at.radio(key="noise").set_value("laplace").run())
+    assert "sqrt" not in at.multiselect(key="mechanisms").value and LABELS["sqrt"] not in table_mechanisms(at)
+
+
+def test_new_noise_draw_changes_seed_and_numbers(at):
+    seed0 = at.session_state["seed"]
+    before = metrics(at)["FDA empirical RMSE"]
+    ok(at.button(key="new_draw").click().run())
+    assert at.session_state["seed"] != seed0
+    assert any(f"seed **{at.session_state['seed']}**" in c.value for c in at.caption)
+    assert metrics(at)["FDA empirical RMSE"] != before
+    ok(at.number_input(key="seed").set_value(seed0).run())  # a typed seed reproduces the draw
+    assert metrics(at)["FDA empirical RMSE"] == before
+
+
+def test_play_control_reveals_fewer_steps(at):
+    ok(at.slider(key="upto").set_value(10).run())
+    assert release_trace_len(at) == 10
+    assert any(c.value.startswith("Step 10 of 181") for c in at.caption)
+    ok(at.button(key="play").click().run())  # from the start: first frame = ceil(181 / 40) = 5 steps
+    assert at.session_state["playing"] is True
+    assert at.slider(key="upto").value == 15 and release_trace_len(at) == 15
+    ok(at.button(key="pause").click().run())
+    assert at.session_state["playing"] is False and at.slider(key="upto").value == 15
+    ok(at.button(key="show_all").click().run())
+    assert at.slider(key="upto").value == 181 and release_trace_len(at) == 181
+    ok(at.button(key="play").click().run())  # at the end: starts over
+    assert at.slider(key="upto").value == 5 and release_trace_len(at) == 5
+
+
+def test_error_view_shows_released_minus_true(at):
+    ok(at.radio(key="release_view").set_value("error").run())
+    fig = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "release_chart" in c.proto.id)
+    assert fig["layout"]["yaxis"]["title"]["text"] == "released − true"
+    assert not np.any(decode_plotly_array(fig["data"][-1]["y"]))  # the truth is the zero line
+    err = np.abs(decode_plotly_array(fig["data"][1]["y"]))
+    assert 0 < err.max() < 1_000  # noise scale, not the ~3M totals
+
+
+def test_download_button(at):
+    assert [b.proto.label for b in at.get("download_button")] == [f"Released series (CSV, {LABELS['naive']})"]
+    ok(at.selectbox(key="download_mech").set_value("fenwick-fda").run())
+    assert at.get("download_button")[0].proto.label == f"Released series (CSV, {LABELS['fenwick-fda']})"
+
+
+# ---- real browser --------------------------------------------------------------------------------
+def metric_value(page, label):
+    return page.locator("[data-testid=stMetric]").filter(has_text=label).locator("[data-testid=stMetricValue]")
+
+
+def test_browser_epsilon_slider_changes_numbers(page, streamlit_server):
+    open_page(page, streamlit_server, "Stream")
+    wait_plotly(page, 3)
+    fda = metric_value(page, "FDA empirical RMSE")
+    expect(fda).to_have_text(re.compile(r"^\d"))
+    f0 = fda.inner_text()
+    set_slider_keys(page, "Privacy budget ε (log scale)", "ArrowLeft", 2)  # 1 -> 0.7 -> 0.5
+    expect(page.get_by_role("slider", name="Privacy budget ε (log scale)")).to_have_attribute("aria-valuetext", "0.5")
+    wait_idle(page)
+    expect(fda).not_to_have_text(f0)
+    assert float(fda.inner_text()) == pytest.approx(2 * float(f0), rel=2e-3)
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
+
+
+def test_browser_play_and_upload(page, streamlit_server):
+    open_page(page, streamlit_server, "Stream")
+    wait_plotly(page, 3)
+    page.get_by_role("button", name="Play").click()
+    expect(page.get_by_text(re.compile(r"^Step \d+ of 181"))).not_to_have_text(re.compile(r"^Step 181 of 181"))
+    expect(page.get_by_text(re.compile(r"^Step (1\d|[2-9]\d|1\d\d) of 181"))).to_be_visible(timeout=15_000)  # advancing
+    page.get_by_role("button", name="Pause").click()
+    expect(page.get_by_role("button", name="Play")).to_be_visible()
+    wait_idle(page)
+    page.locator("[data-testid=stRadio]").first.get_by_text("Upload a CSV").click()
+    expect(page.locator("[data-testid=stFileUploader]")).to_be_visible()
+    wait_idle(page)
+    upload(page, DATA / "stream_good.csv")
+    expect(metric_value(page, "Horizon N")).to_have_text("20")
+    wait_idle(page)
+    upload(page, DATA / "stream_bad_negative.csv")
+    expect(page.locator("[data-testid=stAlertContentError]")).to_contain_text("-2 is negative")
+    wait_idle(page)
+    expect(metric_value(page, "Horizon N")).to_have_text("20")
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
