@@ -54,20 +54,25 @@ def pivots(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> 
     n, n1 = tree.n, tree.n1
     if n1 == 0:
         return np.zeros(0)
-    dd = np.ones(n) if d is None else np.asarray(d, float)
-    if dd.shape != (n,) or np.any(~np.isfinite(dd)) or np.any(dd <= 0):
-        raise ValueError("per-node variances must be a positive finite vector of length n")
-    a = dd[:n1] + np.bincount(tree.parent[1:], weights=dd[1:], minlength=n)[:n1]
+    if d is None:  # the paper's case: a_i = 1 + |C_i| (Alg. 1 line 1: θ_i = |C_i|)
+        dd = None
+        a = 1.0 + tree.children_count[:n1]
+    else:
+        dd = np.asarray(d, float)
+        if dd.shape != (n,) or np.any(~np.isfinite(dd)) or np.any(dd <= 0):
+            raise ValueError("per-node variances must be a positive finite vector of length n")
+        a = dd[:n1] + np.bincount(tree.parent[1:], weights=dd[1:], minlength=n1)
     use_sparse = engine == "sparse" or (engine == "auto" and tree.is_deep)
     if use_sparse:
-        return _pivots_sparse(tree, dd, a)
+        return _pivots_sparse(tree, np.ones(n) if dd is None else dd, a)
     t = np.empty(n1)
-    acc = np.zeros(n1)  # Σ_{c internal child} d_c² / t_c
+    acc = np.zeros(n1)  # Σ_{c internal child} d_c² / t_c  (Alg. 1 line 2: Σ (1 + θ_c)⁻¹)
     for k in range(2, tree.h + 1):
         blk = tree.block(k)
         t[blk] = a[blk] - acc[blk]
         if k < tree.h:
-            scatter_add(acc, tree.parent[blk], dd[blk] ** 2 / t[blk])
+            contrib = 1.0 / t[blk] if dd is None else dd[blk] ** 2 / t[blk]
+            scatter_add(acc, tree.parent[blk], contrib)
     return t
 
 
@@ -157,7 +162,9 @@ def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "au
         y = downward(sub, p.t * upward(sub, u, p.t, p.d1, engine), p.t, p.d1, engine)
     else:
         raise ValueError(f"form must be 'sqrt' or 'nosqrt', got {form!r}")
-    correction = m_times(tree, y)
-    if p.d is not None:
-        correction *= p.d
-    return noisy - correction
+    if p.d is None:  # v̄ = ṽ - M y without materialising M y: two passes over ṽ's copy
+        out = noisy.copy()
+        out[: tree.n1] -= y
+        out[1:] += y[tree.parent[1:]]
+        return out
+    return noisy - p.d * m_times(tree, y)
