@@ -198,7 +198,6 @@ for m in methods:
     mechs[m], releases[m] = rescaled_release(unit_mechanism(m, horizon, kind), noise, series,
                                              unit_errors(m, horizon, kind, seed))
 table = vs.mse_table(list(mechs.values())) if mechs else None
-truth = np.cumsum(series)
 
 st.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
            f"{noise.describe}" + (f" (from ε = {eps:g}, δ = {delta:.0e})" if kind == "gaussian" and not use_rho else ""))
@@ -213,7 +212,7 @@ def _fda(col: str) -> str:
 def _empirical_rmse(m: str) -> str:
     if m not in releases:
         return "—"
-    return f"{float(np.sqrt(np.mean((releases[m].prefix_sums - truth) ** 2))):.4g}"
+    return f"{releases[m].empirical_rmse(series):.4g}"
 
 
 m1, m2, m3, m4, m5 = st.columns(5)
@@ -262,7 +261,7 @@ def release_view() -> None:
     upto = min(upto, horizon)
     when = f" ({np.datetime_as_string(stamps_n[upto - 1], unit='m')})" if stamps_n is not None else ""
     shown = ", ".join(f"{LABELS.get(m, m)} {releases[m].prefix_sums[upto - 1]:,.1f}" for m in releases)
-    st.caption(f"Step {upto:,} of {horizon:,}{when}: true total {truth[upto - 1]:,.0f}"
+    st.caption(f"Step {upto:,} of {horizon:,}{when}: true total {series[:upto].sum():,.0f}"
                + (f"; released: {shown}" if shown else ""))
     st.plotly_chart(vs.release_figure(series, releases, stamps_n, upto=upto, error=error_view == "error"),
                     key="release_chart", width="stretch")

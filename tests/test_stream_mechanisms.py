@@ -11,6 +11,7 @@ from dpviz.stream import fenwick as F
 from dpviz.stream.mechanisms import (
     MECHANISM_NAMES,
     Noise,
+    Release,
     StreamMechanism,
     available,
     make_mechanism,
@@ -218,3 +219,11 @@ def test_release_validates_series():
         mech.release(np.array([]), rng)
     with pytest.raises(InputError, match="finite"):
         mech.streamer(rng).step(float("inf"))
+
+
+def test_release_empirical_rmse_against_running_totals():
+    a = np.array([3.0, 1.0, 4.0, 1.0])
+    rel = make_mechanism("naive", 4, Noise.laplace(1.0)).release(a, np.random.default_rng(5))
+    expect = np.sqrt(np.mean((rel.prefix_sums - np.cumsum(a)) ** 2))
+    assert rel.empirical_rmse(a) == pytest.approx(expect)
+    assert Release(np.cumsum(a), np.ones(4)).empirical_rmse(a) == 0.0

@@ -27,14 +27,7 @@ import numpy as np
 from scipy.signal import fftconvolve
 
 from dpviz.errors import InputError
-from dpviz.privacy.accounting import approx_dp_to_zcdp
-from dpviz.privacy.mechanisms import (
-    gaussian_noise,
-    gaussian_sigma_zcdp,
-    laplace_noise,
-    laplace_scale,
-    laplace_variance,
-)
+from dpviz.privacy.mechanisms import Noise, NoiseKind
 from dpviz.stream.fenwick import (
     chain_sum,
     check_horizon,
@@ -45,7 +38,6 @@ from dpviz.stream.fenwick import (
 )
 from dpviz.stream.weights import fda_weight_at, fda_weights, subtree_optima
 
-NoiseKind = Literal["laplace", "gaussian"]
 MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
 LABELS: dict[str, str] = {
     "naive": "Naive (noisy increments)",
@@ -58,74 +50,6 @@ LABELS: dict[str, str] = {
 
 
 # ---------------------------------------------------------------------------------------------
-# noise
-
-
-@dataclass(frozen=True)
-class Noise:
-    """Laplace noise for ε-DP (L1 sensitivity) or Gaussian noise for ρ-zCDP (L2 sensitivity)."""
-
-    kind: NoiseKind
-    epsilon: float | None = None
-    rho: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind == "laplace":
-            _positive("epsilon", self.epsilon)
-        elif self.kind == "gaussian":
-            _positive("rho", self.rho)
-        else:
-            raise InputError(f"noise: expected 'laplace' or 'gaussian', got {self.kind!r}")
-
-    @classmethod
-    def laplace(cls, epsilon: float) -> Noise:
-        return cls("laplace", epsilon=epsilon)
-
-    @classmethod
-    def gaussian(cls, rho: float) -> Noise:
-        return cls("gaussian", rho=rho)
-
-    @classmethod
-    def gaussian_approx(cls, epsilon: float, delta: float) -> Noise:
-        """Gaussian noise at the largest ρ whose zCDP guarantee implies (ε, δ)-DP."""
-        _positive("epsilon", epsilon)
-        if not 0.0 < delta < 1.0:
-            raise InputError(f"delta: expected a number in (0, 1), got {delta!r}")
-        return cls("gaussian", rho=approx_dp_to_zcdp(epsilon, delta))
-
-    def scale(self, sensitivity: float) -> float:
-        """Laplace scale Δ₁/ε or Gaussian σ = Δ₂/sqrt(2ρ)."""
-        if self.kind == "laplace":
-            return laplace_scale(sensitivity, self.epsilon)
-        return gaussian_sigma_zcdp(sensitivity, self.rho)
-
-    def variance(self, sensitivity: float) -> float:
-        """Variance of one noise draw: 2(Δ₁/ε)² or Δ₂²/(2ρ)."""
-        s = self.scale(sensitivity)
-        return float(laplace_variance(s)) if self.kind == "laplace" else s * s
-
-    def standard(self, rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Unit-scale draws (Lap(1) or N(0, 1)); callers multiply by :meth:`scale`."""
-        if self.kind == "laplace":
-            return laplace_noise(1.0, shape, rng)
-        return gaussian_noise(1.0, shape, rng)
-
-    def norm(self, vectors: np.ndarray) -> np.ndarray:
-        """The sensitivity norm of each row: L1 (Laplace) or L2 (Gaussian)."""
-        v = np.abs(np.asarray(vectors, dtype=float))
-        return v.sum(axis=-1) if self.kind == "laplace" else np.sqrt((v * v).sum(axis=-1))
-
-    @property
-    def describe(self) -> str:
-        return f"Laplace, ε = {self.epsilon:g}" if self.kind == "laplace" else f"Gaussian, ρ = {self.rho:g}"
-
-
-def _positive(name: str, value: float | None) -> None:
-    if value is None or isinstance(value, bool) or not np.isfinite(value) or value <= 0:
-        raise InputError(f"{name}: expected a positive finite number, got {value!r}")
-
-
-# ---------------------------------------------------------------------------------------------
 # interface
 
 
@@ -135,6 +59,11 @@ class Release:
 
     prefix_sums: np.ndarray
     variance: np.ndarray
+
+    def empirical_rmse(self, series: np.ndarray) -> float:
+        """Root-mean-square error of this draw against the true running totals s = W a."""
+        truth = np.cumsum(np.asarray(series, float)[: self.prefix_sums.shape[0]])
+        return float(np.sqrt(np.mean((self.prefix_sums - truth) ** 2)))
 
 
 class Streamer(Protocol):

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from dpviz.errors import InputError
-from dpviz.privacy.accounting import approx_dp_to_zcdp
-from dpviz.privacy.mechanisms import gaussian_sigma_zcdp, laplace_scale, laplace_variance
+from dpviz.privacy.accounting import pure_dp_to_zcdp
+from dpviz.privacy.mechanisms import Noise, laplace_variance
 from dpviz.tree import baselines
 from dpviz.tree.gmc import GMCPlan, gmc, plan
 from dpviz.tree.io import TreeData
@@ -77,11 +77,16 @@ class NoiseSpec:
             raise InputError(f"delta must lie in (0, 1), got {self.delta!r}")
 
     @property
+    def noise(self) -> Noise:
+        """The whole-tree noise: Laplace at ε, or Gaussian at the ρ implied by (ε, δ)."""
+        if self.mechanism == "gaussian":
+            return Noise.gaussian_approx(self.epsilon, self.delta)
+        return Noise.laplace(self.epsilon)
+
+    @property
     def rho(self) -> float:
         """ρ of the zCDP guarantee (Gaussian); for Laplace, the ε²/2-zCDP it implies."""
-        if self.mechanism == "gaussian":
-            return approx_dp_to_zcdp(self.epsilon, self.delta)
-        return self.epsilon**2 / 2.0
+        return self.noise.rho if self.mechanism == "gaussian" else pure_dp_to_zcdp(self.epsilon)
 
 
 def level_shares(h: int, split: Split = "uniform") -> np.ndarray:
@@ -96,11 +101,14 @@ def level_shares(h: int, split: Split = "uniform") -> np.ndarray:
 
 
 def node_scales(tree: Tree, spec: NoiseSpec) -> np.ndarray:
-    """Per-node noise scale: Laplace b = 1/ε_ℓ (uniform: h/ε) or Gaussian σ = 1/sqrt(2ρ_ℓ)."""
+    """Per-node noise scale: Laplace b = 1/ε_ℓ (uniform: h/ε) or Gaussian σ = 1/sqrt(2ρ_ℓ).
+
+    Each level is a unit-sensitivity count release at its share of the budget (ε_ℓ = share_ℓ ε,
+    ρ_ℓ = share_ℓ ρ), so the scale is the whole-budget scale divided by share_ℓ (Laplace) or
+    sqrt(share_ℓ) (Gaussian)."""
     shares = level_shares(tree.h, spec.split)[tree.depth - 1]
-    if spec.mechanism == "laplace":
-        return laplace_scale(1.0, spec.epsilon) / shares
-    return gaussian_sigma_zcdp(1.0, spec.rho) / np.sqrt(shares)
+    base = spec.noise.scale(1.0)
+    return base / shares if spec.mechanism == "laplace" else base / np.sqrt(shares)
 
 
 def node_variances(tree: Tree, spec: NoiseSpec) -> np.ndarray:
@@ -112,7 +120,7 @@ def node_variances(tree: Tree, spec: NoiseSpec) -> np.ndarray:
 def unit_noise(n: int, mechanism: Mechanism, rng: np.random.Generator) -> np.ndarray:
     """Standard draws (Lap(1) or N(0,1)); noise = unit_noise * node_scales. Drawing once per seed and
     rescaling lets an ε slider move without a new draw."""
-    return rng.laplace(0.0, 1.0, n) if mechanism == "laplace" else rng.standard_normal(n)
+    return Noise.standard_draws(mechanism, rng, n)
 
 
 # ---- post-processing methods -----------------------------------------------------------------
