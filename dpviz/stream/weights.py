@@ -57,6 +57,7 @@ from scipy.optimize import minimize
 from scipy.sparse.linalg import splu
 
 from dpviz.errors import InputError
+from dpviz.privacy.mechanisms import NoiseKind
 from dpviz.stream.fenwick import (
     check_horizon,
     column_chain_sum,
@@ -67,7 +68,6 @@ from dpviz.stream.fenwick import (
     strategy_matrix,
 )
 
-NoiseKind = Literal["laplace", "gaussian"]
 GENERIC_MAX_HORIZON = 4096  # barrier method
 SLSQP_MAX_HORIZON = 1024
 
