@@ -18,11 +18,11 @@ from dpviz.tree.cli import load_input
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
 from dpviz.tree.gmc import plan as gmc_plan
 from dpviz.tree.io import load_tree_file
-from dpviz.tree.metrics import random_ranges, theorem5_mse
+from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
-from dpviz.tree.release import (METHOD_LABELS, METHODS, NoiseSpec, compare, node_variances, release_frame,
-                                unit_noise, weights_for)
+from dpviz.tree.release import (METHOD_LABELS, METHODS, NoiseSpec, compare, expected_variance, node_variances,
+                                release_frame, unit_noise, weights_for)
 from dpviz.viz import tree as vt
 
 BIG = 100_000  # above this: slow baselines off by default, collapsed views
@@ -186,10 +186,12 @@ with st.spinner("Preparing the GMC plan (stage 1, once per tree) ..."):
     plan = get_plan(key, split, mechanism, data)
 unit = get_unit(key, seed, mechanism, tree.n)
 ranges = get_ranges(key, tree.m)
+expected_var = expected_variance(tree, spec, plan)  # Var(v̄_i) of the optimal release, O(n)
 results = {}
 table = None
 if methods:
-    table, results = compare(data, spec, methods, None, unit=unit, gmc_plan=plan, ranges=ranges)
+    table, results = compare(data, spec, methods, None, unit=unit, gmc_plan=plan, ranges=ranges,
+                             expected=expected_var)
 else:
     st.warning("Select at least one post-processing method.", icon=":material/warning:")
 noisy = next(iter(results.values())).noisy if results else data.v
@@ -210,10 +212,9 @@ m1.metric("Nodes n", f"{tree.n:,}")
 m2.metric("Height h", f"{tree.h}")
 m3.metric("GMC rmse_NQ", _rmse("gmc"))
 m4.metric("Processless rmse_NQ", _rmse("processless"))
-m5.metric("Theorem 5 E[sq. error]",
-          f"{theorem5_mse(tree, sigma2)[1]:.3g}" if split == "uniform" else "—",
-          help="Expected total squared error of GMC over all nodes, m σ² (Theorem 5, Eq. 28), for a "
-               "uniform split; not shown for the geometric split.")
+m5.metric("Expected sq. error (GMC)", f"{expected_var.sum():.3g}",
+          help="Expected total squared error of the optimal release over all nodes: m σ² for a uniform "
+               "split (Theorem 5, Eq. 28); its weighted form Σ Var(v̄ᵢ) for the geometric split.")
 
 # ---- views ---------------------------------------------------------------------------------------
 left, right = st.columns([1.1, 1], gap="large")
@@ -229,16 +230,17 @@ with right:
     if table is not None:
         view = table.assign(method=[METHOD_LABELS.get(m, m) for m in table["method"]])
         view = view.rename(columns={"total_sq_error": "total sq. error",
-                                    "thm5_expected_sq_error": "Theorem 5 expected"})
+                                    "expected_sq_error": "expected (Thm 5)"})
         st.dataframe(view, hide_index=True, key="release_table",
                      column_config={c: st.column_config.NumberColumn(format="%.4g")
                                     for c in ("rmse_NQ", "rmse_RQ", "bias", "seconds",
-                                              "total sq. error", "Theorem 5 expected")})
+                                              "total sq. error", "expected (Thm 5)")})
         st.caption(f"rmse_RQ over {len(ranges[0]):,} random leaf ranges (fixed per tree). Theorem 5: "
                    "E[total squared error] = n σ² before and m σ² after optimal post-processing "
-                   "(uniform split only).")
+                   "(uniform split); for the geometric split, the sums of the analytic variances.")
         st.plotly_chart(vt.error_by_level_figure(
-            vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS),
+            vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS,
+            expected=expected_error_by_level(tree, expected_var)),
             key="error_by_level", width="stretch")
 
 if table is not None:

@@ -129,7 +129,11 @@ def test_compare_reports_every_method_on_one_draw(county):
     assert all(np.array_equal(r.noisy, results["gmc"].noisy) for r in results.values())
     # optimal post-processing beats raw noise on range queries
     assert by.loc["gmc", "rmse_RQ"] < by.loc["processless", "rmse_RQ"]
-    assert np.isclose(by.loc["gmc", "thm5_expected_sq_error"], 2 * county.tree.m * 25)
+    assert np.isclose(by.loc["gmc", "expected_sq_error"], 2 * county.tree.m * 25)  # Thm 5: 2mh²/ε²
+    assert np.isclose(by.loc["processless", "expected_sq_error"], 2 * county.tree.n * 25)  # Eq. 27
+    assert np.isnan(by.loc["boosting", "expected_sq_error"])
+    geo, _ = compare(county, NoiseSpec(epsilon=1.0, split="geometric"), ["gmc"], rng, q=100)
+    assert np.isfinite(geo.loc[0, "expected_sq_error"])
 
 
 def test_deep_path_like_tree_release_without_recursion_limit():

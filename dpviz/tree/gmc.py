@@ -168,3 +168,30 @@ def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "au
         out[1:] += y[tree.parent[1:]]
         return out
     return noisy - p.d * m_times(tree, y)
+
+
+def output_variance(p: GMCPlan) -> np.ndarray:
+    """Per-node variance of the GMC release v̄ for noise variances ``p.d`` (1 when uniform), in O(n).
+
+    Var(v̄) = D - D M (MᵀDM)⁻¹ Mᵀ D, so Var(v̄_i) = d_i - d_i² q_i with q_i = ||G⁻ᵀ Mᵀ e_i||² and
+    G = G_{T⁽¹⁾←T}. By Prop. 2, r_j = G⁻ᵀ e_j lives on j and its ancestors with r_j = e_j/w_j +
+    (w_{j→f_j}/w_j) r_{f_j}, so S_j = ||r_j||² obeys the downward recursion
+    S_j = 1/t_j + (d_j/t_j)² S_{f_j} (one downward propagation, Prop. 3), and
+    q_root = S_root, q_leaf = S_{f_i}, q_i = 1/t_i + (d_i/t_i - 1)² S_{f_i} for other internal nodes.
+    With d ≡ σ² the sum is m σ², Theorem 5 (Eq. 28); for a per-level split it is its weighted form.
+    Scaling every variance by c scales the result by c.
+    """
+    tree = p.tree
+    n, n1 = tree.n, tree.n1
+    d = np.ones(n) if p.d is None else p.d
+    if n1 == 0:
+        return d.copy()
+    ratio = p.d1 / p.t
+    s = downward(p.sub, 1.0 / p.t, 1.0, ratio**2)
+    q = np.empty(n)
+    q[n1:] = s[tree.parent[n1:]]
+    q[0] = s[0]
+    if n1 > 1:
+        par = tree.parent[1:n1]
+        q[1:n1] = 1.0 / p.t[1:] + (ratio[1:] - 1.0) ** 2 * s[par]
+    return d - d * d * q

@@ -15,6 +15,7 @@ __all__ = [
     "negatives",
     "theorem5_mse",
     "error_by_level",
+    "expected_error_by_level",
 ]
 
 
@@ -67,6 +68,13 @@ def theorem5_mse(tree: Tree, variance: float) -> tuple[float, float]:
     """Theorem 5 with per-node noise variance σ² (= 2h²/ε² for Lap(h/ε)):
     (mse(ṽ), mse(v̄)) = (n σ², m σ²) (Eqs. 27-28), summed over all nodes."""
     return tree.n * variance, tree.m * variance
+
+
+def expected_error_by_level(tree: Tree, variance: np.ndarray) -> np.ndarray:
+    """Expected RMSE of the nodes at each depth 1..h from per-node variances (e.g. GMC's output)."""
+    sums = np.bincount(tree.depth, weights=variance, minlength=tree.h + 1)[1:]
+    cnt = np.bincount(tree.depth, minlength=tree.h + 1)[1:]
+    return np.sqrt(sums / np.maximum(cnt, 1))
 
 
 def error_by_level(tree: Tree, released: np.ndarray, true: np.ndarray) -> np.ndarray:

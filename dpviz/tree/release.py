@@ -28,7 +28,7 @@ from dpviz.errors import InputError
 from dpviz.privacy.accounting import pure_dp_to_zcdp
 from dpviz.privacy.mechanisms import Noise, laplace_variance
 from dpviz.tree import baselines
-from dpviz.tree.gmc import GMCPlan, gmc, plan
+from dpviz.tree.gmc import GMCPlan, gmc, output_variance, plan
 from dpviz.tree.io import TreeData
 from dpviz.tree.metrics import (
     consistency_bias,
@@ -36,7 +36,6 @@ from dpviz.tree.metrics import (
     random_ranges,
     rmse_nq,
     rmse_rq,
-    theorem5_mse,
 )
 from dpviz.tree.model import Tree
 
@@ -54,6 +53,7 @@ __all__ = [
     "compare",
     "ReleaseResult",
     "release_frame",
+    "expected_variance",
 ]
 
 
@@ -198,6 +198,26 @@ def release(
     return ReleaseResult(method, noisy, out, time.perf_counter() - t0)
 
 
+def expected_variance(tree: Tree, spec: NoiseSpec, gmc_plan: GMCPlan | None = None) -> np.ndarray:
+    """Per-node variance of the optimal consistent release (GMC = Eq. 8 = PrivTrie) under ``spec``.
+
+    :func:`dpviz.tree.gmc.output_variance` of a plan for this split, rescaled to this budget (GLS is
+    scale-free, its variance scales with the noise variance). Uniform split: sums to m σ² (Thm 5).
+    """
+    d = node_variances(tree, spec)
+    p = gmc_plan if gmc_plan is not None and gmc_plan.tree is tree else plan(tree, weights_for(tree, spec))
+    ref = np.ones(tree.n) if p.d is None else p.d
+    c = float(d[0] / ref[0])
+    if not np.allclose(d, c * ref, rtol=1e-9, atol=0.0):  # plan made for another split shape
+        p = plan(tree, weights_for(tree, spec))
+        ref = np.ones(tree.n) if p.d is None else p.d
+        c = float(d[0] / ref[0])
+    return c * output_variance(p)
+
+
+GLS_METHODS = ("gmc", "gmc-nosqrt", "lee", "privtrie")
+
+
 def compare(
     data: TreeData,
     spec: NoiseSpec,
@@ -208,11 +228,15 @@ def compare(
     gmc_plan: GMCPlan | None = None,
     q: int = 10_000,
     ranges: tuple[np.ndarray, np.ndarray] | None = None,
+    expected: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, dict[str, ReleaseResult]]:
     """Release with every method on the SAME noise draw and tabulate the paper's metrics.
 
     Columns: rmse_NQ (Eq. 40), rmse_RQ over q random leaf ranges (Eq. 41), bias (Eq. 42), negative
-    nodes, seconds, and the total squared error beside Theorem 5's prediction (uniform split).
+    nodes, seconds, and the total squared error beside its expectation: Σ d_i for Processless
+    (Eq. 27) and Σ Var(v̄_i) for the optimal methods (Theorem 5, Eq. 28, and its weighted form for a
+    non-uniform split; :func:`expected_variance`, or pass it as ``expected`` if already computed).
+    Boosting has no such column (NaN).
     """
     tree = data.tree
     if unit is None:
@@ -221,14 +245,14 @@ def compare(
         ranges = random_ranges(tree.m, q, rng)
     results = {m: release(data, spec, m, unit=unit, gmc_plan=gmc_plan) for m in methods}
     v, x = data.v, data.x
-    var = node_variances(tree, spec)
+    expect_before = float(node_variances(tree, spec).sum())
+    if expected is None and set(GLS_METHODS) & set(results):
+        expected = expected_variance(tree, spec, gmc_plan)
+    expect_after = np.nan if expected is None else float(expected.sum())
     rows = []
     for m, r in results.items():
         x_out = r.released[tree.n1 :]
-        predicted = np.nan
-        if spec.split == "uniform":
-            before, after = theorem5_mse(tree, float(var[0]))
-            predicted = before if m == "processless" else after if m.startswith(("gmc", "lee", "privtrie")) else np.nan
+        predicted = expect_before if m == "processless" else expect_after if m in GLS_METHODS else np.nan
         rows.append(
             {
                 "method": m,
@@ -238,7 +262,7 @@ def compare(
                 "negatives": negatives(r.released),
                 "seconds": r.seconds,
                 "total_sq_error": float(np.sum((r.released - v) ** 2)),
-                "thm5_expected_sq_error": predicted,
+                "expected_sq_error": predicted,
             }
         )
     return pd.DataFrame(rows), results

@@ -224,12 +224,17 @@ def error_by_level_frame(tree: Tree, released: dict[str, np.ndarray], true: np.n
     return pd.concat(rows, ignore_index=True)
 
 
-def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
-    """One line per method: RMSE of the nodes at each depth (1 = root), log y axis."""
+def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None,
+                          expected: np.ndarray | None = None) -> go.Figure:
+    """One line per method: RMSE of the nodes at each depth (1 = root), log y axis; ``expected``
+    (RMSE by depth predicted for the optimal release) is drawn dashed."""
     fig = go.Figure()
     for method, g in df.groupby("method", sort=False):
         fig.add_trace(go.Scatter(x=g["depth"], y=g["rmse"], mode="lines+markers",
                                  name=(labels or {}).get(method, method)))
+    if expected is not None:
+        fig.add_trace(go.Scatter(x=np.arange(1, len(expected) + 1), y=expected, mode="lines",
+                                 line=dict(dash="dash", color="black"), name="optimal release: expected"))
     fig.update_xaxes(title="depth (1 = root)", dtick=1)
     fig.update_yaxes(title="RMSE at this depth", type="log", dtick=1)
     fig.update_layout(title="Error by level", height=420, margin=dict(t=50, l=10, r=10, b=10),
