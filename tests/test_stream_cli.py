@@ -99,3 +99,20 @@ def test_main_maps_input_error_to_exit_2(tmp_path, capsys):
     code = cli.main(["stream", "release", str(bad), "--epsilon", "1", "--mechanism", "fenwick"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("dpviz: error: row 2 (line 3)") and err.count("\n") == 1
+
+
+def test_matrix_triplets_rebuild_the_workload(tmp_path):
+    """stream matrix: B M = W (lower-triangular ones) and (BΣ⁻¹)(ΣM) = W with the FDA weights."""
+    import pandas as pd
+    import scipy.sparse as sp
+
+    def load(which):
+        out = tmp_path / f"{which}.csv"
+        assert run(["stream", "matrix", "--horizon", "13", "--which", which, "--output", str(out)]) == 0
+        df = pd.read_csv(out)
+        return sp.coo_array((df.value, (df.row - 1, df.col - 1)), shape=(13, 13)).toarray()
+
+    w = np.tril(np.ones((13, 13)))
+    np.testing.assert_allclose(load("B") @ load("M"), w)
+    np.testing.assert_allclose(load("BSigmaInv") @ load("SigmaM"), w, atol=1e-12)
+    assert np.abs(load("SigmaM")).sum(axis=0).max() == pytest.approx(1.0)  # Δ = 1 after scaling

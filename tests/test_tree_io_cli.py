@@ -144,3 +144,25 @@ def test_cli_bad_file_content_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dpviz", "tree", "release", str(f), "--epsilon", "1"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and "cycle" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_structure_views_match_the_library(tmp_path):
+    """properties / propagate / matrix: what the page's structure panels show, headless."""
+    f = tmp_path / "t.csv"
+    f.write_bytes(GOOD)  # root -> a (a1, a2), b
+    assert main(["tree", "properties", str(f), "--output", str(tmp_path / "p.csv")]) == 0
+    p = pd.read_csv(tmp_path / "p.csv", keep_default_na=False).set_index("node")
+    assert p.loc["root", "subtree_size"] == 5 and p.loc["a1", "depth"] == 3 and p.loc["a", "children"] == 2
+    assert main(["tree", "propagate", str(f), "--vector", "true", "--direction", "up",
+                 "--output", str(tmp_path / "u.csv")]) == 0
+    u = pd.read_csv(tmp_path / "u.csv", keep_default_na=False).set_index("node")
+    # G^-T v sums v over each subtree: root 12+7+5+3+4, a 7+3+4
+    assert u.loc["root", "value"] == 31 and u.loc["a", "value"] == 14 and u.loc["b", "value"] == 5
+    assert main(["tree", "propagate", str(f), "--vector", "ones", "--direction", "down", "--steps", "1",
+                 "--output", str(tmp_path / "d.csv")]) == 0
+    d = pd.read_csv(tmp_path / "d.csv").set_index("node")
+    assert d.loc["root", "value"] == 1 and np.isnan(d.loc["a1", "value"])  # not reached after one level
+    assert main(["tree", "matrix", str(f), "--which", "Ginv", "--output", str(tmp_path / "g.csv")]) == 0
+    g = pd.read_csv(tmp_path / "g.csv")
+    assert len(g) == 11 and set(g.value) == {1.0}  # Prop. 7: Σ depth = 1 + 2 + 2 + 3 + 3 non-zeros
+    assert ((g.row == "a1") & (g.col == "root")).any() and not ((g.row == "b") & (g.col == "a")).any()

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from dpviz.errors import InputError
 from dpviz.stream.io import SAMPLE_ALIASES, load_sample, read_stream_csv, release_frame
 from dpviz.stream.mechanisms import MECHANISM_NAMES, Noise, make_mechanism
+from dpviz.stream.fenwick import reconstruction_matrix, strategy_matrix
 from dpviz.stream.weights import fda_weights
 
 
@@ -26,6 +28,15 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     w.add_argument("--noise", choices=("laplace", "gaussian"), default="laplace")
     w.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
     w.set_defaults(func=cmd_weights)
+
+    mx = subs.add_parser("matrix", help="the Fenwick strategy M, reconstruction B or weighted ΣM, B Σ⁻¹ as "
+                                         "1-based triplets row,col,value (the page's heatmaps)")
+    mx.add_argument("--horizon", type=int, required=True, help="number of releases N")
+    mx.add_argument("--which", choices=("M", "B", "SigmaM", "BSigmaInv"), default="M",
+                    help="M (Alg. 5.2), B (Alg. 5.3), or with the FDA weights Σ = diag(λ): ΣM, BΣ⁻¹ (Eq. 5.8)")
+    mx.add_argument("--noise", choices=("laplace", "gaussian"), default="laplace", help="which FDA weights")
+    mx.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
+    mx.set_defaults(func=cmd_matrix)
 
     v = subs.add_parser("variance", help="per-step analytic variance of a mechanism as t,variance")
     v.add_argument("--horizon", type=int, required=True, help="number of releases N")
@@ -89,6 +100,21 @@ def cmd_weights(args: argparse.Namespace) -> int:
     _write(pd.DataFrame({"node": np.arange(1, w.lam.size + 1), "lambda": w.lam}), args.output)
     _summary(f"objective (5.10): {w.objective:.10g}  (N = {args.horizon}, {args.noise}; "
              f"MSE = 2/ε² × objective for Laplace)", args.output)
+    return 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    n = args.horizon
+    if args.which in ("M", "SigmaM"):
+        mat = sp.csr_array(strategy_matrix(n))
+    else:
+        mat = sp.csr_array(reconstruction_matrix(n))
+    if args.which in ("SigmaM", "BSigmaInv"):
+        lam = fda_weights(n, args.noise).lam
+        mat = sp.diags_array(lam) @ mat if args.which == "SigmaM" else mat @ sp.diags_array(1.0 / lam)
+    coo = sp.coo_array(mat)
+    _write(pd.DataFrame({"row": coo.row + 1, "col": coo.col + 1, "value": coo.data}), args.output)
+    _summary(f"{args.which} for N = {n}: {coo.nnz:,} non-zeros", args.output)
     return 0
 
 

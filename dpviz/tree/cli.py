@@ -13,11 +13,25 @@ import numpy as np
 import pandas as pd
 
 from dpviz.errors import InputError
+from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
 from dpviz.tree.io import TreeData, load_tree_file, noisy_tree_from_table, read_table
 from dpviz.tree.release import METHODS, NoiseSpec, compare, release_frame
 
 BUNDLED = {"county": "us_county_population_2019.csv"}
+
+
+def _ancestors(t):
+    from dpviz.tree.properties import ancestor_indicator
+
+    return ancestor_indicator(t)
+
+
+MATRICES = {
+    "G": lambda t: structure_matrix(t),  # Def. 7
+    "Ginv": _ancestors,  # Prop. 7
+    "M": lambda t: consistency_matrix(t),  # Def. 5
+}
 
 
 def register(groups) -> None:
@@ -52,6 +66,26 @@ def register(groups) -> None:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--output", type=Path, required=True)
     gen.set_defaults(func=_generate)
+
+    prop = sub.add_parser("properties", help="per-node depth, height, children, subtree size (Props. 4-6)")
+    prop.add_argument("input", help="tree file or 'county'")
+    prop.add_argument("--output", type=Path, required=True)
+    prop.set_defaults(func=_properties)
+
+    pg = sub.add_parser("propagate", help="upward (G^-T v) or downward (G^-1 v) propagation (Props. 2-3)")
+    pg.add_argument("input", help="tree file or 'county'")
+    pg.add_argument("--vector", choices=["ones", "true"], default="true", help="v: all ones or the true counts")
+    pg.add_argument("--direction", choices=["up", "down"], default="up")
+    pg.add_argument("--steps", type=int, default=None, help="stop after this many height levels (teaching)")
+    pg.add_argument("--output", type=Path, required=True, help="node,parent,value (empty = not reached)")
+    pg.set_defaults(func=_propagate)
+
+    mat = sub.add_parser("matrix", help="a structure matrix as node-labelled triplets row,col,value")
+    mat.add_argument("input", help="tree file or 'county'")
+    mat.add_argument("--which", choices=list(MATRICES), default="G")
+    mat.add_argument("--k", type=int, default=0, help="k-order subtree: keep the leading n_k rows/columns")
+    mat.add_argument("--output", type=Path, required=True)
+    mat.set_defaults(func=_matrix)
 
     ben = sub.add_parser("bench", help="run the tree benchmark (same as bench/tree_bench.py)")
     ben.add_argument("--quick", action="store_true", help="small sizes only")
@@ -121,6 +155,46 @@ def _generate(args: argparse.Namespace) -> int:
     out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "count": counts})
     out.iloc[np.argsort(t.order)].to_csv(args.output, index=False, float_format="%.0f")
     print(f"wrote {data.name} ({t.n:,} nodes) to {args.output}")
+    return 0
+
+
+def _properties(args: argparse.Namespace) -> int:
+    from dpviz.tree.properties import children_counts, depths, subtree_sizes
+
+    data = load_input(args.input)
+    t = data.tree
+    out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "depth": depths(t), "height": t.height,
+                        "children": children_counts(t), "subtree_size": subtree_sizes(t)})
+    out.iloc[np.argsort(t.order)].to_csv(args.output, index=False)
+    print(f"wrote the properties of {t.n:,} nodes to {args.output}")
+    return 0
+
+
+def _propagate(args: argparse.Namespace) -> int:
+    from dpviz.tree.propagation import partial_propagation
+
+    data = load_input(args.input)
+    t = data.tree
+    v = np.ones(t.n) if args.vector == "ones" else data.v
+    z = partial_propagation(t, v, args.direction, args.steps)
+    out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "value": z})
+    out.iloc[np.argsort(t.order)].to_csv(args.output, index=False)
+    print(f"wrote {args.direction}ward propagation of {args.vector} ({int(np.isfinite(z).sum()):,} nodes reached) to {args.output}")
+    return 0
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    data = load_input(args.input)
+    t = data.tree
+    if not 0 <= args.k < t.h:
+        raise InputError(f"--k must lie in 0..{t.h - 1} for a tree of height {t.h}")
+    mat = MATRICES[args.which](t).tocsr()
+    nk = t.n_k(args.k)
+    mat = mat[:nk, : min(nk, mat.shape[1])].tocoo()
+    ids = data.node_ids
+    col_ids = ids if args.which != "M" else ids[: t.n1]
+    pd.DataFrame({"row": ids[mat.row], "col": col_ids[mat.col], "value": mat.data}).to_csv(args.output, index=False)
+    print(f"wrote {args.which} of T^({args.k}) ({nk:,} rows, {mat.nnz:,} non-zeros) to {args.output}")
     return 0
 
 
