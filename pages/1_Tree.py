@@ -13,6 +13,7 @@ import numpy as np
 import streamlit as st
 
 from dpviz.errors import InputError
+from dpviz.privacy.mechanisms import fresh_seed
 from dpviz.tree import synthetic
 from dpviz.tree.cli import load_input
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
@@ -93,7 +94,7 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
 
 # ---- callbacks -----------------------------------------------------------------------------------
 def _new_seed() -> None:
-    ss["seed"] = int(np.random.SeedSequence().entropy % (2**31 - 1))
+    ss["seed"] = fresh_seed()
 
 
 def _handle_upload(f) -> None:

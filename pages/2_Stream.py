@@ -14,6 +14,7 @@ import streamlit as st
 
 from dpviz.data.samples import STREAM_SAMPLES
 from dpviz.errors import InputError
+from dpviz.privacy.mechanisms import fresh_seed
 from dpviz.stream.io import SAMPLE_ALIASES, load_sample, read_stream_csv, release_frame
 from dpviz.stream.mechanisms import LABELS, Noise, available, make_mechanism, rescaled_release, unit_noise
 from dpviz.stream.synthetic import poisson_stream
@@ -71,7 +72,7 @@ def strategy_heatmaps(horizon: int, kind: str) -> dict:
 
 # ---- callbacks -----------------------------------------------------------------------------------
 def _new_seed() -> None:
-    ss["seed"] = int(np.random.SeedSequence().entropy % (2**31 - 1))
+    ss["seed"] = fresh_seed()
 
 
 def _play(horizon: int) -> None:

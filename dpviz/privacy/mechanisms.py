@@ -34,6 +34,11 @@ def gaussian_sigma_zcdp(l2_sensitivity: float, rho: float) -> float:
     return float(l2_sensitivity) / np.sqrt(2.0 * float(rho))
 
 
+def fresh_seed() -> int:
+    """A new noise seed from OS entropy, small enough to show and type back (< 2³¹ - 1)."""
+    return int(np.random.SeedSequence().entropy % (2**31 - 1))
+
+
 def laplace_noise(scale: float | np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` independent Lap(scale) draws (``scale`` may be a per-coordinate array)."""
     return rng.laplace(0.0, 1.0, size) * scale

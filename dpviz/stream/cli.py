@@ -11,6 +11,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpviz.errors import InputError
+from dpviz.privacy.mechanisms import fresh_seed
 from dpviz.stream.io import SAMPLE_ALIASES, load_sample, read_stream_csv, release_frame
 from dpviz.stream.mechanisms import MECHANISM_NAMES, Noise, make_mechanism
 from dpviz.stream.fenwick import reconstruction_matrix, strategy_matrix
@@ -136,9 +137,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     if horizon < len(data):
         raise InputError(f"--horizon: {horizon} is shorter than the stream ({len(data)} steps)")
     mech = make_mechanism(args.mechanism, horizon, noise_from_args(args))
-    rng = np.random.default_rng(args.seed)
-    rel = mech.release(data.counts, rng)
+    seed = fresh_seed() if args.seed is None else args.seed
+    rel = mech.release(data.counts, np.random.default_rng(seed))
     _write(release_frame(rel, data.timestamps, data.time_column), args.output)
     _summary(f"{mech.name}: released {len(data)} running totals ({mech.noise.describe}, horizon {horizon}, "
-             f"total MSE {rel.variance.sum():.6g})", args.output)
+             f"seed {seed}, total MSE {rel.variance.sum():.6g})", args.output)
     return 0

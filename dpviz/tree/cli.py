@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 
 from dpviz.errors import InputError
+from dpviz.privacy.mechanisms import fresh_seed
 from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
-from dpviz.tree.io import TreeData, load_tree_file, noisy_tree_from_table, read_table
+from dpviz.tree.io import TreeData, load_tree_file, node_table, noisy_tree_from_table, read_table
 from dpviz.tree.release import METHODS, NoiseSpec, compare, release_frame
 
 BUNDLED = {"county": "us_county_population_2019.csv"}
@@ -107,7 +108,7 @@ def load_input(spec: str) -> TreeData:
 def _release(args: argparse.Namespace) -> int:
     data = load_input(args.input)
     spec = NoiseSpec(epsilon=args.epsilon, mechanism=args.mechanism, split=args.split, delta=args.delta)
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2**31))
+    seed = args.seed if args.seed is not None else fresh_seed()
     rng = np.random.default_rng(seed)
     methods = list(METHODS) if args.method == "all" else [args.method]
     table, results = compare(data, spec, methods, rng, q=args.queries)
@@ -117,10 +118,11 @@ def _release(args: argparse.Namespace) -> int:
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     if args.output:
         first = results[methods[0]]
-        out = release_frame(data, first.noisy, first.released)
-        if len(methods) > 1:  # one released column per method, same noise draw
-            out = out.drop(columns="released").assign(
-                **{f"released_{m}": r.released[out.index] for m, r in results.items()})
+        if len(methods) == 1:
+            out = release_frame(data, first.noisy, first.released)
+        else:  # one released column per method, all on the same noise draw
+            out = node_table(t, true=data.v, noisy=first.noisy,
+                             **{f"released_{m}": r.released for m, r in results.items()})
         out.to_csv(args.output, index=False)
         print(f"wrote {len(out):,} rows to {args.output}")
     return 0
@@ -131,12 +133,7 @@ def _consistency(args: argparse.Namespace) -> int:
     if df is None:
         raise InputError(f"input file {args.input!r} does not exist")
     tree, value, var = noisy_tree_from_table(df, name=Path(args.input).name)
-    out = gmc(plan(tree, var), value)
-    inv = np.argsort(tree.order)
-    labels = tree.label_of(np.arange(tree.n))
-    parents = np.full(tree.n, "", dtype=object)
-    parents[1:] = labels[tree.parent[1:]]
-    pd.DataFrame({"node": labels, "parent": parents, "value": out}).iloc[inv].to_csv(args.output, index=False)
+    node_table(tree, value=gmc(plan(tree, var), value)).to_csv(args.output, index=False)
     print(f"wrote the optimal consistent estimate of {tree.n:,} nodes to {args.output}")
     return 0
 
@@ -152,8 +149,7 @@ def _generate(args: argparse.Namespace) -> int:
     t = data.tree
     counts = np.full(t.n, np.nan)
     counts[t.n1 :] = data.x
-    out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "count": counts})
-    out.iloc[np.argsort(t.order)].to_csv(args.output, index=False, float_format="%.0f")
+    node_table(t, count=counts).to_csv(args.output, index=False, float_format="%.0f")
     print(f"wrote {data.name} ({t.n:,} nodes) to {args.output}")
     return 0
 
@@ -163,9 +159,8 @@ def _properties(args: argparse.Namespace) -> int:
 
     data = load_input(args.input)
     t = data.tree
-    out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "depth": depths(t), "height": t.height,
-                        "children": children_counts(t), "subtree_size": subtree_sizes(t)})
-    out.iloc[np.argsort(t.order)].to_csv(args.output, index=False)
+    node_table(t, depth=depths(t), height=t.height, children=children_counts(t),
+               subtree_size=subtree_sizes(t)).to_csv(args.output, index=False)
     print(f"wrote the properties of {t.n:,} nodes to {args.output}")
     return 0
 
@@ -177,8 +172,7 @@ def _propagate(args: argparse.Namespace) -> int:
     t = data.tree
     v = np.ones(t.n) if args.vector == "ones" else data.v
     z = partial_propagation(t, v, args.direction, args.steps)
-    out = pd.DataFrame({"node": data.node_ids, "parent": data.parent_ids, "value": z})
-    out.iloc[np.argsort(t.order)].to_csv(args.output, index=False)
+    node_table(t, value=z).to_csv(args.output, index=False)
     print(f"wrote {args.direction}ward propagation of {args.vector} ({int(np.isfinite(z).sum()):,} nodes reached) to {args.output}")
     return 0
 

@@ -47,6 +47,7 @@ __all__ = [
     "tree_from_parent_array",
     "load_tree_file",
     "build_tree",
+    "node_table",
 ]
 
 
@@ -69,11 +70,20 @@ class TreeData:
 
     @property
     def parent_ids(self) -> np.ndarray:
-        t = self.tree
-        ids = self.node_ids
-        out = np.full(t.n, "", dtype=object)
-        out[1:] = ids[t.parent[1:]]
-        return out
+        return _parent_ids(self.tree, self.node_ids)
+
+
+def _parent_ids(tree: Tree, ids: np.ndarray) -> np.ndarray:
+    out = np.full(tree.n, "", dtype=object)
+    out[1:] = ids[tree.parent[1:]]
+    return out
+
+
+def node_table(tree: Tree, **columns: np.ndarray) -> pd.DataFrame:
+    """``node,parent`` plus per-node ``columns`` (arrays in DOH order), rows back in the input order:
+    the one writer of every per-node CSV (CLI outputs, the page's download)."""
+    ids = tree.label_of(np.arange(tree.n))
+    return pd.DataFrame({"node": ids, "parent": _parent_ids(tree, ids), **columns}).iloc[np.argsort(tree.order)]
 
 
 def build_tree(tree: Tree, x: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ from dpviz.privacy.accounting import pure_dp_to_zcdp
 from dpviz.privacy.mechanisms import Noise, laplace_variance
 from dpviz.tree import baselines
 from dpviz.tree.gmc import GMCPlan, gmc, output_variance, plan
-from dpviz.tree.io import TreeData
+from dpviz.tree.io import TreeData, node_table
 from dpviz.tree.metrics import (
     consistency_bias,
     negatives,
@@ -184,15 +184,20 @@ def release(
 
     Pass ``unit`` (from :func:`unit_noise`) to reuse a draw across ε values, else ``rng`` draws one.
     """
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     tree = data.tree
     if unit is None:
         if rng is None:
             raise ValueError("pass a numpy Generator (rng) or a unit noise vector")
         unit = unit_noise(tree.n, spec.mechanism, rng)
     noisy = data.v + unit * node_scales(tree, spec)
-    d = weights_for(tree, spec)
+    return _post_process(tree, method, noisy, weights_for(tree, spec), gmc_plan)
+
+
+def _post_process(tree: Tree, method: str, noisy: np.ndarray, d: np.ndarray | None,
+                  gmc_plan: GMCPlan | None) -> ReleaseResult:
+    """Run one post-processing method on ṽ and time it."""
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     t0 = time.perf_counter()
     out = METHODS[method](tree, noisy, d, gmc_plan)
     return ReleaseResult(method, noisy, out, time.perf_counter() - t0)
@@ -243,7 +248,9 @@ def compare(
         unit = unit_noise(tree.n, spec.mechanism, rng)
     if ranges is None:
         ranges = random_ranges(tree.m, q, rng)
-    results = {m: release(data, spec, m, unit=unit, gmc_plan=gmc_plan) for m in methods}
+    noisy = data.v + unit * node_scales(tree, spec)  # one draw, shared by every method
+    d = weights_for(tree, spec)
+    results = {m: _post_process(tree, m, noisy, d, gmc_plan) for m in methods}
     v, x = data.v, data.x
     expect_before = float(node_variances(tree, spec).sum())
     if expected is None and set(GLS_METHODS) & set(results):
@@ -271,6 +278,4 @@ def compare(
 def release_frame(data: TreeData, noisy: np.ndarray, released: np.ndarray) -> pd.DataFrame:
     """``node,parent,true,noisy,released`` in the input order (the CLI's ``--output`` and the page's
     download)."""
-    return pd.DataFrame(
-        {"node": data.node_ids, "parent": data.parent_ids, "true": data.v, "noisy": noisy, "released": released}
-    ).iloc[np.argsort(data.tree.order)]
+    return node_table(data.tree, true=data.v, noisy=noisy, released=released)
