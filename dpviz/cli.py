@@ -1,7 +1,8 @@
-"""``python -m dpviz ...``: every release and benchmark, headless.
+"""``python -m dpviz ...``: every simulation, release and structure view, headless.
 
-Each capability registers its own sub-commands (``dpviz.tree.cli``, ``dpviz.stream.cli``).
-Bad input exits with code 2 and one clear line on stderr, never a traceback.
+The command groups come from the capability registry (:mod:`dpviz.core.registry`): each capability
+adds its own verbs (``simulate``, ``release``, ...). Bad input exits with code 2 and one clear line on
+stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +12,12 @@ import os
 import sys
 from collections.abc import Sequence
 
+from dpviz.core.registry import CAPABILITIES
 from dpviz.errors import InputError
+
+EPILOG = ("Modes: 'simulate' is seeded and shows the truth and errors (teaching, what-if; not a private "
+          "release). 'release' draws discrete noise from the OS CSPRNG, takes no seed and writes no truth. "
+          "Bundled data: " + ", ".join(f"sample:{s.name} ({c.name})" for c in CAPABILITIES for s in c.samples) + ".")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,13 +28,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dpviz.stream import cli as stream_cli
-    from dpviz.tree import cli as tree_cli
-
-    parser = _Parser(prog="python -m dpviz", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m dpviz", description=__doc__.splitlines()[0], epilog=EPILOG)
     groups = parser.add_subparsers(dest="capability", required=True, parser_class=_Parser)
-    tree_cli.register(groups)
-    stream_cli.register(groups)
+    for cap in CAPABILITIES:
+        cap.register_cli(groups)
     return parser
 
 
@@ -44,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
         return 0
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"dpviz: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        print(f"dpviz: error: cannot read or write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
 
 

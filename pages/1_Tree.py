@@ -25,6 +25,7 @@ from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import (METHOD_LABELS, METHODS, NoiseSpec, compare, expected_variance, node_variances,
                                 release_frame, unit_noise, weights_for)
 from dpviz.viz import tree as vt
+from dpviz.viz.heatmap import matrix_heatmap
 
 BIG = 100_000  # above this: slow baselines off by default, collapsed views
 SPARSE_VIEW_NNZ = 3_000_000  # largest G^{-1} k-order block built for the sparsity view
@@ -81,8 +82,8 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
     g = structure_matrix(tree)
     if tree.n <= vt.DENSE_MAX:
         labels = tree.label_of(np.arange(tree.n))
-        return {"G": vt.matrix_heatmap(g, labels, "Structure Matrix G"),
-                "Ginv": vt.matrix_heatmap(ancestor_indicator(tree), labels, "G⁻¹ (ancestor indicator, Prop. 7)")}
+        return {"G": matrix_heatmap(g, "Structure Matrix G", row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX),
+                "Ginv": matrix_heatmap(ancestor_indicator(tree), "G⁻¹ (ancestor indicator, Prop. 7)", row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)}
     out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"G of T⁽{k}⁾")}
     sub = tree if k == 0 else tree.subtree(k)
     try:

@@ -23,5 +23,5 @@ def test_figures_and_tables():
     assert len(V.lambda_figure(mechs[2].lam).data[0].x) == n
     assert list(V.release_frame(rels).columns)[:3] == ["t", "naive_released_total", "naive_std"]
     with pytest.raises(InputError, match="too large"):
-        V.matrix_heatmap(np.eye(65), "big")
+        V.matrix_heatmap(np.eye(65), "big")  # the shared helper, re-exported
     assert "streamlit" not in open(V.__file__, encoding="utf-8").read()

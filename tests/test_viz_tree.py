@@ -1,6 +1,9 @@
 """dpviz.viz.tree: pure figure builders (no Streamlit)."""
 
 import numpy as np
+
+from dpviz.errors import InputError
+from dpviz.viz.heatmap import matrix_heatmap
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -94,15 +97,16 @@ def test_matrix_heatmap_values_and_labels(small):
     t = small.tree
     g = structure_matrix(t)
     labels = t.label_of(np.arange(t.n))
-    fig = vt.matrix_heatmap(g, labels, "G")
+    fig = matrix_heatmap(g, "G", row_labels=labels, col_labels=labels)
     tr = fig.data[0]
     np.testing.assert_array_equal(np.asarray(tr.z), g.toarray())
     assert list(tr.x) == list(labels) and list(tr.y) == list(labels)
     assert fig.layout.yaxis.autorange == "reversed"
-    ginv = vt.matrix_heatmap(ancestor_indicator(t), labels).data[0]
+    ginv = matrix_heatmap(ancestor_indicator(t), row_labels=labels, col_labels=labels).data[0]
     np.testing.assert_allclose(np.asarray(ginv.z) @ g.toarray(), np.eye(t.n), atol=1e-12)
-    with pytest.raises(ValueError, match="sparsity_figure"):
-        vt.matrix_heatmap(sp.identity(61), range(61))
+    assert ginv.zmid is None and tr.zmid == 0.0  # sequential scale for 0/1, diverging for G's -1
+    with pytest.raises(InputError, match="too large"):
+        matrix_heatmap(sp.identity(61), max_n=vt.DENSE_MAX)
 
 
 def test_sparsity_figure_all_and_sampled(binary):

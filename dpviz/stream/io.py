@@ -143,3 +143,13 @@ def load_sample(alias: str) -> StreamData:
         raise InputError(f"sample: expected one of {', '.join(SAMPLE_ALIASES)}, got {alias!r}")
     return StreamData(counts=df["count"].to_numpy(dtype=float), timestamps=df[tcol].to_numpy(),
                       count_column="count", time_column=tcol)
+
+
+def load_flights_sample() -> StreamData:
+    """``sample:flights``: US domestic flights per day, Jan–Jun 2001 (181 steps)."""
+    return load_sample("flights")
+
+
+def load_bike_sample() -> StreamData:
+    """``sample:bike``: Capital Bikeshare rentals per hour, 2011–12 (all 17,544 hours, 0 where absent)."""
+    return load_sample("bike")

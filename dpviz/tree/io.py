@@ -374,3 +374,10 @@ def tree_from_levels(
     counts = np.full(node_ids.size, np.nan)
     counts[offset - len(df) :] = counts_raw  # leaves are the last level, one per row, in row order
     return _finish(tree, counts, lambda i: f"node {node_ids[i]!r}", name)
+
+
+def load_county_sample() -> TreeData:
+    """``sample:county``: the bundled US Region > Division > State > County population tree (2019)."""
+    from dpviz.data.samples import ASSETS, COUNTY_POPULATION_CSV
+
+    return load_tree_file(ASSETS / COUNTY_POPULATION_CSV, name="sample:county")

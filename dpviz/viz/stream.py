@@ -10,9 +10,10 @@ import plotly.graph_objects as go
 
 from dpviz.errors import InputError
 from dpviz.stream import fenwick as F
+from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 from dpviz.stream.mechanisms import LABELS, Release, StreamMechanism
 
-MATRIX_MAX = 64
+MATRIX_MAX = HEATMAP_MAX
 MAX_POINTS = 2000
 """Longest line drawn per trace; longer series are reduced by :func:`minmax_index` (the page stays fast)."""
 
@@ -106,26 +107,13 @@ def mse_table(mechanisms: Sequence[StreamMechanism]) -> pd.DataFrame:
     return df.drop(columns="key")
 
 
-def matrix_heatmap(matrix: np.ndarray, title: str, *, row_label: str = "row", col_label: str = "column") -> go.Figure:
-    """Labelled heatmap of a small dense matrix (M, B, Σ), 1-based tick labels, values as text."""
-    a = np.asarray(matrix, dtype=float)
-    if max(a.shape) > MATRIX_MAX:
-        raise InputError(f"matrix view: N = {max(a.shape)} is too large; at most {MATRIX_MAX}")
-    ticks = [str(i) for i in range(1, a.shape[0] + 1)], [str(j) for j in range(1, a.shape[1] + 1)]
-    text = np.where(a == 0, "", np.vectorize(lambda v: f"{v:.3g}")(a))
-    fig = go.Figure(go.Heatmap(z=a, x=ticks[1], y=ticks[0], text=text, texttemplate="%{text}",
-                               colorscale="Blues", hovertemplate=f"{row_label} %{{y}}, {col_label} %{{x}}: %{{z:.4g}}<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title=col_label, yaxis_title=row_label, yaxis_autorange="reversed")
-    return fig
-
-
 def strategy_heatmaps(lam: np.ndarray) -> dict[str, go.Figure]:
     """M (Alg. 5.2), B (Alg. 5.3) and Σ = diag(λ) for a horizon N = len(λ) <= 64."""
     n = len(lam)
     return {
-        "M": matrix_heatmap(F.strategy_matrix(n).toarray(), "Strategy M (node × step)", row_label="node", col_label="step"),
-        "B": matrix_heatmap(F.reconstruction_matrix(n).toarray(), "Reconstruction B (step × node)", row_label="step", col_label="node"),
-        "Σ": matrix_heatmap(np.diag(lam), "Σ = diag(λ)", row_label="node", col_label="node"),
+        "M": matrix_heatmap(F.strategy_matrix(n), "Strategy M (node × step)", row_name="node", col_name="step"),
+        "B": matrix_heatmap(F.reconstruction_matrix(n), "Reconstruction B (step × node)", row_name="step", col_name="node"),
+        "Σ": matrix_heatmap(np.diag(lam), "Σ = diag(λ)", row_name="node", col_name="node"),
     }
 
 

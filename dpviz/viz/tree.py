@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from plotly.colors import sample_colorscale
 
 from dpviz.tree.metrics import error_by_level
+from dpviz.viz.heatmap import matrix_heatmap
 from dpviz.tree.model import Tree
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "top_levels",
     "tree_figure",
     "propagation_figure",
-    "matrix_heatmap",
     "sparsity_figure",
     "error_by_level_frame",
     "error_by_level_figure",
@@ -148,39 +148,6 @@ def propagation_figure(
     shown_depth = int(tree.depth[idx].max())
     note = "" if shown_depth == tree.h else f" (top {shown_depth} of {tree.h} levels)"
     fig.update_layout(title=title + note, margin=dict(t=50, l=10, r=10, b=10), height=360)
-    return fig
-
-
-def matrix_heatmap(matrix, labels, title: str = "", max_n: int = DENSE_MAX) -> go.Figure:
-    """Labelled dense heatmap of a small matrix (sparse or dense, at most ``max_n`` rows/columns),
-    row 0 at the top, every entry written in its cell."""
-    a = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, float)
-    if max(a.shape) > max_n:
-        raise ValueError(f"matrix_heatmap draws at most {max_n}x{max_n}; got {a.shape}: use sparsity_figure")
-    labels = [str(s) for s in labels]
-    rows = labels[: a.shape[0]]
-    cols = labels[: a.shape[1]]
-    lim = float(np.max(np.abs(a))) if a.size else 1.0
-    fig = go.Figure(
-        go.Heatmap(
-            z=a,
-            x=cols,
-            y=rows,
-            colorscale="RdBu",
-            zmid=0.0,
-            zmin=-lim,
-            zmax=lim,
-            text=np.where(a == 0, "", np.vectorize(lambda v: f"{v:g}")(a)) if a.size else None,
-            texttemplate="%{text}",
-            hovertemplate="row %{y}<br>col %{x}<br>%{z}<extra></extra>",
-            xgap=1,
-            ygap=1,
-        )
-    )
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", side="top", tickangle=-60)
-    side = max(320, min(700, 22 * len(rows) + 160))
-    fig.update_layout(title=title, height=side, margin=dict(t=90, l=10, r=10, b=10))
     return fig
 
 

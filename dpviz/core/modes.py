@@ -1,0 +1,75 @@
+"""The two modes every command, page panel and output file names: simulate and release.
+
+* **simulate** (teaching, what-if): seeded, fast continuous noise, truth and error metrics shown, many
+  methods on one draw, an ε slider may rescale one draw. Every output says it is a simulation.
+* **release** (to publish): one mechanism, discrete noise on integer data from the OS CSPRNG, no
+  seed, fresh noise every run, no truth and no truth-derived number in the output, files written
+  atomically and never over the input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dpviz.errors import InputError
+
+ModeName = Literal["simulate", "release"]
+SIMULATION_NOTICE = "simulation — not a private release"
+RELEASE_NOTICE = "private release — discrete noise from the OS CSPRNG, no truth in the output"
+
+__all__ = ["ModeName", "Simulate", "Release", "Mode", "fresh_seed", "SIMULATION_NOTICE", "RELEASE_NOTICE",
+           "output_name", "check_seed"]
+
+
+@dataclass(frozen=True)
+class Simulate:
+    """Simulation with a reproducible seed (shown and typed back: it protects nothing)."""
+
+    seed: int
+    name: ModeName = "simulate"
+    discrete: bool = False
+    shows_truth: bool = True
+    notice: str = SIMULATION_NOTICE
+
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+
+    def rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed)
+
+
+@dataclass(frozen=True)
+class Release:
+    """A private release: no seed; the samplers read the OS CSPRNG (``rng() is None``)."""
+
+    name: ModeName = "release"
+    discrete: bool = True
+    shows_truth: bool = False
+    notice: str = RELEASE_NOTICE
+
+    def rng(self) -> None:
+        return None
+
+
+Mode = Simulate | Release
+
+
+def check_seed(seed: int) -> int:
+    """A simulation seed: a non-negative integer (numpy's SeedSequence accepts any size)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"--seed: expected a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def fresh_seed() -> int:
+    """A new simulation seed from OS entropy, short enough to show and type back (< 2³¹)."""
+    return int(np.random.SeedSequence().entropy % (2**31 - 1))
+
+
+def output_name(capability: str, mode: ModeName, stem: str = "", ext: str = "csv") -> str:
+    """File name that carries the mode, e.g. ``county.tree-release.csv`` / ``tree-simulation.csv``."""
+    tag = "release" if mode == "release" else "simulation"
+    return f"{stem + '.' if stem else ''}{capability}-{tag}.{ext}"

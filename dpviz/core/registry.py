@@ -1,0 +1,107 @@
+"""The capability registry: one entry per data shape (tree, stream, later marginals and graph).
+
+Each :class:`Capability` declares its CLI verbs (a ``"module:function"`` that adds them to the
+argument parser, imported only when that capability's command runs), its bundled samples (reachable
+as ``sample:NAME`` from the CLI, the pages and Python), its unit of privacy, and its page with the
+shared page skeleton. ``dpviz/cli.py``, ``app.py`` and the pages read this list instead of keeping
+their own.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dpviz.errors import InputError
+
+__all__ = ["Sample", "Capability", "CAPABILITIES", "PAGE_SKELETON", "capability", "resolve", "load_sample",
+           "SAMPLE_PREFIX"]
+
+SAMPLE_PREFIX = "sample:"
+PAGE_SKELETON: tuple[str, ...] = ("Data", "Privacy", "Strategy and estimator", "Simulation", "Private release")
+"""The sections every capability page shows, in this order."""
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """Import ``"package.module:function"`` lazily and return the function."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A bundled data set: ``sample:NAME``; ``loader`` is ``"module:function"`` taking no argument."""
+
+    name: str
+    title: str
+    loader: str
+
+    def load(self) -> Any:
+        return resolve(self.loader)()
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    title: str
+    description: str
+    unit_of_privacy: str
+    cli: str
+    page: str
+    icon: str
+    samples: tuple[Sample, ...] = ()
+    sections: tuple[str, ...] = PAGE_SKELETON
+
+    def register_cli(self, groups: Any) -> None:
+        resolve(self.cli)(groups)
+
+    def sample(self, name: str) -> Sample:
+        for s in self.samples:
+            if s.name == name:
+                return s
+        known = ", ".join(SAMPLE_PREFIX + s.name for s in self.samples)
+        raise InputError(f"{self.name}: unknown sample {SAMPLE_PREFIX + name!r}; bundled samples are {known}")
+
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(
+        name="tree",
+        title="Tree release",
+        description="Counts over a hierarchy (e.g. US → region → division → state → county), released with "
+                    "noise per level and made consistent by GMC.",
+        unit_of_privacy="one person, counted in exactly one leaf: every level's count changes by 1 "
+                        "(L1 sensitivity h, L2 √h over the h levels); the hierarchy itself is public",
+        cli="dpviz.tree.cli:register",
+        page="pages/1_Tree.py",
+        icon=":material/account_tree:",
+        samples=(Sample("county", "US resident population by county, 2019", "dpviz.tree.io:load_county_sample"),),
+    ),
+    Capability(
+        name="stream",
+        title="Stream release",
+        description="Continual release of running counts over time (Fenwick tree with optimal weights, and peers).",
+        unit_of_privacy="one event: one step's count changes by 1 (event-level privacy; a person who "
+                        "contributes many events is not covered — user-level privacy is not offered)",
+        cli="dpviz.stream.cli:register",
+        page="pages/2_Stream.py",
+        icon=":material/timeline:",
+        samples=(Sample("flights", "US domestic flights per day, Jan–Jun 2001", "dpviz.stream.io:load_flights_sample"),
+                 Sample("bike", "Capital Bikeshare rentals per hour, 2011–12", "dpviz.stream.io:load_bike_sample")),
+    ),
+)
+
+
+def capability(name: str) -> Capability:
+    for c in CAPABILITIES:
+        if c.name == name:
+            return c
+    raise InputError(f"unknown capability {name!r}; expected one of {', '.join(c.name for c in CAPABILITIES)}")
+
+
+def load_sample(capability_name: str, spec: str) -> Any:
+    """Load ``sample:NAME`` of a capability (the one way bundled data is named everywhere)."""
+    if not spec.startswith(SAMPLE_PREFIX):
+        raise InputError(f"expected {SAMPLE_PREFIX}NAME, got {spec!r}")
+    return capability(capability_name).sample(spec.removeprefix(SAMPLE_PREFIX)).load()

@@ -1,0 +1,98 @@
+"""Writing output tables: one writer for every capability, atomic, never over an input.
+
+:func:`write_table` writes a CSV next to its destination under a temporary name, flushes it to disk
+and renames it into place (``os.replace`` is atomic on POSIX), so a reader or a crash never sees a
+half-written file. It refuses a destination that is one of the inputs (same file, even through
+another path or a link). :func:`write_release` adds a JSON sidecar ``OUT.meta.json`` describing the
+release (mode, mechanism, noise, budget, sensitivity): nothing in it depends on the data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dpviz.errors import InputError
+
+__all__ = ["write_table", "write_text", "write_release", "meta_path", "to_csv_text"]
+
+
+def to_csv_text(df: pd.DataFrame) -> str:
+    """The CSV text every writer and every page download uses (header, no index, ``\\n`` lines)."""
+    return df.to_csv(index=False, lineterminator="\n")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def _check_destination(path: Path, inputs: Iterable[str | Path | None]) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"--output: {path} is a directory; expected a file name")
+    if not path.parent.exists():
+        raise InputError(f"--output: the folder {path.parent} does not exist")
+    for src in inputs:
+        if src is None:
+            continue
+        src = Path(src)
+        if src.exists() and path.exists() and _same_file(src, path):
+            raise InputError(f"--output: {path} is the input file; choose another name (inputs are never overwritten)")
+    return path
+
+
+def write_text(text: str, path: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
+    path = _check_destination(Path(path), inputs)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_table(df: pd.DataFrame, path: str | Path | None, *, inputs: Iterable[str | Path | None] = ()) -> Path | None:
+    """Write ``df`` as CSV to ``path`` atomically, or to stdout when ``path`` is None."""
+    if path is None:
+        sys.stdout.write(to_csv_text(df))
+        return None
+    return write_text(to_csv_text(df), path, inputs=inputs)
+
+
+def meta_path(path: str | Path) -> Path:
+    """Where :func:`write_release` puts the description of a release written to ``path``."""
+    path = Path(path)
+    return path.with_name(path.name + ".meta.json")
+
+
+def write_release(df: pd.DataFrame, path: str | Path, meta: dict[str, Any], *,
+                  inputs: Iterable[str | Path | None] = ()) -> Path:
+    """Write a release table and its ``.meta.json`` sidecar (the table last, so its presence means
+    both are complete). ``meta`` must not hold anything computed from the private data."""
+    inputs = list(inputs)
+    path = _check_destination(Path(path), inputs)
+    write_text(json.dumps(meta, indent=2, default=_json_default) + "\n", meta_path(path), inputs=inputs)
+    return write_text(to_csv_text(df), path, inputs=inputs)
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)

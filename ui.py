@@ -1,0 +1,70 @@
+"""Streamlit pieces shared by every capability page (the page skeleton of :mod:`dpviz.core.registry`).
+
+Kept outside the ``dpviz`` package, which never imports Streamlit. Pages stay thin: they read their
+widgets, call ``dpviz`` and hand the results to these helpers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, output_name
+from dpviz.core.registry import Capability
+from dpviz.core.tables import to_csv_text
+from dpviz.errors import InputError
+
+PREVIEW_ROWS = 200
+
+
+def simulation_banner(cap: Capability) -> None:
+    """The notice every simulated view carries."""
+    st.info(f"**Simulation — not a private release.** Seeded floating-point noise; the true values and the "
+            f"errors are shown for teaching and what-if. To publish, use **Private release** below. "
+            f"Unit of privacy: {cap.unit_of_privacy}.", icon=":material/science:")
+
+
+def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
+                          run: Callable[[], tuple[pd.DataFrame, dict[str, Any]]], file_stem: str) -> None:
+    """The Private release panel: a button that draws fresh discrete noise from the OS CSPRNG
+    (``run`` must not use a seed or the truth in its output), a preview of the released table and its
+    download. Nothing here shows a true value. A release made under other settings is dropped."""
+    st.subheader(":material/lock: Private release")
+    st.caption(f"{RELEASE_NOTICE[0].upper() + RELEASE_NOTICE[1:]}. One mechanism: {describe}. "
+               f"Every click draws fresh noise. Unit of privacy: {cap.unit_of_privacy}.")
+    slot = f"{cap.name}_private_release"
+    if st.button("Draw a private release", icon=":material/lock:", key=f"{cap.name}_release_button"):
+        try:
+            with st.spinner("Drawing discrete noise from the OS CSPRNG ..."):
+                table, meta = run()
+        except InputError as exc:
+            st.error(str(exc), icon=":material/error:")
+        else:
+            st.session_state[slot] = (settings, table, meta)
+    held = st.session_state.get(slot)
+    if held is None or held[0] != settings:
+        st.caption("No private release drawn for these settings yet.")
+        return
+    _, table, meta = held
+    st.success(f"Private release ready: {len(table):,} rows, {meta.get('noise', {}).get('family', '')} noise, "
+               f"budget {meta.get('budget_text', '')}.", icon=":material/verified_user:")
+    st.dataframe(table.head(PREVIEW_ROWS), hide_index=True, key=f"{cap.name}_release_table")
+    if len(table) > PREVIEW_ROWS:
+        st.caption(f"First {PREVIEW_ROWS} of {len(table):,} rows; the download has them all.")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the release (CSV)", data=to_csv_text(table),
+                       file_name=output_name(cap.name, "release", file_stem), mime="text/csv",
+                       key=f"{cap.name}_release_download", icon=":material/download:", on_click="ignore")
+    c2.download_button("Download its description (JSON)", data=json.dumps(meta, indent=2, default=str),
+                       file_name=output_name(cap.name, "release", file_stem, "csv.meta.json"),
+                       mime="application/json", key=f"{cap.name}_release_meta", icon=":material/description:",
+                       on_click="ignore")
+
+
+def simulation_file_name(cap: Capability, file_stem: str) -> str:
+    """Download name of a simulated table: it says 'simulation'."""
+    return output_name(cap.name, "simulate", file_stem)
