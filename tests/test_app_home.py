@@ -3,18 +3,14 @@
 import pytest
 from playwright.sync_api import expect
 
+from dpviz.core.registry import CAPABILITIES
 from tests.apptest_helpers import ROOT, app_test, page_links
 from tests.e2e_helpers import heading, open_page
 
 TITLE = "dpviz — differentially private data release"
-# page file -> link label, as declared in app.py's CAPABILITIES
-CAPABILITY_PAGES = {
-    "pages/1_Tree.py": "Tree release",
-    "pages/2_Stream.py": "Stream release",
-    "pages/3_Marginals.py": "Marginals",
-    "pages/4_Graph.py": "Graph",
-    "pages/5_Budget_planner.py": "Budget planner",
-}
+# page file -> link label: the registry's capabilities; planned ones are listed, never linked
+CAPABILITY_PAGES = {c.page: c.title for c in CAPABILITIES}
+PLANNED_LABELS = ("Marginals", "Graph", "Budget planner")
 
 
 def test_home_renders_with_links_for_existing_pages():
@@ -24,11 +20,13 @@ def test_home_renders_with_links_for_existing_pages():
     labels = {label for label, _ in page_links(at)}
     coming = " ".join(m.value for m in at.markdown)
     for path, label in CAPABILITY_PAGES.items():
-        if (ROOT / path).is_file():
-            assert label in labels, f"{path} exists but is not linked"
-        else:
-            assert label not in labels, f"{path} is missing but linked"
-            assert label in coming, f"{label} not listed as coming next"
+        assert (ROOT / path).is_file(), f"registry names {path}, which does not exist"
+        assert label in labels, f"{path} exists but is not linked"
+    for label in PLANNED_LABELS:
+        assert label not in labels, f"{label} is planned but linked"
+        assert label in coming, f"{label} not listed as coming next"
+    text = " ".join(m.value for m in at.markdown)
+    assert "Simulation — not a private release" in text and "Private release" in text
 
 
 @pytest.mark.e2e
