@@ -77,7 +77,7 @@ def test_gaussian_calibration_uses_exact_profile_for_continuous_and_cks_for_disc
     (Noise.laplace(0.5), 3.0, 2 * 6.0**2),
     (Noise.gaussian(0.25), 2.0, 2.0**2 / 0.5),
     (Noise.laplace(0.5, discrete=True), 3.0, discrete_laplace_variance(6.0)),
-    (Noise.gaussian(0.25, discrete=True), 2.0, discrete_gaussian_variance(2.0)),
+    (Noise.gaussian(0.25, discrete=True), 2.0, discrete_gaussian_variance(8.0**0.5)),
     (Noise.laplace(4.0, discrete=True), 1.0, discrete_laplace_variance(0.25)),  # tiny scale: far from 2b²
 ])
 def test_noise_monte_carlo_variance(noise, sensitivity, variance):
@@ -90,8 +90,11 @@ def test_noise_monte_carlo_variance(noise, sensitivity, variance):
 
 
 def test_discrete_variance_differs_from_continuous_where_it_should():
-    lap = Noise.laplace(4.0, discrete=True)  # scale 1/4: mostly zeros
-    assert lap.variance(1.0) < 0.1 * Noise.laplace(4.0).variance(1.0)
+    lap = Noise.laplace(4.0, discrete=True)  # scale 1/4: mostly zeros, Var = 2r/(1-r)², r = e^-4
+    r = np.exp(-4.0)
+    assert lap.variance(1.0) == pytest.approx(2 * r / (1 - r) ** 2) and lap.variance(1.0) < 0.35 * 0.125
+    gauss = Noise.gaussian(8.0, discrete=True)  # σ = 1/4: P(0) ≈ 1 - 2e^-8
+    assert gauss.variance(1.0) == pytest.approx(2 * np.exp(-8.0), rel=1e-3)  # vs σ² = 0.0625
 
 
 def test_continuous_noise_needs_a_generator_and_discrete_cannot_be_rescaled():
