@@ -1,10 +1,12 @@
-"""Tree release page: noisy counts over a hierarchy, made consistent by GMC (and baselines).
+"""Tree release page: counts over a hierarchy, noisy per level, made consistent by GMC (and baselines).
 
-A thin view: it reads the widgets, calls :mod:`dpviz` and draws the figures built by
-:mod:`dpviz.viz.tree`. Work that depends only on the data source (loading, the GMC plan = stage 1,
-the structure-matrix views, the random range queries) and the unit noise draw per
-(source, seed, mechanism) are cached, so moving the ε slider only redoes stage 2: rescale the noise,
-post-process, compute the metrics and redraw.
+A thin view over :mod:`dpviz.tree.release` in the page skeleton of :mod:`dpviz.core.registry`:
+Data → Privacy → Strategy and estimator → Simulation → Private release.
+
+Cached per structure (``st.cache_resource``): loading, the simulation's GMC plan (stage 1, depends on
+the tree and the split only), the structure-matrix views, the random range queries and the unit noise
+draw per (source, seed, family). Moving ε rescales that draw and redoes stage 2 only. The Private
+release panel draws discrete noise from the OS CSPRNG on click and never shows a true value.
 """
 
 import hashlib
@@ -12,18 +14,22 @@ import hashlib
 import numpy as np
 import streamlit as st
 
+import ui
+from dpviz.core.modes import fresh_seed
+from dpviz.core.noise import Noise
+from dpviz.core.registry import capability
+from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
-from dpviz.privacy.mechanisms import fresh_seed
 from dpviz.tree import synthetic
-from dpviz.tree.cli import load_input
+from dpviz.tree.estimators import METHOD_LABELS, METHODS, plan_for
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
-from dpviz.tree.gmc import plan as gmc_plan
-from dpviz.tree.io import load_tree_file
+from dpviz.tree.io import load_source, load_tree_file
 from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
-from dpviz.tree.release import (METHOD_LABELS, METHODS, NoiseSpec, compare, expected_variance, node_variances,
-                                release_frame, unit_noise, weights_for)
+from dpviz.tree.release import (expected_variance, node_variances, release, release_table, simulate,
+                                simulation_table, unit_noise)
+from dpviz.tree.strategy import TreeLevels
 from dpviz.viz import tree as vt
 from dpviz.viz.heatmap import matrix_heatmap
 
@@ -33,22 +39,27 @@ SLOW_METHODS = ("privtrie", "lee")
 EPS_OPTIONS = [0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
                1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
-SOURCES = {"bundled": "Bundled: US counties 2019", "synthetic": "Synthetic", "upload": "Upload a file"}
+BUNDLED = "sample:county"
+SOURCES = {"bundled": "Bundled: US counties 2019 (sample:county)", "synthetic": "Synthetic", "upload": "Upload a file"}
 SYN_KINDS = {"complete": "Complete binary", "random-fanout": "Random fan-out (2-5)",
              "path-like": "Path-like (caterpillar)"}
 SYN_SIZES = [15, 31, 1_000, 10_000, 100_000, 1_000_000]
+FAMILIES = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}
+SPLITS = {"uniform": "uniform (ε/h)", "geometric": "geometric (more to leaves)"}
 VECTORS = {"ones": "All ones", "true": "True counts v", "noisy": "Noisy counts ṽ"}
 DIRECTIONS = {"up": "Upward: G⁻ᵀv (subtree sums)", "down": "Downward: G⁻¹v (sums over ancestors)"}
 Q_RANGES = 10_000
+UNIT_NOISE = {"laplace": Noise.laplace(1.0), "gaussian": Noise.gaussian(1.0)}  # the shapes of the draws
 
 st.set_page_config(page_title="dpviz · Tree release", page_icon=":material/account_tree:", layout="wide")
 ss = st.session_state
+cap = capability("tree")
 
 
-# ---- cached stage-1 work (keyed by the data source) --------------------------------------------
+# ---- cached per-structure work (keyed by the data source) ---------------------------------------------
 @st.cache_resource(show_spinner=False, max_entries=4)
-def load_bundled(name: str):
-    return load_input(name)
+def load_bundled(spec: str):
+    return load_source(spec)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -57,15 +68,16 @@ def load_synthetic(kind: str, size: int):
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def get_plan(source_key: tuple, split: str, mechanism: str, _data):
-    """Stage 1 (independent of ε for a fixed split); also warms the true node vector v."""
+def get_plan(source_key: tuple, split: str, family: str, _data):
+    """Stage 1 for continuous noise: the relative variances depend on the split and family, not on ε.
+    Also warms the true node vector v."""
     _ = _data.v
-    return gmc_plan(_data.tree, weights_for(_data.tree, NoiseSpec(1.0, mechanism, split)))
+    return plan_for(_data.tree, node_variances(_data.tree, UNIT_NOISE[family], split))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def get_unit(source_key: tuple, seed: int, mechanism: str, n: int):
-    u = unit_noise(n, mechanism, np.random.default_rng(seed))
+def get_unit(source_key: tuple, seed: int, family: str, n: int):
+    u = unit_noise(UNIT_NOISE[family], n, np.random.default_rng(seed))
     u.flags.writeable = False
     return u
 
@@ -83,7 +95,8 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
     if tree.n <= vt.DENSE_MAX:
         labels = tree.label_of(np.arange(tree.n))
         return {"G": matrix_heatmap(g, "Structure Matrix G", row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX),
-                "Ginv": matrix_heatmap(ancestor_indicator(tree), "G⁻¹ (ancestor indicator, Prop. 7)", row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)}
+                "Ginv": matrix_heatmap(ancestor_indicator(tree), "G⁻¹ (ancestor indicator, Prop. 7)",
+                                       row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)}
     out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"G of T⁽{k}⁾")}
     sub = tree if k == 0 else tree.subtree(k)
     try:
@@ -95,7 +108,7 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
 
 # ---- callbacks -----------------------------------------------------------------------------------
 def _new_seed() -> None:
-    ss["seed"] = fresh_seed()
+    ss["tree_seed"] = fresh_seed()
 
 
 def _handle_upload(f) -> None:
@@ -115,19 +128,28 @@ def _handle_upload(f) -> None:
         ss["tree_upload"] = (("upload", f.name, hashlib.sha1(raw).hexdigest()), data)
 
 
+def _file_stem(key: tuple) -> str:
+    if key[0] == "bundled":
+        return key[1].removeprefix("sample:")
+    if key[0] == "synthetic":
+        return f"synthetic-{key[1]}-{key[2]}"
+    return key[1].rsplit(".", 1)[0] or "upload"
+
+
 # ---- page --------------------------------------------------------------------------------------
 st.title("Tree release")
 st.caption("Counts over a hierarchy released with differential privacy, then made consistent "
            "(every parent = sum of its children) by GMC, the Generation-Matrix-based optimal "
-           "post-processing, or a baseline.")
+           f"post-processing, or a baseline. Unit of privacy: {cap.unit_of_privacy}.")
 
+# 1. Data ---------------------------------------------------------------------------------------------
 c_data, c_noise = st.columns(2, gap="large")
 with c_data:
     st.subheader(":material/database: Data")
     source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="tree_source", horizontal=True)
     if source == "bundled":
         with st.spinner("Loading the US county tree ..."):
-            key, data = ("bundled", "county"), load_bundled("county")
+            key, data = ("bundled", BUNDLED), load_bundled(BUNDLED)
     elif source == "synthetic":
         k1, k2 = st.columns(2)
         kind = k1.selectbox("Shape", list(SYN_KINDS), format_func=SYN_KINDS.get, key="synthetic_kind")
@@ -145,58 +167,100 @@ with c_data:
         if ss.get("tree_upload") is not None:
             key, data = ss["tree_upload"]
         else:
-            key, data = ss.get("tree_last") or (("bundled", "county"), load_bundled("county"))
+            key, data = ss.get("tree_last") or (("bundled", BUNDLED), load_bundled(BUNDLED))
             st.info(f"No valid file loaded yet: still showing {data.name}.", icon=":material/info:")
     tree = data.tree
     ss["tree_last"] = (key, data)
-    st.caption(f"**{data.name}**: n = {tree.n:,} nodes, m = {tree.m:,} leaves, height h = {tree.h}")
+    st.caption(f"**{data.name}**: n = {tree.n:,} nodes, m = {tree.m:,} leaves, height h = {tree.h} "
+               "(the hierarchy is public)")
 
+# 2. Privacy ------------------------------------------------------------------------------------------
 with c_noise:
-    st.subheader(":material/tune: Noise")
+    st.subheader(":material/tune: Privacy")
     eps = st.select_slider("Privacy budget ε (log scale)", EPS_OPTIONS, value=1.0, key="epsilon",
                            format_func=lambda v: f"{v:g}")
     n1, n2 = st.columns(2)
-    mechanism = n1.radio("Noise type", ["laplace", "gaussian"], key="mechanism", horizontal=True,
-                         format_func=lambda s: {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}[s])
+    family = n1.radio("Noise", list(FAMILIES), key="tree_noise", horizontal=True, format_func=FAMILIES.get)
     delta = n2.select_slider("δ (Gaussian only)", DELTA_OPTIONS, value=1e-6, key="delta",
-                             format_func=lambda v: f"{v:.0e}", disabled=mechanism != "gaussian")
-    split = n1.radio("Budget split over levels", ["uniform", "geometric"], key="split", horizontal=True,
-                     format_func=lambda s: {"uniform": "uniform (ε/h)", "geometric": "geometric (more to leaves)"}[s])
-    if "seed" not in ss:
-        ss["seed"] = 0
-    seed = int(n2.number_input("Noise seed", min_value=0, max_value=2**31 - 1, step=1, key="seed"))
-    n2.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=_new_seed)
+                             format_func=lambda v: f"{v:.0e}", disabled=family != "gaussian")
+    split = n1.radio("Budget split over levels", list(SPLITS), key="split", horizontal=True, format_func=SPLITS.get)
+try:
+    params = dict(epsilon=float(eps), delta=float(delta) if family == "gaussian" else None)
+    sim_noise = Noise.from_params(family, **params, discrete=False)
+    release_noise = Noise.from_params(family, **params, discrete=True)
+except InputError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
 
+# 3. Strategy and estimator ---------------------------------------------------------------------------
+st.subheader(":material/account_tree: Strategy and estimator")
+strategy = TreeLevels(tree, split)
+level_scales = strategy.level_scales(sim_noise)
+st.caption(f"Strategy: measure every node, one depth level at a time (sequential composition over the "
+           f"{tree.h} levels, a unit-sensitivity count release each). Sensitivity of all node counts: "
+           f"{'L1 = h' if family == 'laplace' else 'L2 = √h'} = {strategy.sensitivity(family):.4g}. "
+           f"{sim_noise.describe}; per-level noise scale (root first): "
+           + ", ".join(f"{s:.4g}" for s in level_scales) + ".")
 big = tree.n > BIG
 if ss.get("tree_methods_big") != big:  # the default of the multiselect depends on the tree size
     ss["methods"] = [m for m in METHODS if not (big and m in SLOW_METHODS)]
     ss["tree_methods_big"] = big
-methods = st.multiselect("Post-processing methods", list(METHODS), key="methods",
-                         format_func=lambda m: METHOD_LABELS.get(m, m))
+methods = st.multiselect("Post-processing methods (simulation: all on the same noise draw)", list(METHODS),
+                         key="methods", format_func=lambda m: METHOD_LABELS.get(m, m))
+release_method = st.selectbox("Post-processing of the private release (one method)", list(METHODS),
+                              index=0, key="release_method", format_func=lambda m: METHOD_LABELS.get(m, m))
 if big:
     st.caption(":material/speed: PrivTrie-style recursion and the Lee-Wang-Kifer sparse solve are off by "
                f"default on trees above {BIG:,} nodes: they take seconds to minutes here, while GMC "
                "takes milliseconds. Select them to run them anyway.")
 
-# ---- stage 1 (cached) and stage 2 (every rerun) ---------------------------------------------------
-try:
-    spec = NoiseSpec(epsilon=float(eps), mechanism=mechanism, split=split, delta=float(delta))
-except InputError as exc:
-    st.error(str(exc), icon=":material/error:")
-    st.stop()
+with st.expander("Structure Matrix G and its inverse", icon=":material/grid_on:", expanded=True):
+    if tree.n <= vt.DENSE_MAX:
+        figs = structure_views(key, 0, data)
+        g1, g2 = st.columns(2)
+        g1.plotly_chart(figs["G"], key="g_heatmap", width="stretch")
+        g2.plotly_chart(figs["Ginv"], key="ginv_heatmap", width="stretch")
+        st.caption("G has 1 on the diagonal and −1 at (child, parent); G⁻¹ has a 1 at (i, j) iff j is i or an "
+                   "ancestor of i. Nodes are numbered in descending order of height (root first, leaves last).")
+    else:
+        k_opts = list(range(0, tree.h))
+        if ss.get("k_order") not in k_opts:
+            ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 2_000), k_opts[-1])
+        if len(k_opts) > 1:
+            k = st.select_slider("k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, key="k_order",
+                                 format_func=lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
+        else:
+            k = 0
+        with st.spinner("Building the sparsity views ..."):
+            figs = structure_views(key, int(k), data)
+        g1, g2 = st.columns(2)
+        g1.plotly_chart(figs["G"], key="g_sparsity", width="stretch")
+        if figs["Ginv"] is not None:
+            g2.plotly_chart(figs["Ginv"], key="ginv_sparsity", width="stretch")
+        else:
+            g2.info(f"G⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
+                    icon=":material/info:")
+        st.caption(f"Too large for a labelled heatmap (n > {vt.DENSE_MAX}): the non-zeros of the leading "
+                   "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
+
+# 4. Simulation ----------------------------------------------------------------------------------------
+st.subheader(":material/science: Simulation")
+ui.simulation_banner(cap)
+if "tree_seed" not in ss:
+    ss["tree_seed"] = fresh_seed()
+s1, s2 = st.columns([1, 3])
+seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key="tree_seed"))
+s1.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=_new_seed)
+
 with st.spinner("Preparing the GMC plan (stage 1, once per tree) ..."):
-    plan = get_plan(key, split, mechanism, data)
-unit = get_unit(key, seed, mechanism, tree.n)
+    sim_plan = get_plan(key, split, family, data)
+unit = get_unit(key, seed, family, tree.n)
 ranges = get_ranges(key, tree.m)
-expected_var = expected_variance(tree, spec, plan)  # Var(v̄_i) of the optimal release, O(n)
-results = {}
-table = None
-if methods:
-    table, results = compare(data, spec, methods, None, unit=unit, gmc_plan=plan, ranges=ranges,
-                             expected=expected_var)
-else:
+expected_var = expected_variance(tree, sim_noise, split, sim_plan)  # Var(v̄_i) of the optimal release, O(n)
+sim = simulate(data, sim_noise, methods, split=split, unit=unit, plan=sim_plan, ranges=ranges, expected=expected_var)
+results, table = sim.results, (sim.table if sim.results else None)
+if not methods:
     st.warning("Select at least one post-processing method.", icon=":material/warning:")
-noisy = next(iter(results.values())).noisy if results else data.v
 shown = "gmc" if "gmc" in results else (next(iter(results)) if results else None)
 
 
@@ -206,9 +270,8 @@ def _rmse(method: str) -> str:
     return f"{float(table.loc[table['method'] == method, 'rmse_NQ'].iloc[0]):.4g}"
 
 
-sigma2 = float(node_variances(tree, spec)[0])
-st.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
-           f"{spec.mechanism} noise, per-node variance at the root {sigma2:.4g}")
+s2.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
+           f"{sim_noise.describe} (continuous), per-node variance at the root {float(sim.noise.variance_at(level_scales[0])):.4g}")
 m1, m2, m3, m4, m5 = st.columns(5)
 m1.metric("Nodes n", f"{tree.n:,}")
 m2.metric("Height h", f"{tree.h}")
@@ -218,7 +281,6 @@ m5.metric("Expected sq. error (GMC)", f"{expected_var.sum():.3g}",
           help="Expected total squared error of the optimal release over all nodes: m σ² for a uniform "
                "split (Theorem 5, Eq. 28); its weighted form Σ Var(v̄ᵢ) for the geometric split.")
 
-# ---- views ---------------------------------------------------------------------------------------
 left, right = st.columns([1.1, 1], gap="large")
 with left:
     st.plotly_chart(
@@ -228,18 +290,18 @@ with left:
     if tree.n > vt.TREE_VIEW_MAX_NODES:
         st.caption("Large tree: only the top levels are drawn (click a tile to zoom in).")
 with right:
-    st.markdown("**Release table** (same noise draw for every method)")
+    st.markdown("**Methods compared** (same noise draw for every method)")
     if table is not None:
         view = table.assign(method=[METHOD_LABELS.get(m, m) for m in table["method"]])
-        view = view.rename(columns={"total_sq_error": "total sq. error",
-                                    "expected_sq_error": "expected (Thm 5)"})
-        st.dataframe(view, hide_index=True, key="release_table",
+        view = view.rename(columns={"total_sq_error": "total sq. error", "expected_sq_error": "expected (Thm 5)"})
+        st.dataframe(view, hide_index=True, key="sim_table",
                      column_config={c: st.column_config.NumberColumn(format="%.4g")
                                     for c in ("rmse_NQ", "rmse_RQ", "bias", "seconds",
                                               "total sq. error", "expected (Thm 5)")})
         st.caption(f"rmse_RQ over {len(ranges[0]):,} random leaf ranges (fixed per tree). Theorem 5: "
                    "E[total squared error] = n σ² before and m σ² after optimal post-processing "
-                   "(uniform split); for the geometric split, the sums of the analytic variances.")
+                   "(uniform split); for the geometric split, the sums of the analytic variances. "
+                   "Boosting has no closed form (empty).")
         st.plotly_chart(vt.error_by_level_figure(
             vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS,
             expected=expected_error_by_level(tree, expected_var)),
@@ -248,47 +310,15 @@ with right:
 if table is not None:
     st.plotly_chart(vt.method_comparison_figure(table, METHOD_LABELS), key="methods_chart", width="stretch")
 
-st.subheader(":material/grid_on: Structure Matrix G and its inverse")
-if tree.n <= vt.DENSE_MAX:
-    figs = structure_views(key, 0, data)
-    g1, g2 = st.columns(2)
-    g1.plotly_chart(figs["G"], key="g_heatmap", width="stretch")
-    g2.plotly_chart(figs["Ginv"], key="ginv_heatmap", width="stretch")
-    st.caption("G has 1 on the diagonal and −1 at (child, parent); G⁻¹ has a 1 at (i, j) iff j is i or an "
-               "ancestor of i. Nodes are numbered in descending order of height (root first, leaves last).")
-else:
-    k_opts = list(range(0, tree.h))
-    if ss.get("k_order") not in k_opts:
-        ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 2_000), k_opts[-1])
-    if len(k_opts) > 1:
-        k = st.select_slider("k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, key="k_order",
-                             format_func=lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
-    else:
-        k = 0
-    with st.spinner("Building the sparsity views ..."):
-        figs = structure_views(key, int(k), data)
-    g1, g2 = st.columns(2)
-    g1.plotly_chart(figs["G"], key="g_sparsity", width="stretch")
-    if figs["Ginv"] is not None:
-        g2.plotly_chart(figs["Ginv"], key="ginv_sparsity", width="stretch")
-    else:
-        g2.info(f"G⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
-                icon=":material/info:")
-    st.caption(f"Too large for a labelled heatmap (n > {vt.DENSE_MAX}): the non-zeros of the leading "
-               "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
-
-st.subheader(":material/swap_vert: Propagation")
+st.markdown("**Propagation** (Props. 2-3)")
 p1, p2, p3 = st.columns([1, 1.4, 2])
 vec = p1.radio("Vector", list(VECTORS), format_func=VECTORS.get, key="prop_vector")
 direction = p2.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, key="prop_direction")
 steps = list(range(1, tree.h + 1))
 if ss.get("prop_step") not in steps:
     ss["prop_step"] = tree.h
-if len(steps) > 1:
-    step = p3.select_slider("Step (one height level at a time)", steps, key="prop_step")
-else:
-    step = 1
-v_in = {"ones": np.ones(tree.n), "true": data.v, "noisy": noisy}[vec]
+step = p3.select_slider("Step (one height level at a time)", steps, key="prop_step") if len(steps) > 1 else 1
+v_in = {"ones": np.ones(tree.n), "true": data.v, "noisy": sim.noisy}[vec]  # ṽ of this draw, whatever the methods
 z = partial_propagation(tree, v_in, direction, int(step))
 reached = int(np.isfinite(z).sum())
 p3.caption(f"After step {step} of {tree.h}: {reached:,} of {tree.n:,} nodes reached "
@@ -298,13 +328,27 @@ p3.caption(f"After step {step} of {tree.h}: {reached:,} of {tree.n:,} nodes reac
 st.plotly_chart(vt.propagation_figure(tree, z, title=f"{VECTORS[vec]}, {DIRECTIONS[direction]}"),
                 key="propagation", width="stretch")
 
-st.subheader(":material/download: Download")
-if shown is not None:
-    res = results[shown]
+if results:
     st.download_button(
-        f"Released tree (CSV, {METHOD_LABELS.get(shown, shown)})",
-        data=lambda: release_frame(data, res.noisy, res.released).to_csv(index=False),
-        file_name=f"released_{shown}_eps{eps:g}_seed{seed}.csv", mime="text/csv",
-        key="download", icon=":material/download:", on_click="ignore")
-    st.caption("Columns node,parent,true,noisy,released in the input order (same as "
-               "`python -m dpviz tree release --output`).")
+        "Simulated tree (CSV: true, noisy and every method — a simulation, not a release)",
+        data=lambda: to_csv_text(simulation_table(data, sim)),
+        file_name=ui.simulation_file_name(cap, _file_stem(key)), mime="text/csv",
+        key="sim_download", icon=":material/download:", on_click="ignore")
+
+# 5. Private release -------------------------------------------------------------------------------------
+
+
+def _run_release():
+    plan = get_plan(key, "uniform", family, data) if split == "uniform" else None  # uniform: any ε matches
+    rel = release(data, release_noise, split, release_method, plan=plan)
+    return release_table(rel)
+
+
+ui.private_release_panel(
+    cap,
+    settings=(key, float(eps), family, params["delta"], split, release_method),
+    describe=f"{release_noise.describe}, {split} split over the {tree.h} levels, {METHOD_LABELS[release_method]}; "
+             "columns node, parent, noisy, released, variance, std",
+    run=_run_release,
+    file_stem=_file_stem(key),
+)

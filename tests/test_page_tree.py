@@ -6,9 +6,14 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from dpviz.core.modes import SIMULATION_NOTICE
+from dpviz.core.noise import Noise
+from dpviz.core.registry import PAGE_SKELETON
 from dpviz.errors import InputError
-from dpviz.tree.io import load_tree_file
-from tests.apptest_helpers import ROOT, app_test, plotly_json, plotly_z
+from dpviz.tree.io import load_source, load_tree_file
+from dpviz.tree.propagation import partial_propagation
+from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
+from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, plotly_json, plotly_z
 from tests.e2e_helpers import open_page, set_slider_keys, upload, wait_idle, wait_plotly
 
 PAGE = "pages/1_Tree.py"
@@ -19,6 +24,38 @@ BAD_FILES = ["tree_bad_cycle.csv", "tree_bad_unknown_parent.csv", "tree_bad_nega
 
 def metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def walk(node):
+    """Every element of the page in display order."""
+    ch = getattr(node, "children", None)
+    if isinstance(ch, dict) and ch:
+        for k in sorted(ch):
+            yield from walk(ch[k])
+    else:
+        yield node
+
+
+def release_section(at) -> list:
+    """The elements after the 'Private release' subheader."""
+    els = list(walk(at.main))
+    start = next(i for i, e in enumerate(els) if type(e).__name__ == "Subheader" and "Private release" in e.value)
+    return els[start:]
+
+
+def release_table(at):
+    """The released table shown by the Private release panel, or None."""
+    frames = [e for e in release_section(at) if type(e).__name__ == "Dataframe"]
+    return frames[0].value if frames else None
+
+
+@pytest.fixture(scope="module")
+def county():
+    return load_source("sample:county")
+
+
+def truth_in_file_order(data) -> np.ndarray:
+    return data.v[np.argsort(data.tree.order)]
 
 
 def ok(at):
@@ -46,14 +83,41 @@ def test_loads_bundled_county_tree(at):
     m = metrics(at)
     assert m["Nodes n"] == "3,207" and m["Height h"] == "5"
     assert float(m["GMC rmse_NQ"]) < float(m["Processless rmse_NQ"])
-    assert len(at.get("plotly_chart")) == 6  # tree, error by level, methods, G, G^-1, propagation
+    assert len(at.get("plotly_chart")) == 6  # G, G^-1, tree, error by level, methods, propagation
     assert not at.error
-    assert at.get("download_button")[0].proto.label.startswith("Released tree (CSV")
-    tree_trace = plotly_json(at, 0)["data"][0]
-    assert tree_trace["type"] == "icicle"
-    # the release table has every method with Theorem 5 next to the empirical error
+    assert "simulation" in at.get("download_button")[0].proto.label
+    assert any(plotly_json(at, i)["data"][0]["type"] == "icicle" for i in range(6))
+    # the simulation table has every method with Theorem 5 next to the empirical error
     df = at.dataframe[0].value
     assert len(df) == 6 and {"total sq. error", "expected (Thm 5)"} <= set(df.columns)
+
+
+def test_page_skeleton_and_the_simulation_banner_above_every_truth(at):
+    """Data → Privacy → Strategy and estimator → Simulation → Private release; the simulation banner opens
+    the Simulation section and every error metric / truth view sits between it and the release panel."""
+    els = list(walk(at.main))
+    names = [type(e).__name__ for e in els]
+    subheaders = [(i, e.value) for i, e in enumerate(els) if names[i] == "Subheader"]
+    assert [v.split(": ", 1)[1] for _, v in subheaders] == list(PAGE_SKELETON)
+    sim_at, rel_at = subheaders[3][0], subheaders[4][0]
+    assert names[sim_at + 1] == "Info" and "Simulation — not a private release" in els[sim_at + 1].value
+    for i, e in enumerate(els):
+        truthy = (names[i] == "Metric" and "rmse" in e.label) or names[i] == "Dataframe" or \
+            (names[i] == "Caption" and ("rmse" in e.value or "seed" in e.value))
+        if truthy:
+            assert sim_at < i < rel_at, (names[i], i)
+    charts = [i for i, n in enumerate(names) if n == "UnknownElement"]
+    titles = [plotly_json(at, k)["layout"]["title"]["text"] for k in range(len(charts))]
+    for i, title in zip(charts, titles, strict=True):
+        if "true" in title.lower() or "error" in title.lower() or "methods" in title.lower() or "→" in title \
+                or "counts" in title.lower():
+            assert sim_at < i < rel_at, title
+    assert SIMULATION_NOTICE.split(" —")[0].lower() in els[sim_at + 1].value.lower()
+
+
+def test_seed_starts_fresh_not_zero():
+    seeds = {ok(app_test(PAGE)).session_state["tree_seed"] for _ in range(2)}
+    assert len(seeds) == 2 and 0 not in seeds
 
 
 def test_epsilon_changes_metrics_and_only_rescales_noise(at):
@@ -69,7 +133,7 @@ def test_epsilon_changes_metrics_and_only_rescales_noise(at):
 
 
 def test_gaussian_and_geometric_split(at):
-    ok(at.radio(key="mechanism").set_value("gaussian").run())
+    ok(at.radio(key="tree_noise").set_value("gaussian").run())
     assert not at.select_slider(key="delta").disabled
     g = metrics(at)["GMC rmse_NQ"]
     ok(at.select_slider(key="delta").set_value(1e-3).run())
@@ -127,14 +191,14 @@ def test_bad_upload_first_keeps_bundled_data(at):
 
 
 def test_new_noise_draw_changes_seed_and_numbers(at):
-    seed0 = at.session_state["seed"]
+    seed0 = at.session_state["tree_seed"]
     before = metrics(at)["GMC rmse_NQ"]
     ok(at.button(key="new_draw").click().run())
-    assert at.session_state["seed"] != seed0
-    assert at.number_input(key="seed").value == at.session_state["seed"]
-    assert any(f"seed **{at.session_state['seed']}**" in c.value for c in at.caption)
+    assert at.session_state["tree_seed"] != seed0
+    assert at.number_input(key="tree_seed").value == at.session_state["tree_seed"]
+    assert any(f"seed **{at.session_state['tree_seed']}**" in c.value for c in at.caption)
     assert metrics(at)["GMC rmse_NQ"] != before
-    ok(at.number_input(key="seed").set_value(seed0).run())  # a typed seed reproduces the draw
+    ok(at.number_input(key="tree_seed").set_value(seed0).run())  # a typed seed reproduces the draw
     assert metrics(at)["GMC rmse_NQ"] == before
 
 
@@ -165,6 +229,62 @@ def test_methods_default_on_big_tree_excludes_slow_baselines(at):
 def test_no_methods_selected_keeps_page_alive(at):
     ok(at.multiselect(key="methods").set_value([]).run())
     assert at.warning and metrics(at)["GMC rmse_NQ"] == "—"
+
+
+def test_noisy_propagation_view_shows_the_noisy_draw_without_methods(at, county):
+    """With no method selected, 'Noisy counts' still propagates ṽ = v + unit · scales of the current draw
+    (it used to fall back to the true v)."""
+    ok(at.multiselect(key="methods").set_value([]).run())
+    ok(at.radio(key="prop_vector").set_value("noisy").run())
+    seed = at.session_state["tree_seed"]
+    tree = county.tree
+    unit = unit_noise(Noise.laplace(1.0), tree.n, np.random.default_rng(seed))
+    noisy = county.v + unit * node_scales(tree, Noise.laplace(1.0), "uniform")
+    chart = plotly_json(at, len(at.get("plotly_chart")) - 1)
+    assert chart["layout"]["title"]["text"].startswith("Noisy counts")
+    trace = chart["data"][0]
+    shown = np.asarray(decode_plotly_array(trace["customdata"]), float)
+    idx = np.asarray(decode_plotly_array(trace["ids"])).astype(int)
+    np.testing.assert_allclose(shown, partial_propagation(tree, noisy, "up", tree.h)[idx], rtol=1e-12)
+    assert not np.allclose(shown, partial_propagation(tree, county.v, "up", tree.h)[idx], rtol=1e-9, atol=0)
+
+
+# ---- Private release panel ----------------------------------------------------------------------------------
+def test_private_release_panel_publishes_no_truth_and_fresh_noise(at, county):
+    assert release_table(at) is None
+    ok(at.button(key="tree_release_button").click().run())
+    df = release_table(at)  # the panel previews the first rows (input order); the download has them all
+    assert tuple(df.columns) == RELEASE_COLUMNS and 100 <= len(df) <= county.tree.n
+    assert any(f"of {county.tree.n:,} rows" in c.value for c in at.caption)
+    noisy = df["noisy"].to_numpy()
+    assert np.issubdtype(noisy.dtype, np.integer)
+    v = truth_in_file_order(county)[: len(df)]
+    for col in ("noisy", "released", "variance", "std"):
+        assert not np.allclose(df[col].to_numpy(float), v, rtol=1e-12, atol=0), col
+    assert np.abs(noisy - v).max() > 0 and np.abs(noisy - v).max() < 200  # noise of scale h/ε = 5
+    assert {"Download the release (CSV)", "Download its description (JSON)"} <= {
+        b.proto.label for b in at.get("download_button")}
+    section = release_section(at)
+    assert not [e for e in section if type(e).__name__ == "Metric"]  # no error metric in the release panel
+    ok(at.button(key="tree_release_button").click().run())
+    assert not np.array_equal(release_table(at)["noisy"].to_numpy(), noisy)  # a second click: fresh noise
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())  # settings changed: the stale release is dropped
+    assert release_table(at) is None
+    assert any("No private release drawn for these settings yet" in c.value for c in at.caption)
+
+
+def test_private_release_geometric_gaussian_and_method_choice(at, county):
+    ok(at.radio(key="tree_noise").set_value("gaussian").run())
+    ok(at.radio(key="split").set_value("geometric").run())
+    ok(at.selectbox(key="release_method").set_value("processless").run())
+    ok(at.button(key="tree_release_button").click().run())
+    df = release_table(at)
+    assert tuple(df.columns) == RELEASE_COLUMNS
+    np.testing.assert_array_equal(df["released"].to_numpy(float), df["noisy"].to_numpy(float))  # processless
+    assert df["variance"].nunique() == county.tree.h  # one exact variance per level (geometric split)
+    assert any("discrete Gaussian" in c.value for c in at.caption)
+    ok(at.selectbox(key="release_method").set_value("gmc").run())  # another method: the old release is dropped
+    assert release_table(at) is None
 
 
 # ---- real browser --------------------------------------------------------------------------------
@@ -203,4 +323,28 @@ def test_browser_upload_changes_tree(page, streamlit_server):
     expect(page.locator("[data-testid=stAlertContentError]")).to_contain_text("count -4 is negative")
     wait_idle(page)
     expect(n).to_have_text("8")
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
+
+
+def test_browser_private_release(page, streamlit_server):
+    open_page(page, streamlit_server, "Tree")
+    button = page.get_by_role("button", name="Draw a private release")
+    button.scroll_into_view_if_needed()
+    button.click()
+    expect(page.get_by_text("Private release ready")).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    table = page.locator("[data-testid=stDataFrame]").last
+    expect(table).to_be_visible()
+    download = page.get_by_role("button", name="Download the release (CSV)")
+    expect(download).to_be_visible()
+    with page.expect_download() as info:
+        download.click()
+    assert info.value.suggested_filename == "county.tree-release.csv"
+    header = open(info.value.path(), encoding="utf-8").readline().strip()
+    assert header == ",".join(RELEASE_COLUMNS)
+    sim = page.get_by_role("button", name=re.compile("^Simulated tree"))
+    with page.expect_download() as sim_info:
+        sim.click()
+    assert sim_info.value.suggested_filename == "county.tree-simulation.csv"
+    assert open(sim_info.value.path(), encoding="utf-8").readline().startswith("node,parent,true,noisy,released_gmc")
     expect(page.locator("[data-testid=stException]")).to_have_count(0)

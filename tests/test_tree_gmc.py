@@ -238,14 +238,15 @@ def test_output_variance_equals_dense_covariance_and_theorem5():
 
 def test_output_variance_monte_carlo_geometric_split():
     """Per-level empirical variance of GMC output (3000 draws) within 8% of output_variance."""
+    from dpviz.core.noise import Noise
     from dpviz.tree.gmc import output_variance
-    from dpviz.tree.release import NoiseSpec, node_variances
+    from dpviz.tree.release import node_variances
 
     rng = np.random.default_rng(11)
     data = complete_tree(3, 4, 10.0, rng)
     tree = data.tree
-    spec = NoiseSpec(epsilon=1.0, split="geometric")
-    d = node_variances(tree, spec)
+    d = node_variances(tree, Noise.laplace(1.0), "geometric")
+    assert len(np.unique(d)) == tree.h  # one variance per level, so the weighted form is exercised
     p = plan(tree, d)
     outs = np.array([gmc(p, data.v + rng.laplace(0, np.sqrt(d / 2))) for _ in range(3000)])
     emp, ana = outs.var(axis=0), output_variance(p)

@@ -1,7 +1,10 @@
-"""Tree input validation (clear errors naming the line) and the ``python -m dpviz tree`` CLI."""
+"""Tree input validation (clear errors naming the line) and the ``python -m dpviz tree`` CLI:
+``simulate`` (reproduces the pre-core numbers: golden files), ``release`` (safe to publish) and the
+structure views."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +14,14 @@ import pandas as pd
 import pytest
 
 from dpviz.cli import main
+from dpviz.core.accounting import zcdp_rho
+from dpviz.core.modes import SIMULATION_NOTICE
+from dpviz.core.tables import meta_path
 from dpviz.errors import InputError
-from dpviz.tree.io import load_tree_file, tree_from_parent_array
+from dpviz.tree.io import load_source, load_tree_file, tree_from_parent_array
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
 
 GOOD = b"node,parent,count\nroot,,\na,root,\nb,root,5\na1,a,3\na2,a,4\n"
 
@@ -79,21 +86,105 @@ def test_node_limit():
         load_tree_file(GOOD, max_nodes=3)
 
 
-def test_cli_release_writes_csv_and_prints_metrics(tmp_path, capsys):
-    out = tmp_path / "rel.csv"
-    assert main(["tree", "release", "county", "--epsilon", "1", "--seed", "3", "--output", str(out)]) == 0
+def run(*args: str) -> subprocess.CompletedProcess:
+    """``python -m dpviz ARGS`` in a real process (exit code, stdout, stderr)."""
+    return subprocess.run([sys.executable, "-m", "dpviz", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``python -m dpviz ARGS`` in process (fast): returns (exit code, stdout, stderr)."""
+    monkeypatch.chdir(ROOT)
+
+    def call(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:  # argparse errors
+            rc = exc.code
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, rc, out, err)
+
+    return call
+
+
+def test_bundled_data_is_sample_county_only():
+    assert load_source("sample:county").tree.n == 3207
+    for bad in ("county", "sample:countee"):
+        with pytest.raises(InputError, match="sample:county"):
+            load_source(bad)
+
+
+# ---- simulate: today's numbers, labelled as a simulation ---------------------------------------------------
+def _table_rows(text: str) -> dict[str, list[str]]:
+    """The printed metrics table: method -> its cells (header row under 'method')."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:1] == ["method"])
+    rows = {}
+    for line in lines[start:]:
+        cells = line.split()
+        if not cells or cells[0] == "wrote":
+            break
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _compare_printed(new: str, golden: str) -> None:
+    """Same printed metrics (6 significant digits) except seconds, and bias (float noise ~1e-9) numerically."""
+    a, b = _table_rows(new), _table_rows(golden)
+    assert a.keys() == b.keys()
+    header = a["method"]
+    assert header == b["method"]
+    for m in a:
+        if m == "method":
+            continue
+        for col, x, y in zip(header, a[m], b[m], strict=True):
+            if col == "seconds":
+                continue
+            if col == "bias" and float(y) < 1e-6:
+                assert float(x) < 1e-6, (m, col, x, y)
+            else:
+                assert x == y, (m, col, x, y)
+
+
+def test_simulate_reproduces_the_county_golden_metrics(capsys):
+    assert main(["tree", "simulate", "sample:county", "--epsilon", "1", "--seed", "7", "--method", "all"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == SIMULATION_NOTICE
+    assert "seed=7" in out
+    _compare_printed(out, (DATA / "tree_golden_county_all.txt").read_text())
+    # full precision, through the library (same seed: unit draw first, then the ranges)
+    from dpviz.core.noise import Noise
+    from dpviz.tree.estimators import METHODS
+    from dpviz.tree.release import simulate
+
+    sim = simulate(load_source("sample:county"), Noise.laplace(1.0), list(METHODS), np.random.default_rng(7))
+    gold = pd.read_csv(DATA / "tree_golden_county_all_metrics.csv").set_index("method")
+    got = sim.table.set_index("method")
+    for col in ("rmse_NQ", "rmse_RQ", "negatives", "total_sq_error", "expected_sq_error"):
+        np.testing.assert_allclose(got[col].to_numpy(float), gold[col].to_numpy(float), rtol=1e-9, err_msg=col)
+    np.testing.assert_allclose(got["bias"], gold["bias"], atol=1e-6)
+
+
+@pytest.mark.parametrize("args, golden", [
+    (["--epsilon", "0.5", "--seed", "7", "--method", "gmc"], "tree_golden_small_gmc"),
+    (["--epsilon", "0.5", "--seed", "11", "--split", "geometric", "--method", "all"], "tree_golden_small_all_geometric"),
+])
+def test_simulate_reproduces_the_small_tree_golden_files(tmp_path, capsys, args, golden):
+    out = tmp_path / "sim.csv"
+    assert main(["tree", "simulate", str(DATA / "tree_golden_small_input.csv"), *args, "--output", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "rmse_NQ" in text and "seed=3" in text
-    df = pd.read_csv(out, keep_default_na=False)
-    assert list(df.columns) == ["node", "parent", "true", "noisy", "released"]
-    assert len(df) == 3207 and df.loc[0, "node"] == "(all)" and df.loc[0, "true"] == 328_239_523
-    # released is consistent: root = sum of the regions
-    regions = df[df.parent == "(all)"]
-    assert np.isclose(regions.released.sum(), df.loc[0, "released"])
-    # same seed, same numbers
-    out2 = tmp_path / "rel2.csv"
-    main(["tree", "release", "county", "--epsilon", "1", "--seed", "3", "--output", str(out2)])
-    assert out.read_bytes() == out2.read_bytes()
+    assert text.splitlines()[0] == SIMULATION_NOTICE and SIMULATION_NOTICE in text.splitlines()[-1]
+    _compare_printed(text, (DATA / f"{golden}.txt").read_text())
+    got = pd.read_csv(out, keep_default_na=False)
+    want = pd.read_csv(DATA / f"{golden}.csv", keep_default_na=False)
+    assert list(got.columns) == list(want.columns) and "true" in got.columns
+    assert got.node.astype(str).tolist() == want.node.astype(str).tolist()
+    for col in want.columns[2:]:
+        np.testing.assert_allclose(got[col].to_numpy(float), want[col].to_numpy(float), rtol=1e-12, atol=1e-9,
+                                   err_msg=col)
+    meta = json.loads(meta_path(out).read_text())
+    assert meta["mode"] == "simulate" and meta["notice"] == SIMULATION_NOTICE
 
 
 def test_cli_consistency_is_weighted_gls_post_processing_only(tmp_path):
@@ -113,36 +204,126 @@ def test_cli_consistency_is_weighted_gls_post_processing_only(tmp_path):
     dm = m * dvar[:, None]
     ref = v - dm @ np.linalg.solve(m.T @ dm, m.T @ v)
     np.testing.assert_allclose(df.loc[order, "value"].to_numpy(), ref, atol=1e-12)
+    before = src.read_bytes()
+    assert main(["tree", "consistency", str(src), "--output", str(src)]) == 2  # never over the input
+    assert src.read_bytes() == before
 
 
-def test_cli_generate_then_release(tmp_path):
+def test_cli_generate_then_simulate_every_method(tmp_path, capsys):
     f = tmp_path / "t.csv"
     assert main(["tree", "generate", "--kind", "random-fanout", "--nodes", "500", "--output", str(f)]) == 0
-    assert load_tree_file(f).tree.n == 500
+    data = load_tree_file(f)
+    assert data.tree.n == 500 and np.array_equal(data.x, np.rint(data.x))
+    assert f.read_text().splitlines()[1] == "0,,"  # the root has no count (internal counts are derived)
     for m in ("gmc", "boosting", "privtrie", "lee", "processless", "gmc-nosqrt"):
-        assert main(["tree", "release", str(f), "--epsilon", "0.5", "--method", m, "--seed", "1"]) == 0
+        assert main(["tree", "simulate", str(f), "--epsilon", "0.5", "--method", m, "--seed", "1"]) == 0
+        assert m in _table_rows(capsys.readouterr().out)
+
+
+# ---- release: safe to publish ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tree_csv(tmp_path_factory):
+    """A 1000-node random fan-out tree written by `tree generate`, and its true node vector (file order)."""
+    f = tmp_path_factory.mktemp("rel") / "t.csv"
+    assert run("tree", "generate", "--kind", "random-fanout", "--nodes", "1000", "--seed", "3",
+               "--output", str(f)).returncode == 0
+    data = load_tree_file(f)
+    return f, data, data.v[np.argsort(data.tree.order)]
+
+
+def test_cli_release_has_no_truth_and_fresh_noise(tree_csv, tmp_path, cli):
+    f, data, v = tree_csv
+    before = f.read_bytes()
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"rel{i}.csv"
+        proc = (run if i == 0 else cli)("tree", "release", str(f), "--epsilon", "1", "--output", str(out))
+        assert proc.returncode == 0, proc.stderr
+        outs.append((out, proc.stdout))
+    (out, stdout), (out2, _) = outs
+    df = pd.read_csv(out, keep_default_na=False)
+    assert list(df.columns) == ["node", "parent", "noisy", "released", "variance", "std"]
+    assert df.node.astype(str).tolist() == pd.read_csv(f, keep_default_na=False).node.astype(str).tolist()
+    for col in ("noisy", "released", "variance", "std"):
+        assert not np.allclose(df[col].to_numpy(float), v), col
+    noisy = df["noisy"].to_numpy()
+    assert noisy.dtype.kind == "i"  # written as integers
+    assert not np.array_equal(noisy, pd.read_csv(out2)["noisy"].to_numpy())  # two runs differ
+    np.testing.assert_allclose(df["std"], np.sqrt(df["variance"]), rtol=1e-12)
+    printed = float(stdout.split("Σ variance): ")[1].split()[0])
+    assert printed == pytest.approx(df["variance"].sum(), rel=1e-5)
+    assert np.isclose(df.loc[0, "released"], df[df.parent.astype(str) == str(df.loc[0, "node"])].released.sum())
+    # stdout: public things only
+    low = stdout.lower()
+    for word in ("rmse", "bias", "negative", "true", "seed"):
+        assert word not in low, word
+    assert str(int(v[0])) not in stdout and f"{int(v[0]):,}" not in stdout  # the true root total
+    assert "n=1,000" in stdout and f"h={data.tree.h}" in stdout and "expected total squared error" in stdout
+    meta = json.loads(meta_path(out).read_text())
+    assert meta["mode"] == "release" and meta["capability"] == "tree" and meta["noise"]["discrete"] is True
+    assert str(int(v[0])) not in meta_path(out).read_text()
+    assert f.read_bytes() == before
+
+
+def test_cli_release_refuses_seed_all_and_its_own_input(tree_csv, tmp_path, cli):
+    f, _, _ = tree_csv
+    before = f.read_bytes()
+    out = tmp_path / "r.csv"
+    proc = run("tree", "release", str(f), "--epsilon", "1", "--seed", "3", "--output", str(out))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "simulate" in proc.stderr and "Traceback" not in proc.stderr and not out.exists()
+    proc = cli("tree", "release", str(f), "--epsilon", "1", "--method", "all", "--output", str(out))
+    assert proc.returncode == 2 and "simulate" in proc.stderr and not out.exists()
+    proc = cli("tree", "release", str(f), "--epsilon", "1", "--output", str(f))
+    assert proc.returncode == 2 and "input" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert f.read_bytes() == before and not meta_path(f).exists()
+    proc = cli("tree", "release", str(f), "--epsilon", "1")
+    assert proc.returncode == 2 and "--output" in proc.stderr
+
+
+def test_cli_release_gaussian_is_discrete_and_calibrated_by_cks(tree_csv, tmp_path, capsys):
+    f, data, _ = tree_csv
+    out = tmp_path / "g.csv"
+    assert main(["tree", "release", str(f), "--noise", "gaussian", "--epsilon", "1", "--delta", "1e-6",
+                 "--split", "geometric", "--method", "lee", "--output", str(out)]) == 0
+    meta = json.loads(meta_path(out).read_text())
+    assert meta["noise"]["family"] == "gaussian" and meta["noise"]["discrete"] is True
+    assert meta["noise"]["calibrated_rho"] == pytest.approx(zcdp_rho(1.0, 1e-6))
+    assert meta["split"] == "geometric" and meta["method"] == "lee"
+    assert meta["sensitivity"] == {"norm": "L2", "value": pytest.approx(np.sqrt(data.tree.h))}
+    assert pd.read_csv(out)["noisy"].dtype.kind == "i"
+    assert "discrete Gaussian" in capsys.readouterr().out
+
+
+def test_cli_release_rejects_fractional_counts_naming_the_leaf(tmp_path, cli):
+    f = tmp_path / "frac.csv"
+    f.write_text("node,parent,count\nroot,,\na,root,3\nb,root,1.5\n")
+    proc = cli("tree", "release", str(f), "--epsilon", "1", "--output", str(tmp_path / "o.csv"))
+    assert proc.returncode == 2 and "leaf 'b'" in proc.stderr and "integer" in proc.stderr
 
 
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["tree", "release", "missing.csv", "--epsilon", "1"], "does not exist"),
-        (["tree", "release", "county", "--epsilon", "-1"], "epsilon must be a positive number"),
+        (["tree", "simulate", "missing.csv", "--epsilon", "1"], "does not exist"),
+        (["tree", "simulate", "county", "--epsilon", "1"], "sample:county"),
+        (["tree", "simulate", "sample:county", "--epsilon", "-1"], "epsilon: expected a positive finite number"),
+        (["tree", "simulate", "sample:county", "--noise", "gaussian", "--epsilon", "1"], "--delta"),
+        (["tree", "simulate", "sample:county", "--mechanism", "gaussian", "--epsilon", "1"], "unrecognized"),
         (["tree", "consistency", "tests/data/does-not-exist.csv", "--output", "x.csv"], "does not exist"),
     ],
 )
-def test_cli_bad_input_exit_2_one_line_no_traceback(args, expected):
-    proc = subprocess.run([sys.executable, "-m", "dpviz", *args], cwd=ROOT, capture_output=True, text=True)
+def test_cli_bad_input_exit_2_one_line_no_traceback(args, expected, cli):
+    proc = (run if args[1] == "simulate" and expected == "does not exist" else cli)(*args)  # one real process
     assert proc.returncode == 2
     assert expected in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_cli_bad_file_content_exit_2(tmp_path):
+def test_cli_bad_file_content_exit_2(tmp_path, cli):
     f = tmp_path / "cyc.csv"
     f.write_bytes(BAD["cycle"][0])
-    proc = subprocess.run([sys.executable, "-m", "dpviz", "tree", "release", str(f), "--epsilon", "1"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = cli("tree", "simulate", str(f), "--epsilon", "1")
     assert proc.returncode == 2 and "cycle" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -166,3 +347,6 @@ def test_cli_structure_views_match_the_library(tmp_path):
     g = pd.read_csv(tmp_path / "g.csv")
     assert len(g) == 11 and set(g.value) == {1.0}  # Prop. 7: Σ depth = 1 + 2 + 2 + 3 + 3 non-zeros
     assert ((g.row == "a1") & (g.col == "root")).any() and not ((g.row == "b") & (g.col == "a")).any()
+    assert main(["tree", "properties", "sample:county", "--output", str(tmp_path / "c.csv")]) == 0
+    c = pd.read_csv(tmp_path / "c.csv", keep_default_na=False)
+    assert len(c) == 3207 and c.loc[0, "node"] == "(all)" and c.loc[0, "subtree_size"] == 3207

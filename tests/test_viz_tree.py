@@ -11,11 +11,10 @@ import scipy.sparse as sp
 
 from dpviz.tree import synthetic
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
-from dpviz.tree.io import load_tree_file
+from dpviz.tree.io import load_tree_file, node_table
 from dpviz.tree.model import tree_from_parents
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
-from dpviz.tree.release import release_frame
 from dpviz.viz import tree as vt
 from tests.apptest_helpers import ROOT
 
@@ -146,15 +145,20 @@ def test_method_comparison_figure():
     np.testing.assert_allclose(fig.data[1].y, [3.0, 40.0])
 
 
-def test_release_frame_matches_input_order(small):
-    n = small.tree.n
-    noisy = small.v + 0.5
-    df = release_frame(small, noisy, small.v)
-    assert list(df.columns) == ["node", "parent", "true", "noisy", "released"]
-    assert list(df.node) == ["root", "A", "B", "a1", "a2", "b1", "b2", "b3"]  # file order
-    row = df.set_index("node").loc["B"]
-    assert row.parent == "root" and row.true == 8 and row.noisy == 8.5
-    assert len(df) == n
+def test_node_table_puts_doh_arrays_back_in_file_order():
+    """node_table is the one per-node column builder: DOH-ordered arrays come back in the file's row order
+    with the right parent ids (this file's order is not the DOH order)."""
+    data = load_tree_file(b"node,parent,count\na2,a,4\nroot,,12\na1,a,3\nb,root,5\na,root,7\n")
+    t = data.tree
+    assert not np.array_equal(t.order, np.arange(t.n))  # otherwise this test could not fail
+    df = node_table(t, value=data.v, depth=t.depth)
+    assert list(df.columns) == ["node", "parent", "value", "depth"]
+    assert list(df.node) == ["a2", "root", "a1", "b", "a"]  # file order
+    by = df.set_index("node")
+    assert by.loc["a", "parent"] == "root" and by.loc["a", "value"] == 7 and by.loc["root", "value"] == 12
+    for child, parent in zip(df.node, df.parent):
+        if parent:
+            assert by.loc[child, "depth"] == by.loc[parent, "depth"] + 1
 
 
 def test_unlabelled_tree_works():

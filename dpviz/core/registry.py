@@ -71,8 +71,9 @@ CAPABILITIES: tuple[Capability, ...] = (
         title="Tree release",
         description="Counts over a hierarchy (e.g. US → region → division → state → county), released with "
                     "noise per level and made consistent by GMC.",
-        unit_of_privacy="one person, counted in exactly one leaf: every level's count changes by 1 "
-                        "(L1 sensitivity h, L2 √h over the h levels); the hierarchy itself is public",
+        unit_of_privacy="one person, counted in exactly one leaf: the count of that leaf and of each of its "
+                        "ancestors changes by 1 (at most one node per level: L1 sensitivity h, L2 √h); "
+                        "the hierarchy itself is public",
         cli="dpviz.tree.cli:register",
         page="pages/1_Tree.py",
         icon=":material/account_tree:",

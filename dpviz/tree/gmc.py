@@ -122,6 +122,13 @@ class GMCPlan:
         """Edge weights of G_{T⁽¹⁾←T}: w_{i→f_i} = d_i / w_i (Eq. 37 with d ≡ 1: 1 / w_i)."""
         return self.d1 / self.w
 
+    @cached_property
+    def variance(self) -> np.ndarray:
+        """:func:`output_variance` of this plan, computed once (read-only; scale it by c for d = c·self.d)."""
+        out = output_variance(self)
+        out.flags.writeable = False
+        return out
+
 
 def plan(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> GMCPlan:
     """Stage 1: Alg. 1 (construct G_{T⁽¹⁾←T}, represented by its pivots t)."""

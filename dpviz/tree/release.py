@@ -1,281 +1,377 @@
-"""Differentially private tree release end to end (paper Sec. 5, Alg. 2).
+"""Tree release end to end (paper Sec. 5, Alg. 2), in the two modes of :mod:`dpviz.core.modes`.
 
-1. BuildTree (Eq. 25) gives the node vector v from the leaf counts x.
-2. Noise: one record changes one node per level, so the L1 sensitivity is the height h and the L2
-   sensitivity sqrt(h). The budget is split over the h depth levels (sequential composition over
-   levels, parallel within one): ``uniform`` (ε/h each: Lap(h/ε) on every node, the paper's setting) or
-   ``geometric`` (ε_ℓ ∝ 2^{ℓ/3}, more to the deeper levels; Cormode et al., ICDE 2012). Laplace
-   gives ε-DP; Gaussian gives ρ-zCDP with ρ_ℓ = share_ℓ · ρ, σ_ℓ² = 1/(2ρ_ℓ) (Bun & Steinke 2016),
-   where ρ comes from (ε, δ) by :func:`dpviz.privacy.accounting.approx_dp_to_zcdp`.
-3. Post-processing: GMC (Alg. 2, Eq. 36 / Eq. 39) or a baseline; every method uses the per-node
-   variances ``d`` where its source allows, so a non-uniform split gets the matching weighted least squares.
+Unit of privacy: one person, counted in exactly one leaf. Adding or removing them changes their
+leaf and every ancestor by exactly 1 — one count per depth level it reaches, at most h levels — so
+the node vector has L1 sensitivity h and L2 sensitivity √h. The hierarchy (node ids, parents, hence
+n, m, h) is public. The budget is split over the depth levels (:mod:`dpviz.tree.strategy`).
 
-Stage 1 (structure: :class:`~dpviz.tree.gmc.GMCPlan`) depends on the tree and on the shape of the
-split only, never on ε; stage 2 is what a slider move recomputes.
+Both modes are the same pipeline, written with the core protocols:
+
+1. the strategy :class:`~dpviz.tree.strategy.TreeLevels` gives v = BuildTree(x) (Eq. 25), the
+   sensitivity and the per-node noise scales for a :class:`~dpviz.core.noise.Noise` and a split;
+2. noise: ṽ = v + η (the measurement);
+3. an estimator (:mod:`dpviz.tree.estimators`: GMC Alg. 2, Lee, PrivTrie, Boosting, Processless)
+   turns ṽ into the released vector and its analytic per-node variance.
+
+* :func:`simulate` (teaching, what-if): continuous noise from a seeded ``numpy`` Generator, one unit
+  draw rescaled across ε (``unit``), every method on the same draw, metrics against the truth
+  (rmse_NQ Eq. 40, rmse_RQ Eq. 41, bias Eq. 42, negatives, squared error vs. its expectation).
+  Everything it returns is a :class:`Simulation` — not a private release.
+* :func:`release` (to publish): discrete noise on integer counts
+  (:func:`dpviz.core.samplers.discrete_laplace` / ``discrete_gaussian``, Canonne, Kamath & Steinke,
+  NeurIPS 2020), drawn by :func:`dpviz.core.protocols.measure` from the OS CSPRNG unless a Generator
+  is passed (tests only), one method, fresh noise every call. The :class:`TreeRelease` holds the
+  noisy counts, the estimate and its analytic variance, and no truth; :func:`release_table` turns it
+  into the published table and its description.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dpviz import __version__
+from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
+from dpviz.core.noise import Family, Noise
+from dpviz.core.protocols import LinearMeasurement, measure
 from dpviz.errors import InputError
-from dpviz.privacy.accounting import pure_dp_to_zcdp
-from dpviz.privacy.mechanisms import Noise, laplace_variance
-from dpviz.tree import baselines
-from dpviz.tree.gmc import GMCPlan, gmc, output_variance, plan
-from dpviz.tree.io import TreeData, node_table
-from dpviz.tree.metrics import (
-    consistency_bias,
-    negatives,
-    random_ranges,
-    rmse_nq,
-    rmse_rq,
+from dpviz.tree.estimators import (
+    GLS_METHODS,
+    METHOD_LABELS,
+    METHODS,
+    check_plan,
+    estimator,
+    gls_variance,
+    plan_for,
+    timed_fit,
 )
+from dpviz.tree.gmc import GMCPlan
+from dpviz.tree.io import TreeData, node_table
+from dpviz.tree.metrics import consistency_bias, negatives, random_ranges, rmse_nq, rmse_rq
 from dpviz.tree.model import Tree
-
-Mechanism = Literal["laplace", "gaussian"]
-Split = Literal["uniform", "geometric"]
+from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
 
 __all__ = [
-    "NoiseSpec",
+    "Split",
+    "SPLITS",
+    "METHODS",
+    "METHOD_LABELS",
+    "GLS_METHODS",
     "level_shares",
     "node_scales",
     "node_variances",
     "unit_noise",
-    "METHODS",
-    "release",
-    "compare",
-    "ReleaseResult",
-    "release_frame",
     "expected_variance",
+    "simulate",
+    "Simulation",
+    "SimResult",
+    "simulation_table",
+    "release",
+    "TreeRelease",
+    "release_table",
+    "RELEASE_COLUMNS",
+    "SAMPLERS_NOTE",
 ]
 
-
-@dataclass(frozen=True)
-class NoiseSpec:
-    """How noise is added: mechanism, budget and its split over levels."""
-
-    epsilon: float = 1.0
-    mechanism: Mechanism = "laplace"
-    split: Split = "uniform"
-    delta: float = 1e-6  # Gaussian only
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.epsilon) and self.epsilon > 0):
-            raise InputError(f"epsilon must be a positive number, got {self.epsilon!r}")
-        if self.mechanism not in ("laplace", "gaussian"):
-            raise InputError(f"mechanism must be 'laplace' or 'gaussian', got {self.mechanism!r}")
-        if self.split not in ("uniform", "geometric"):
-            raise InputError(f"split must be 'uniform' or 'geometric', got {self.split!r}")
-        if self.mechanism == "gaussian" and not (0 < self.delta < 1):
-            raise InputError(f"delta must lie in (0, 1), got {self.delta!r}")
-
-    @property
-    def noise(self) -> Noise:
-        """The whole-tree noise: Laplace at ε, or Gaussian at the ρ implied by (ε, δ)."""
-        if self.mechanism == "gaussian":
-            return Noise.gaussian_approx(self.epsilon, self.delta)
-        return Noise.laplace(self.epsilon)
-
-    @property
-    def rho(self) -> float:
-        """ρ of the zCDP guarantee (Gaussian); for Laplace, the ε²/2-zCDP it implies."""
-        return self.noise.rho if self.mechanism == "gaussian" else pure_dp_to_zcdp(self.epsilon)
+RELEASE_COLUMNS = ("node", "parent", "noisy", "released", "variance", "std")
+SAMPLERS_NOTE = ("noise drawn by dpviz.core.samplers.discrete_laplace / discrete_gaussian (exact integer samplers, "
+                 "Canonne, Kamath & Steinke, NeurIPS 2020) on the integer node counts")
 
 
-def level_shares(h: int, split: Split = "uniform") -> np.ndarray:
-    """Fraction of the budget for depth levels 1..h (sums to 1).
-
-    ``geometric``: share_ℓ ∝ 2^{ℓ/3}, ℓ = 1 (root) .. h (Cormode et al. 2012, Sec. 4.2).
-    """
-    if split == "uniform":
-        return np.full(h, 1.0 / h)
-    w = 2.0 ** (np.arange(1, h + 1) / 3.0)
-    return w / w.sum()
+# ---- structure-only helpers (no data) ---------------------------------------------------------------
+def node_scales(tree: Tree, noise: Noise, split: Split = "uniform") -> np.ndarray:
+    """Per-node noise scale (b or σ) for ``noise`` and ``split`` (:meth:`TreeLevels.scales`)."""
+    return TreeLevels(tree, split).scales(noise)
 
 
-def node_scales(tree: Tree, spec: NoiseSpec) -> np.ndarray:
-    """Per-node noise scale: Laplace b = 1/ε_ℓ (uniform: h/ε) or Gaussian σ = 1/sqrt(2ρ_ℓ).
-
-    Each level is a unit-sensitivity count release at its share of the budget (ε_ℓ = share_ℓ ε,
-    ρ_ℓ = share_ℓ ρ), so the scale is the whole-budget scale divided by share_ℓ (Laplace) or
-    sqrt(share_ℓ) (Gaussian)."""
-    shares = level_shares(tree.h, spec.split)[tree.depth - 1]
-    base = spec.noise.scale(1.0)
-    return base / shares if spec.mechanism == "laplace" else base / np.sqrt(shares)
+def node_variances(tree: Tree, noise: Noise, split: Split = "uniform") -> np.ndarray:
+    """Exact per-node noise variance d_i (``noise.variance_at`` of the scales: 2b² / σ² continuous,
+    the discrete samplers' own variances for discrete noise)."""
+    return TreeLevels(tree, split).variances(noise)
 
 
-def node_variances(tree: Tree, spec: NoiseSpec) -> np.ndarray:
-    """Per-node noise variance d_i (2b² for Laplace, σ² for Gaussian)."""
-    s = node_scales(tree, spec)
-    return laplace_variance(s) if spec.mechanism == "laplace" else s**2
+def unit_noise(noise: Noise, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n unit-scale continuous draws Lap(1) or N(0, 1) (simulation only): noise = unit · scales, so
+    one draw can be rescaled when ε moves. Refused for discrete noise."""
+    return noise.standard(rng, n)
 
 
-def unit_noise(n: int, mechanism: Mechanism, rng: np.random.Generator) -> np.ndarray:
-    """Standard draws (Lap(1) or N(0,1)); noise = unit_noise * node_scales. Drawing once per seed and
-    rescaling lets an ε slider move without a new draw."""
-    return Noise.standard_draws(mechanism, rng, n)
+def expected_variance(tree: Tree, noise: Noise, split: Split = "uniform", plan: GMCPlan | None = None) -> np.ndarray:
+    """Per-node variance Var(v̄_i) of the optimally consistent release (GMC = Lee = PrivTrie) for
+    ``noise`` and ``split``: Theorem 5 (Σ = m σ² for the uniform split, Eq. 28) and its weighted form.
+    ``plan`` must have been built for this split (else InputError)."""
+    return gls_variance(tree, node_variances(tree, noise, split), plan)
 
 
-# ---- post-processing methods -----------------------------------------------------------------
-PostProcess = Callable[[Tree, np.ndarray, np.ndarray | None, "GMCPlan | None"], np.ndarray]
-
-
-def _gmc(form: str) -> PostProcess:
-    def run(tree: Tree, noisy: np.ndarray, d: np.ndarray | None, p: GMCPlan | None) -> np.ndarray:
-        return gmc(p if p is not None else plan(tree, d), noisy, form=form)  # type: ignore[arg-type]
-
-    return run
-
-
-def _baseline(fn) -> PostProcess:
-    return lambda tree, noisy, d, p: fn(tree, noisy, d)
-
-
-METHODS: dict[str, PostProcess] = {
-    "gmc": _gmc("sqrt"),
-    "gmc-nosqrt": _gmc("nosqrt"),
-    "boosting": _baseline(baselines.boosting),
-    "privtrie": _baseline(baselines.privtrie),
-    "lee": _baseline(baselines.lee_closed_form),
-    "processless": _baseline(baselines.processless),
-}
-METHOD_LABELS = {
-    "gmc": "GMC (Alg. 2, Eq. 36)",
-    "gmc-nosqrt": "GMC square-root-free (Eq. 39)",
-    "boosting": "Boosting (Hay et al. 2010)",
-    "privtrie": "PrivTrie-style recursion",
-    "lee": "Lee-Wang-Kifer closed form (Eq. 8)",
-    "processless": "Processless",
-}
-
-
+# ---- simulation ---------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class ReleaseResult:
-    """One method's release: the noisy and post-processed node vectors (DOH order) and its timing."""
+class SimResult:
+    """One method's simulated output (DOH order): released vector, analytic variance, wall time."""
 
     method: str
-    noisy: np.ndarray
     released: np.ndarray
+    variance: np.ndarray
     seconds: float
 
 
-def weights_for(tree: Tree, spec: NoiseSpec) -> np.ndarray | None:
-    """Relative variances for GLS: None when all nodes share one variance (the paper's case)."""
-    return None if spec.split == "uniform" else node_variances(tree, spec)
+@dataclass(frozen=True, eq=False)
+class Simulation:
+    """What :func:`simulate` returns — a simulation, not a private release (``notice``).
+
+    ``table``: one row per method (rmse_NQ, rmse_RQ, bias, negatives, seconds, total_sq_error,
+    expected_sq_error); ``noisy``: the one noisy vector ṽ every method post-processed (float);
+    ``expected``: Var(v̄_i) of the optimal release (None when no GLS method ran)."""
+
+    table: pd.DataFrame
+    results: dict[str, SimResult]
+    noisy: np.ndarray
+    expected: np.ndarray | None
+    noise: Noise
+    split: Split
+    mode: str = field(default="simulate", init=False)
+    notice: str = field(default=SIMULATION_NOTICE, init=False)
 
 
-def release(
+METRIC_COLUMNS = ["method", "rmse_NQ", "rmse_RQ", "bias", "negatives", "seconds", "total_sq_error",
+                  "expected_sq_error"]
+
+
+def simulate(
     data: TreeData,
-    spec: NoiseSpec,
-    method: str,
+    noise: Noise,
+    methods: list[str] | tuple[str, ...],
     rng: np.random.Generator | None = None,
     *,
+    split: Split = "uniform",
     unit: np.ndarray | None = None,
-    gmc_plan: GMCPlan | None = None,
-) -> ReleaseResult:
-    """Alg. 2 with any post-processing: v = BuildTree(x), ṽ = v + noise, v̄ = method(ṽ).
-
-    Pass ``unit`` (from :func:`unit_noise`) to reuse a draw across ε values, else ``rng`` draws one.
-    """
-    tree = data.tree
-    if unit is None:
-        if rng is None:
-            raise ValueError("pass a numpy Generator (rng) or a unit noise vector")
-        unit = unit_noise(tree.n, spec.mechanism, rng)
-    noisy = data.v + unit * node_scales(tree, spec)
-    return _post_process(tree, method, noisy, weights_for(tree, spec), gmc_plan)
-
-
-def _post_process(tree: Tree, method: str, noisy: np.ndarray, d: np.ndarray | None,
-                  gmc_plan: GMCPlan | None) -> ReleaseResult:
-    """Run one post-processing method on ṽ and time it."""
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    t0 = time.perf_counter()
-    out = METHODS[method](tree, noisy, d, gmc_plan)
-    return ReleaseResult(method, noisy, out, time.perf_counter() - t0)
-
-
-def expected_variance(tree: Tree, spec: NoiseSpec, gmc_plan: GMCPlan | None = None) -> np.ndarray:
-    """Per-node variance of the optimal consistent release (GMC = Eq. 8 = PrivTrie) under ``spec``.
-
-    :func:`dpviz.tree.gmc.output_variance` of a plan for this split, rescaled to this budget (GLS is
-    scale-free, its variance scales with the noise variance). Uniform split: sums to m σ² (Thm 5).
-    """
-    d = node_variances(tree, spec)
-    p = gmc_plan if gmc_plan is not None and gmc_plan.tree is tree else plan(tree, weights_for(tree, spec))
-    ref = np.ones(tree.n) if p.d is None else p.d
-    c = float(d[0] / ref[0])
-    if not np.allclose(d, c * ref, rtol=1e-9, atol=0.0):  # plan made for another split shape
-        p = plan(tree, weights_for(tree, spec))
-        ref = np.ones(tree.n) if p.d is None else p.d
-        c = float(d[0] / ref[0])
-    return c * output_variance(p)
-
-
-GLS_METHODS = ("gmc", "gmc-nosqrt", "lee", "privtrie")
-
-
-def compare(
-    data: TreeData,
-    spec: NoiseSpec,
-    methods: list[str] | tuple[str, ...],
-    rng: np.random.Generator,
-    *,
-    unit: np.ndarray | None = None,
-    gmc_plan: GMCPlan | None = None,
+    plan: GMCPlan | None = None,
     q: int = 10_000,
     ranges: tuple[np.ndarray, np.ndarray] | None = None,
     expected: np.ndarray | None = None,
-) -> tuple[pd.DataFrame, dict[str, ReleaseResult]]:
-    """Release with every method on the SAME noise draw and tabulate the paper's metrics.
+) -> Simulation:
+    """Post-process ONE continuous noise draw with every method in ``methods`` and score each
+    against the truth (a simulation: the truth is used).
 
-    Columns: rmse_NQ (Eq. 40), rmse_RQ over q random leaf ranges (Eq. 41), bias (Eq. 42), negative
-    nodes, seconds, and the total squared error beside its expectation: Σ d_i for Processless
-    (Eq. 27) and Σ Var(v̄_i) for the optimal methods (Theorem 5, Eq. 28, and its weighted form for a
-    non-uniform split; :func:`expected_variance`, or pass it as ``expected`` if already computed).
-    Boosting has no such column (NaN).
+    ṽ = v + unit · scales, ``unit`` = :func:`unit_noise` drawn from ``rng`` (drawn before the
+    ranges, so a seed reproduces the same numbers as before) or passed in to rescale one draw
+    across ε. ``plan``: a cached GMC stage 1 for this split (checked). ``ranges``: the q random leaf
+    ranges of rmse_RQ (drawn from ``rng`` if None). ``expected``: a precomputed
+    :func:`expected_variance`. Columns: rmse_NQ (Eq. 40), rmse_RQ (Eq. 41), bias (Eq. 42), negative
+    nodes, seconds, total squared error and its expectation — Σ d_i for Processless (Eq. 27),
+    Σ Var(v̄_i) for the GLS methods (Theorem 5, Eq. 28), NaN for Boosting (no closed form).
     """
-    tree = data.tree
+    if noise.discrete:
+        raise InputError("simulate: uses continuous noise from a seeded Generator; pass Noise(..., discrete=False) "
+                         "(discrete noise is for release())")
+    split = check_split(split)
+    for m in methods:
+        estimator(m, data.tree)  # unknown names fail before any work
+    tree, v = data.tree, data.v
+    strategy = TreeLevels(tree, split)
+    scales = strategy.scales(noise)
     if unit is None:
-        unit = unit_noise(tree.n, spec.mechanism, rng)
-    if ranges is None:
-        ranges = random_ranges(tree.m, q, rng)
-    noisy = data.v + unit * node_scales(tree, spec)  # one draw, shared by every method
-    d = weights_for(tree, spec)
-    results = {m: _post_process(tree, m, noisy, d, gmc_plan) for m in methods}
-    v, x = data.v, data.x
-    expect_before = float(node_variances(tree, spec).sum())
-    if expected is None and set(GLS_METHODS) & set(results):
-        expected = expected_variance(tree, spec, gmc_plan)
-    expect_after = np.nan if expected is None else float(expected.sum())
+        if not isinstance(rng, np.random.Generator):
+            raise InputError("simulate: pass a numpy Generator (numpy.random.default_rng(seed)) or a unit draw")
+        unit = unit_noise(noise, tree.n, rng)
+    unit = np.asarray(unit, dtype=float)
+    if unit.shape != (tree.n,):
+        raise InputError(f"simulate: the unit draw has shape {unit.shape}, expected ({tree.n},)")
+    noisy = v + unit * scales  # one draw, shared by every method
+    noisy.flags.writeable = False
+    meas = LinearMeasurement(strategy.name, noisy, scales, noise, strategy.sensitivity(noise.family))
+    d = meas.variance
+    gls = [m for m in methods if m in GLS_METHODS]
+    if gls:
+        if plan is None:
+            plan = plan_for(tree, d)
+        else:
+            check_plan(plan, tree, d)
+    results: dict[str, SimResult] = {}
+    for m in methods:
+        est, secs = timed_fit(estimator(m, tree, plan), meas)
+        results[m] = SimResult(m, est.values, est.variance, secs)
+    if expected is None and gls:
+        expected = results[gls[0]].variance
     rows = []
-    for m, r in results.items():
-        x_out = r.released[tree.n1 :]
-        predicted = expect_before if m == "processless" else expect_after if m in GLS_METHODS else np.nan
-        rows.append(
-            {
+    if results:
+        if ranges is None:
+            if not isinstance(rng, np.random.Generator):
+                raise InputError("simulate: pass a numpy Generator or the leaf ranges for rmse_RQ")
+            ranges = random_ranges(tree.m, q, rng)
+        x = data.x
+        sum_d = float(d.sum())
+        sum_exp = np.nan if expected is None else float(np.sum(expected))
+        for m, r in results.items():
+            predicted = sum_d if m == "processless" else sum_exp if m in GLS_METHODS else np.nan
+            rows.append({
                 "method": m,
                 "rmse_NQ": rmse_nq(r.released, v),
-                "rmse_RQ": rmse_rq(x_out, x, ranges),
+                "rmse_RQ": rmse_rq(r.released[tree.n1:], x, ranges),
                 "bias": consistency_bias(tree, r.released),
                 "negatives": negatives(r.released),
                 "seconds": r.seconds,
                 "total_sq_error": float(np.sum((r.released - v) ** 2)),
                 "expected_sq_error": predicted,
-            }
-        )
-    return pd.DataFrame(rows), results
+            })
+    table = pd.DataFrame(rows, columns=METRIC_COLUMNS)
+    table.attrs["mode"] = "simulate"
+    return Simulation(table, results, noisy, expected, noise, split)
 
 
-def release_frame(data: TreeData, noisy: np.ndarray, released: np.ndarray) -> pd.DataFrame:
-    """``node,parent,true,noisy,released`` in the input order (the CLI's ``--output`` and the page's
-    download)."""
-    return node_table(data.tree, true=data.v, noisy=noisy, released=released)
+def simulation_table(data: TreeData, sim: Simulation) -> pd.DataFrame:
+    """The per-node simulation table in input order: ``node,parent,true,noisy,released`` for one method,
+    ``released_<method>`` columns for several (it holds the truth: a simulation, never a release)."""
+    if len(sim.results) == 1:
+        (r,) = sim.results.values()
+        cols = {"released": r.released}
+    else:
+        cols = {f"released_{m}": r.released for m, r in sim.results.items()}
+    return node_table(data.tree, true=data.v, noisy=sim.noisy, **cols)
+
+
+# ---- private release -----------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class TreeRelease:
+    """A private tree release: nothing in it is the truth or computed from it except through the noise.
+
+    Arrays are in DOH order (``tree.order`` maps to the input order): ``noisy`` = v + η (int64),
+    ``released`` = the estimator's output, ``variance`` = its analytic per-node variance."""
+
+    tree: Tree
+    source: str
+    method: str
+    noisy: np.ndarray
+    released: np.ndarray
+    variance: np.ndarray
+    noise: Noise
+    split: Split
+    sensitivity: float
+    level_scales: np.ndarray
+    randomness: str
+    created_utc: str
+    mode: str = field(default="release", init=False)
+    notice: str = field(default=RELEASE_NOTICE, init=False)
+
+    @property
+    def expected_total_sq_error(self) -> float:
+        """Σ_i Var(released_i): analytic, from the structure and the noise only (NaN for Boosting)."""
+        return float(np.sum(self.variance))
+
+
+def _check_integer_leaves(data: TreeData) -> None:
+    x = np.asarray(data.x)
+    if x.dtype.kind in "iu":
+        return
+    bad = np.flatnonzero(np.rint(x) != x)
+    if bad.size:
+        j = int(bad[0])
+        label = data.tree.leaf_labels[j]
+        raise InputError(f"leaf {label!r} has count {x[j]:g}: a release adds discrete noise and needs integer "
+                         "counts (round or scale your data first, or use simulate)")
+
+
+def _check_method(method: Any) -> str:
+    if not isinstance(method, str) or method == "all":
+        raise InputError(f"method: a release publishes ONE post-processing method ({', '.join(METHODS)}), got "
+                         f"{method!r}; compare methods with simulate")
+    if method not in METHODS:
+        raise InputError(f"method: unknown {method!r}; choose one of {', '.join(METHODS)}")
+    return method
+
+
+def release(
+    data: TreeData,
+    noise: Noise,
+    split: Split = "uniform",
+    method: str = "gmc",
+    rng: np.random.Generator | None = None,
+    *,
+    plan: GMCPlan | None = None,
+) -> TreeRelease:
+    """A private release of every node count: v = BuildTree(x), ṽ = v + η with discrete noise
+    (:func:`dpviz.core.protocols.measure`), then ONE post-processing ``method``.
+
+    ``noise`` must be discrete (``Noise.from_params(..., discrete=True)``) and the leaf counts
+    integers. ``rng=None`` (the default) draws from the OS CSPRNG, fresh noise every call; pass a
+    seeded Generator only in tests. ``plan``: an optional cached GMC stage 1, which must match the
+    measurement's variances (InputError otherwise). The result holds no truth.
+    """
+    if not isinstance(noise, Noise):
+        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
+    if not noise.discrete:
+        raise InputError("release: noise must be discrete (Noise.from_params(..., discrete=True)); continuous "
+                         "floating-point noise on counts is for simulate only (Mironov, CCS 2012)")
+    split = check_split(split)
+    method = _check_method(method)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise InputError("rng: expected None (OS CSPRNG) or a numpy Generator (tests only)")
+    _check_integer_leaves(data)
+    tree = data.tree
+    strategy = TreeLevels(tree, split)
+    meas = measure(strategy, data, noise, rng)
+    est = estimator(method, tree, plan).fit(meas)
+    return TreeRelease(
+        tree=tree,
+        source=data.name,
+        method=method,
+        noisy=np.asarray(meas.values, dtype=np.int64),
+        released=np.asarray(est.values, dtype=float),
+        variance=np.asarray(est.variance, dtype=float),
+        noise=noise,
+        split=split,
+        sensitivity=meas.sensitivity,
+        level_scales=strategy.level_scales(noise),
+        randomness="OS CSPRNG" if rng is None else "caller-supplied numpy Generator (testing only: not private)",
+        created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _family_norm(family: Family) -> str:
+    return "L1" if family == "laplace" else "L2"
+
+
+def release_table(rel: TreeRelease) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The published table ``node,parent,noisy,released,variance,std`` (input order) and its
+    description (for ``dpviz.core.tables.write_release``): settings, structure and analytic error
+    only — nothing in it is computed from the counts."""
+    t = rel.tree
+    var = rel.variance
+    df = node_table(t, noisy=rel.noisy, released=rel.released, variance=var, std=np.sqrt(var))
+    df = df.reset_index(drop=True)
+    expected = rel.expected_total_sq_error
+    from dpviz.core.registry import capability  # registry imports no capability code at import time
+
+    meta: dict[str, Any] = {
+        "mode": "release",
+        "notice": RELEASE_NOTICE,
+        "capability": "tree",
+        "source": rel.source,
+        "method": rel.method,
+        "method_label": METHOD_LABELS[rel.method],
+        "noise": rel.noise.as_dict(),
+        "noise_text": rel.noise.describe,
+        "budget_text": rel.noise.budget.describe,
+        "split": rel.split,
+        "level_shares": level_shares(t.h, rel.split).tolist(),
+        "level_scales": rel.level_scales.tolist(),
+        "sensitivity": {"norm": _family_norm(rel.noise.family), "value": rel.sensitivity},
+        "structure": {"n": t.n, "m": t.m, "h": t.h},
+        "expected_total_squared_error": expected if np.isfinite(expected) else None,
+        "columns": {
+            "noisy": "node count + discrete noise (int64)",
+            "released": f"{METHOD_LABELS[rel.method]} applied to noisy",
+            "variance": "analytic variance of released (from the structure and the noise only; empty when "
+                        "the method has no closed form)",
+            "std": "square root of variance",
+        },
+        "unit_of_privacy": capability("tree").unit_of_privacy,
+        "randomness": rel.randomness,
+        "samplers": SAMPLERS_NOTE,
+        "dpviz_version": __version__,
+        "created_utc": rel.created_utc,
+    }
+    return df, meta

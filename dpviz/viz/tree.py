@@ -211,7 +211,7 @@ def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None
 
 def method_comparison_figure(table: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
     """Grouped bars of rmse_NQ and rmse_RQ per method (log y), from the table of
-    :func:`dpviz.tree.release.compare`."""
+    :func:`dpviz.tree.release.simulate` (its ``table``)."""
     names = [(labels or {}).get(m, m) for m in table["method"]]
     fig = go.Figure()
     for col in ("rmse_NQ", "rmse_RQ"):
