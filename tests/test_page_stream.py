@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.errors import InputError
 from dpviz.stream.fenwick import workload_matrix
 from dpviz.stream.io import MAX_STEPS, read_stream_csv
-from dpviz.stream.mechanisms import LABELS
+from dpviz.stream.strategies import LABELS, RELEASABLE
 from dpviz.viz.stream import MAX_POINTS
 from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, plotly_json, plotly_z
 from tests.e2e_helpers import open_page, set_slider_keys, upload, wait_idle, wait_plotly
@@ -44,6 +45,21 @@ def table_mechanisms(at) -> list[str]:
     return list(at.dataframe[0].value["mechanism"])
 
 
+def release_tables(at) -> list:
+    """The Private release panel's table(s) (the only dataframe with a released_total column)."""
+    return [d.value for d in at.dataframe if "released_total" in d.value.columns]
+
+
+def draw_release(at):
+    return ok(at.button(key="stream_release_button").click().run())
+
+
+def flights_truth():
+    from dpviz.core.registry import load_sample
+
+    return np.cumsum(load_sample("stream", "sample:flights").counts)
+
+
 @pytest.fixture
 def at():
     return ok(app_test(PAGE))
@@ -72,17 +88,17 @@ def test_loads_bundled_flights(at):
     assert df.loc[df["mechanism"] == LABELS["fenwick-fda"], "ratio to FDA"].item() == pytest.approx(1.0)
     assert release_trace_len(at) == 181
     assert not at.error
-    assert at.get("download_button")[0].proto.label.startswith("Released series (CSV")
+    assert at.get("download_button")[0].proto.label.startswith("Simulated series (CSV")
     variance = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "variance_chart" in c.proto.id)
     assert variance["layout"]["yaxis"]["type"] == "log" and len(variance["data"]) == 4
 
 
-def test_epsilon_changes_numbers_and_only_rescales_noise(at):
+def test_simulation_epsilon_move_rescales_one_draw(at):
     before = metrics(at)
     ok(at.select_slider(key="epsilon").set_value(0.5).run())
     after = metrics(at)
     assert after["FDA empirical RMSE"] != before["FDA empirical RMSE"]
-    # the same unit draw, rescaled: the error scales with 1/ε and the MSE with 1/ε² (Laplace)
+    # simulation only: the same unit draw, rescaled: the error scales with 1/ε and the MSE with 1/ε² (Laplace)
     assert float(after["FDA empirical RMSE"]) == pytest.approx(2 * float(before["FDA empirical RMSE"]), rel=1e-3)
     assert float(after["FDA mean MSE per step"]) == pytest.approx(4 * float(before["FDA mean MSE per step"]), rel=1e-3)
 
@@ -209,10 +225,15 @@ def test_new_noise_draw_changes_seed_and_numbers(at):
     before = metrics(at)["FDA empirical RMSE"]
     ok(at.button(key="new_draw").click().run())
     assert at.session_state["seed"] != seed0
-    assert any(f"seed **{at.session_state['seed']}**" in c.value for c in at.caption)
+    assert any(f"simulation seed **{at.session_state['seed']}**" in c.value for c in at.caption)
     assert metrics(at)["FDA empirical RMSE"] != before
-    ok(at.number_input(key="seed").set_value(seed0).run())  # a typed seed reproduces the draw
+    ok(at.number_input(key="seed").set_value(seed0).run())  # a typed seed reproduces the simulated draw
     assert metrics(at)["FDA empirical RMSE"] == before
+
+
+def test_simulation_seed_starts_fresh_not_at_zero():
+    seeds = {app_test(PAGE).session_state["seed"] for _ in range(2)}
+    assert len(seeds) == 2 and 0 not in seeds
 
 
 def test_play_control_reveals_fewer_steps(at):
@@ -239,10 +260,74 @@ def test_error_view_shows_released_minus_true(at):
     assert 0 < err.max() < 1_000  # noise scale, not the ~3M totals
 
 
-def test_download_button(at):
-    assert [b.proto.label for b in at.get("download_button")] == [f"Released series (CSV, {LABELS['naive']})"]
+def test_simulation_download_button(at):
+    assert [b.proto.label for b in at.get("download_button")] == [f"Simulated series (CSV, {LABELS['naive']})"]
     ok(at.selectbox(key="download_mech").set_value("fenwick-fda").run())
-    assert at.get("download_button")[0].proto.label == f"Released series (CSV, {LABELS['fenwick-fda']})"
+    assert at.get("download_button")[0].proto.label == f"Simulated series (CSV, {LABELS['fenwick-fda']})"
+
+
+# ---- skeleton, simulation banner, private release -------------------------------------------------
+def test_page_follows_the_skeleton_and_shows_the_simulation_banner(at):
+    heads = [h.value.split(": ", 1)[-1] for h in at.subheader]
+    expected = {"Data": "Data", "Privacy": "Privacy", "Strategy and estimator": "Strategy and estimator",
+                "Simulation": "Simulation", "Private release": "Private release"}
+    assert heads == [expected[s] for s in PAGE_SKELETON]
+    banner = [i.value for i in at.info if "Simulation — not a private release" in i.value]
+    assert len(banner) == 1 and capability("stream").unit_of_privacy in banner[0]
+
+
+def test_release_mechanism_choice(at):
+    box = at.selectbox(key="release_mech")
+    assert box.value == "fenwick-fda" and list(box.options) == [LABELS[m] for m in RELEASABLE]
+    assert LABELS["sqrt"] not in box.options
+    ok(at.radio(key="noise").set_value("gaussian").run())
+    assert LABELS["sqrt"] not in at.selectbox(key="release_mech").options  # not even with Gaussian noise
+
+
+def test_private_release_panel(at):
+    assert not release_tables(at)
+    assert any("No private release drawn" in c.value for c in at.caption)
+    draw_release(at)
+    (first,) = release_tables(at)
+    assert list(first.columns) == ["t", "date", "released_total", "variance", "std"] and len(first) == 181
+    truth = flights_truth()
+    for col in ("t", "released_total", "variance", "std"):
+        assert not np.array_equal(first[col].to_numpy(dtype=float), truth)
+    assert not np.allclose(first["released_total"], truth)
+    assert at.success and "181 rows" in at.success[0].value and "discrete Laplace" in at.success[0].value
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the release (CSV)" in labels and "Download its description (JSON)" in labels
+    draw_release(at)  # a second click draws fresh noise
+    (second,) = release_tables(at)
+    assert not np.array_equal(first["released_total"], second["released_total"])
+    np.testing.assert_allclose(first["variance"], second["variance"])  # analytic: no data, no draw
+    # changing ε drops the stale release
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())
+    assert not release_tables(at) and any("No private release drawn" in c.value for c in at.caption)
+    draw_release(at)
+    (third,) = release_tables(at)
+    assert third["variance"].iloc[0] > 2 * first["variance"].iloc[0]
+    ok(at.selectbox(key="release_mech").set_value("honaker").run())  # another mechanism: dropped too
+    assert not release_tables(at)
+
+
+def test_private_release_gaussian_and_synthetic(at):
+    ok(at.radio(key="noise").set_value("gaussian").run())
+    ok(at.radio(key="stream_source").set_value("synthetic").run())
+    ok(at.select_slider(key="syn_length").set_value(64).run())
+    draw_release(at)
+    (table,) = release_tables(at)
+    assert list(table.columns) == ["t", "released_total", "variance", "std"] and len(table) == 64
+    assert "discrete Gaussian" in at.success[0].value
+
+
+def test_private_release_refuses_non_integer_upload(at):
+    ok(at.radio(key="stream_source").set_value("upload").run())
+    upload_file(at, "frac.csv", b"count\n1\n2\n2.5\n4\n")
+    assert metrics(at)["Horizon N"] == "4"  # the simulation takes it
+    draw_release(at)
+    assert not release_tables(at)
+    assert any("step 3" in e.value and "not an integer" in e.value for e in at.error)
 
 
 # ---- real browser --------------------------------------------------------------------------------
@@ -261,6 +346,27 @@ def test_browser_epsilon_slider_changes_numbers(page, streamlit_server):
     wait_idle(page)
     expect(fda).not_to_have_text(f0)
     assert float(fda.inner_text()) == pytest.approx(2 * float(f0), rel=2e-3)
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
+
+
+def test_browser_private_release(page, streamlit_server):
+    open_page(page, streamlit_server, "Stream")
+    wait_plotly(page, 3)
+    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
+    page.get_by_role("button", name="Draw a private release").click()
+    expect(page.get_by_text(re.compile(r"^Private release ready: 181 rows"))).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    grid = page.locator("[data-testid=stDataFrame]").last
+    expect(grid).to_be_visible()
+    expect(grid).to_contain_text("released_total")
+    release_button = page.get_by_role("button", name="Download the release (CSV)")
+    expect(release_button).to_be_visible()
+    with page.expect_download() as dl:
+        release_button.click()
+    assert dl.value.suggested_filename == "flights.stream-release.csv"
+    with page.expect_download() as dl:
+        page.get_by_role("button", name=re.compile(r"^Simulated series \(CSV")).click()
+    assert "simulation" in dl.value.suggested_filename and "release" not in dl.value.suggested_filename
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
 
 

@@ -50,3 +50,13 @@ def test_m_row_is_the_lowbit_interval():
 def test_bad_horizon_is_an_input_error(bad):
     with pytest.raises(InputError, match="horizon"):
         F.check_horizon(bad)
+
+
+def test_integer_node_and_chain_sums_stay_exact_int64():
+    a = np.array([2**53, 1, 1, 3, 0, 7], dtype=np.int64)  # beyond float precision
+    c = F.node_sums(a)
+    assert c.dtype == np.int64 and c[1] == 2**53 + 1 and c[3] == 2**53 + 5
+    s = F.chain_sum(c)
+    assert s.dtype == np.int64
+    np.testing.assert_array_equal(s, np.cumsum(a))
+    assert F.node_sums(a.astype(float)).dtype == np.float64

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from dpviz.errors import InputError
-from dpviz.stream.io import load_sample, read_stream_csv
+from dpviz.core.registry import load_sample
+from dpviz.stream.io import load_source, read_stream_csv, source_stem
 from dpviz.stream.synthetic import poisson_stream
 
 
@@ -51,11 +52,15 @@ def test_too_long_and_missing_column():
         read_stream_csv(b"count\n1\n", count_column="hits")
 
 
-def test_bundled_samples():
-    d = load_sample("flights")
-    assert len(d) == 181 and d.counts.min() > 10_000
-    with pytest.raises(InputError, match="sample"):
-        load_sample("weather")
+def test_bundled_samples_through_the_registry():
+    d = load_sample("stream", "sample:flights")
+    assert len(d) == 181 and d.counts.min() > 10_000 and d.time_column == "date"
+    assert np.all(d.counts == np.rint(d.counts))  # integer counts: releasable
+    b = load_source("sample:bike")
+    assert len(b) == 17_544 and b.time_column == "timestamp"
+    with pytest.raises(InputError, match="sample:flights, sample:bike"):
+        load_sample("stream", "sample:weather")
+    assert source_stem("sample:bike") == "bike" and source_stem("/x/y/counts.csv") == "counts"
 
 
 def test_poisson_stream_uses_the_generator():

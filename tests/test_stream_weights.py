@@ -89,6 +89,20 @@ def test_fda_weights_are_feasible_and_tight(noise):
         assert w.objective == pytest.approx(Wt.fda_objective(n, noise), rel=1e-12)
 
 
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_odd_columns_are_tight_even_columns_are_not(noise):
+    """The module docstring's claim: every odd column of ΣM sums to exactly 1, every even one to less."""
+    for n in list(range(1, 200)) + [1023, 1024, 1025, 5000]:
+        cons = Wt.constraint_values(Wt.fda_weights(n, noise).lam, noise)
+        np.testing.assert_allclose(cons[0::2], 1.0, rtol=1e-12)  # columns 1, 3, 5, ...
+        assert np.all(cons[1::2] < 1 - 1e-9)  # columns 2, 4, ...
+
+
+def test_fda_weights_are_cached_and_read_only():
+    w = Wt.fda_weights(1000, "gaussian")
+    assert w is Wt.fda_weights(1000, "gaussian") and not w.lam.flags.writeable
+
+
 def test_thm_5_4_recursion():
     for m in range(2, 12):
         big, small = Wt.fda_weights(2**m - 1).lam, Wt.fda_weights(2 ** (m - 1) - 1).lam

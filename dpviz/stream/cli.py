@@ -1,4 +1,15 @@
-"""``python -m dpviz stream weights|variance|release``: continual counting from the command line."""
+"""``python -m dpviz stream simulate|release|weights|matrix|variance``: continual counting from the command line.
+
+* ``simulate`` — seeded continuous noise, one or several mechanisms on one seed, the truth and the
+  empirical error shown and written (``true_total``): **not a private release**.
+* ``release`` — one mechanism, discrete noise from the OS CSPRNG (no ``--seed``), written atomically
+  with a ``.meta.json``; stdout shows only public facts (mechanism, budget, horizon, sensitivity,
+  analytic variances).
+* ``weights`` / ``matrix`` / ``variance`` — structure views (no data).
+
+``--mechanism`` names the strategy (naive, binary, fenwick, fenwick-fda, honaker, sqrt); the noise
+flags are the shared ones of :mod:`dpviz.core.cliargs`.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +21,58 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from dpviz.errors import InputError
-from dpviz.privacy.mechanisms import fresh_seed
-from dpviz.stream.io import SAMPLE_ALIASES, load_sample, read_stream_csv, release_frame
-from dpviz.stream.mechanisms import MECHANISM_NAMES, Noise, make_mechanism
+from dpviz.core import cliargs
+from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, output_name
+from dpviz.core.noise import FAMILIES
+from dpviz.core.registry import SAMPLE_PREFIX, capability
+from dpviz.core.tables import write_release, write_table
 from dpviz.stream.fenwick import reconstruction_matrix, strategy_matrix
+from dpviz.stream.io import load_source, source_stem
+from dpviz.stream.private_release import check_release, release, release_metadata, release_table, simulation_table
+from dpviz.stream.simulation import make_mechanism, mechanism_list, simulate
+from dpviz.stream.strategies import LABELS, MECHANISM_NAMES
 from dpviz.stream.weights import fda_weights
+
+CAP = "stream"
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``stream`` parser with its sub-commands to ``groups``."""
+    cap = capability(CAP)
     stream = groups.add_parser("stream", help="continual release of running totals (Fenwick / FDA and peers)",
-                               description=__doc__.splitlines()[0])
+                               description=__doc__.splitlines()[0],
+                               epilog=f"Unit of privacy: {cap.unit_of_privacy}.")
     subs = stream.add_subparsers(dest="stream_command", required=True)
+    samples = ",".join(s.name for s in cap.samples)
+
+    s = subs.add_parser("simulate", help="simulation (seeded, truth shown) — not a private release",
+                        description="Simulate one or several mechanisms on one seed: continuous noise, the true "
+                                    "running totals and the empirical RMSE. Not a private release.")
+    s.add_argument("input", help=f"CSV with a count column (optional timestamp column), or sample:{{{samples}}}")
+    s.add_argument("--mechanism", required=True,
+                   help=f"strategy: one of {', '.join(MECHANISM_NAMES)}, a comma list, or all")
+    cliargs.add_noise_args(s)
+    cliargs.add_simulate_args(s)
+    s.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
+    _column_args(s)
+    s.add_argument("--output", help="CSV to write (default: INPUT.stream-simulation.csv; '-' for stdout)")
+    s.set_defaults(func=cmd_simulate)
+
+    r = subs.add_parser("release", help="private release: discrete noise from the OS CSPRNG, one mechanism",
+                        description="Privately release the running totals of an integer count stream with one "
+                                    "mechanism: discrete noise from the OS CSPRNG, fresh every run, no seed.")
+    r.add_argument("input", help=f"CSV with an integer count column (optional timestamp column), or sample:{{{samples}}}")
+    r.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES,
+                   help="strategy (sqrt has no discrete form: simulation only)")
+    cliargs.add_noise_args(r)
+    cliargs.add_release_args(r)
+    r.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
+    _column_args(r)
+    r.set_defaults(func=cmd_release)
 
     w = subs.add_parser("weights", help="optimal Fenwick weights λ (FDA) as node,lambda")
     w.add_argument("--horizon", type=int, required=True, help="number of releases N")
-    w.add_argument("--noise", choices=("laplace", "gaussian"), default="laplace")
+    w.add_argument("--noise", choices=FAMILIES, default="laplace")
     w.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
     w.set_defaults(func=cmd_weights)
 
@@ -35,72 +81,56 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     mx.add_argument("--horizon", type=int, required=True, help="number of releases N")
     mx.add_argument("--which", choices=("M", "B", "SigmaM", "BSigmaInv"), default="M",
                     help="M (Alg. 5.2), B (Alg. 5.3), or with the FDA weights Σ = diag(λ): ΣM, BΣ⁻¹ (Eq. 5.8)")
-    mx.add_argument("--noise", choices=("laplace", "gaussian"), default="laplace", help="which FDA weights")
+    mx.add_argument("--noise", choices=FAMILIES, default="laplace", help="which FDA weights")
     mx.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
     mx.set_defaults(func=cmd_matrix)
 
     v = subs.add_parser("variance", help="per-step analytic variance of a mechanism as t,variance")
     v.add_argument("--horizon", type=int, required=True, help="number of releases N")
-    _mechanism_args(v)
+    v.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES, help="strategy")
+    cliargs.add_noise_args(v)
+    v.add_argument("--discrete", action="store_true",
+                   help="exact variance of the discrete noise a release uses (default: continuous)")
     v.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
     v.set_defaults(func=cmd_variance)
-
-    r = subs.add_parser("release", help="release the running totals of a count stream")
-    r.add_argument("input", help=f"CSV with a count column (optional timestamp column), or sample:{{{','.join(SAMPLE_ALIASES)}}}")
-    _mechanism_args(r)
-    r.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
-    r.add_argument("--seed", type=int, help="seed of the noise generator (default: fresh entropy)")
-    r.add_argument("--count-column", help="name of the count column")
-    r.add_argument("--time-column", help="name of the timestamp column")
-    r.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
-    r.set_defaults(func=cmd_release)
     return stream
 
 
-def _mechanism_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES)
-    p.add_argument("--epsilon", type=float, help="ε (Laplace: ε-DP; Gaussian: with --delta, (ε, δ)-DP)")
-    p.add_argument("--noise", choices=("laplace", "gaussian"),
-                   help="noise distribution (default: laplace, or gaussian for the sqrt mechanism)")
-    p.add_argument("--rho", type=float, help="ρ for Gaussian noise (ρ-zCDP)")
-    p.add_argument("--delta", type=float, help="δ for Gaussian noise given --epsilon")
+def _column_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--count-column", help="name of the count column")
+    p.add_argument("--time-column", help="name of the timestamp column")
 
 
-def noise_from_args(args: argparse.Namespace) -> Noise:
-    """Laplace(ε), Gaussian(ρ) or Gaussian from (ε, δ) according to the flags."""
-    kind = args.noise or ("gaussian" if args.mechanism == "sqrt" else "laplace")
-    if kind == "laplace":
-        if args.epsilon is None:
-            raise InputError("--epsilon: required for Laplace noise")
-        if args.rho is not None or args.delta is not None:
-            raise InputError("--rho/--delta: only for --noise gaussian")
-        return Noise.laplace(args.epsilon)
-    if args.rho is not None:
-        if args.epsilon is not None or args.delta is not None:
-            raise InputError("--rho: give either --rho or --epsilon with --delta, not both")
-        return Noise.gaussian(args.rho)
-    if args.epsilon is None or args.delta is None:
-        raise InputError("--noise gaussian: give --rho, or --epsilon together with --delta")
-    return Noise.gaussian_approx(args.epsilon, args.delta)
+def _default_family(mechanisms: str) -> str:
+    """Gaussian when only sqrt is asked for (it has no Laplace form), else Laplace."""
+    names = {m.strip() for m in str(mechanisms).split(",") if m.strip()}
+    return "gaussian" if names == {"sqrt"} else "laplace"
 
 
-def _write(df: pd.DataFrame, output: Path | None) -> None:
-    if output is None:
-        df.to_csv(sys.stdout, index=False, lineterminator="\n")
-    else:
-        df.to_csv(output, index=False, lineterminator="\n")
+def _input_path(source: str) -> str | None:
+    return None if source.startswith(SAMPLE_PREFIX) else source
 
 
-def _summary(line: str, output: Path | None) -> None:
+def _write(df: pd.DataFrame, output: Path | None, inputs: list[str | None] = ()) -> None:
+    write_table(df, output, inputs=inputs)
+
+
+def _summary(line: str, to_stdout: bool) -> None:
     """Human summary: stdout when the CSV goes to a file, stderr when the CSV is on stdout."""
-    print(line, file=sys.stdout if output is not None else sys.stderr)
+    print(line, file=sys.stdout if to_stdout else sys.stderr)
 
 
 def cmd_weights(args: argparse.Namespace) -> int:
     w = fda_weights(args.horizon, args.noise)
     _write(pd.DataFrame({"node": np.arange(1, w.lam.size + 1), "lambda": w.lam}), args.output)
-    _summary(f"objective (5.10): {w.objective:.10g}  (N = {args.horizon}, {args.noise}; "
-             f"MSE = 2/ε² × objective for Laplace)", args.output)
+    if args.noise == "laplace":
+        mse = ("λ scaled to L1 sensitivity Δ₁ = 1; Laplace b = 1/ε, node variance 2/(ε² λ_i²): "
+               "total MSE (5.9) = 2/ε² × objective")
+    else:
+        mse = ("λ scaled to L2 sensitivity Δ₂ = 1; Gaussian σ² = 1/(2ρ), node variance 1/(2ρ λ_i²): "
+               "total MSE = objective / (2ρ)")
+    _summary(f"objective (5.10): {w.objective:.10g}  (N = {args.horizon}, {args.noise}; {mse})",
+             args.output is not None)
     return 0
 
 
@@ -115,31 +145,55 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         mat = sp.diags_array(lam) @ mat if args.which == "SigmaM" else mat @ sp.diags_array(1.0 / lam)
     coo = sp.coo_array(mat)
     _write(pd.DataFrame({"row": coo.row + 1, "col": coo.col + 1, "value": coo.data}), args.output)
-    _summary(f"{args.which} for N = {n}: {coo.nnz:,} non-zeros", args.output)
+    _summary(f"{args.which} for N = {n}: {coo.nnz:,} non-zeros", args.output is not None)
     return 0
 
 
 def cmd_variance(args: argparse.Namespace) -> int:
-    mech = make_mechanism(args.mechanism, args.horizon, noise_from_args(args))
+    noise = cliargs.noise_from_args(args, discrete=args.discrete, default=_default_family(args.mechanism))
+    mech = make_mechanism(args.mechanism, args.horizon, noise)
     var = mech.per_step_variance()
     _write(pd.DataFrame({"t": np.arange(1, var.size + 1), "variance": var}), args.output)
-    _summary(f"{mech.name}: {mech.noise.describe}, sensitivity {mech.sensitivity:.6g}, total MSE "
-             f"{var.sum():.6g}, mean {var.mean():.6g}, max {var.max():.6g}", args.output)
+    _summary(f"{mech.name}: {noise.describe}, sensitivity {mech.sensitivity:.6g}, total MSE "
+             f"{var.sum():.6g}, mean {var.mean():.6g}, max {var.max():.6g}", args.output is not None)
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    noise = cliargs.noise_from_args(args, discrete=False, default=_default_family(args.mechanism))
+    names = mechanism_list(args.mechanism, noise.family)
+    seed = cliargs.seed_from_args(args)
+    to_stdout = args.output == "-"
+    output = None if to_stdout else Path(args.output or output_name(CAP, "simulate", source_stem(args.input)))
+    _summary(SIMULATION_NOTICE, not to_stdout)
+    data = load_source(args.input, count_column=args.count_column, time_column=args.time_column)
+    sim = simulate(data.counts, names, noise, seed=seed, horizon=args.horizon)
+    table = pd.concat([simulation_table(rel, data.counts, data.timestamps, data.time_column)
+                       for rel in sim.releases.values()], ignore_index=True)
+    write_table(table, output, inputs=[_input_path(args.input)])
+    _summary(f"seed {seed} ({noise.describe}, horizon {sim.horizon}, {len(data)} steps); retype --seed {seed} "
+             "to reproduce this draw", not to_stdout)
+    for name, rel in sim.releases.items():
+        _summary(f"  {name:<12} sensitivity {rel.sensitivity:.6g}, analytic total MSE {rel.variance.sum():.6g}, "
+                 f"empirical RMSE {rel.empirical_rmse(data.counts):.6g}  ({LABELS[name]})", not to_stdout)
+    if output is not None:
+        _summary(f"wrote {output} (simulation: holds true_total)", True)
     return 0
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    if args.input.startswith("sample:"):
-        data = load_sample(args.input.removeprefix("sample:"))
-    else:
-        data = read_stream_csv(args.input, count_column=args.count_column, time_column=args.time_column)
-    horizon = len(data) if args.horizon is None else args.horizon
-    if horizon < len(data):
-        raise InputError(f"--horizon: {horizon} is shorter than the stream ({len(data)} steps)")
-    mech = make_mechanism(args.mechanism, horizon, noise_from_args(args))
-    seed = fresh_seed() if args.seed is None else args.seed
-    rel = mech.release(data.counts, np.random.default_rng(seed))
-    _write(release_frame(rel, data.timestamps, data.time_column), args.output)
-    _summary(f"{mech.name}: released {len(data)} running totals ({mech.noise.describe}, horizon {horizon}, "
-             f"seed {seed}, total MSE {rel.variance.sum():.6g})", args.output)
+    cliargs.refuse_seed(args, CAP)
+    noise = cliargs.noise_from_args(args, discrete=True)
+    check_release(args.mechanism, noise)
+    data = load_source(args.input, count_column=args.count_column, time_column=args.time_column)
+    rel = release(data.counts, args.mechanism, noise, horizon=args.horizon)
+    path = write_release(release_table(rel, data.timestamps, data.time_column), args.output,
+                         release_metadata(rel), inputs=[_input_path(args.input)])
+    var = rel.variance
+    print(RELEASE_NOTICE)
+    print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "
+          f"{'L1' if noise.family == 'laplace' else 'L2'} sensitivity {rel.sensitivity:.6g}")
+    print(f"analytic variance of the released totals: total {var.sum():.6g}, mean {var.mean():.6g}, "
+          f"max {var.max():.6g}")
+    print(f"wrote {path} and {path.name}.meta.json")
     return 0

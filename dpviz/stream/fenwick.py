@@ -82,14 +82,21 @@ def workload_matrix(horizon: int) -> np.ndarray:
     return np.tril(np.ones((horizon, horizon)))
 
 
+def _numeric(values: np.ndarray) -> np.ndarray:
+    """int64 for integer input (exact sums of counts, as a release needs), float64 otherwise."""
+    a = np.asarray(values)
+    return a.astype(np.int64, copy=False) if a.dtype.kind in "iub" else a.astype(float, copy=False)
+
+
 def node_sums(series: np.ndarray) -> np.ndarray:
     """M a without building M: c_i = S_i - S_{i - lowbit(i)} with S the prefix sums (Eq. 5.5).
 
-    Works along the last axis, so a (draws, N) array is fine.
+    Works along the last axis, so a (draws, N) array is fine. Integer counts give exact int64 node
+    sums (what a release with discrete noise measures); anything else gives float64.
     """
-    a = np.asarray(series, dtype=float)
+    a = _numeric(series)
     n = a.shape[-1]
-    s = np.concatenate([np.zeros(a.shape[:-1] + (1,)), np.cumsum(a, axis=-1)], axis=-1)
+    s = np.concatenate([np.zeros(a.shape[:-1] + (1,), dtype=a.dtype), np.cumsum(a, axis=-1)], axis=-1)
     i = nodes(n)
     return s[..., i] - s[..., i - lowbit(i)]
 
@@ -99,11 +106,11 @@ def chain_sum(values: np.ndarray) -> np.ndarray:
 
     The loop runs over the O(log N) bits of p, each pass vectorised over all p; the summation order
     (node p first, then towards smaller nodes) is the one the streaming implementations use.
-    Works along the last axis.
+    Works along the last axis; integer input stays int64 (exact).
     """
-    v = np.asarray(values, dtype=float)
+    v = _numeric(values)
     n = v.shape[-1]
-    padded = np.concatenate([np.zeros(v.shape[:-1] + (1,)), v], axis=-1)  # index 0 = empty node
+    padded = np.concatenate([np.zeros(v.shape[:-1] + (1,), dtype=v.dtype), v], axis=-1)  # index 0 = empty node
     p = nodes(n)
     out = padded[..., p].copy()
     cur = p - lowbit(p)

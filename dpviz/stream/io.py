@@ -19,7 +19,6 @@ from dpviz.errors import InputError
 MAX_STEPS = 1 << 20
 COUNT_NAMES = ("count", "counts", "value", "n")
 TIME_NAMES = ("timestamp", "date", "time", "datetime", "period")
-SAMPLE_ALIASES = ("flights", "bike")
 
 
 @dataclass(frozen=True)
@@ -116,40 +115,40 @@ def _timestamps(col: pd.Series, name: str) -> np.ndarray:
     return stamps.to_numpy()
 
 
-def release_frame(release, timestamps: np.ndarray | None = None, time_column: str | None = None) -> pd.DataFrame:
-    """A released series as written by ``python -m dpviz stream release --output``:
-    ``t``, the time column (when the input has one), ``released_total``, ``variance``, ``std``.
-
-    ``release`` is a :class:`dpviz.stream.mechanisms.Release`; the table has one row per released step.
-    """
-    n = int(release.prefix_sums.size)
-    out: dict[str, np.ndarray] = {"t": np.arange(1, n + 1)}
-    if timestamps is not None:
-        out[time_column or "time"] = np.asarray(timestamps)[:n]
-    var = np.asarray(release.variance, dtype=float)[:n]
-    out |= {"released_total": release.prefix_sums, "variance": var, "std": np.sqrt(var)}
-    return pd.DataFrame(out)
-
-
-def load_sample(alias: str) -> StreamData:
-    """A bundled real series by short name: ``flights`` (daily, 181 steps) or ``bike`` (hourly, all hours)."""
+def _bundled(alias: str) -> StreamData:
     from dpviz.data import samples
 
     if alias == "flights":
         df, tcol = samples.load_flights_daily(), "date"
     elif alias == "bike":
         df, tcol = samples.load_bike_hourly(complete_hours=True), "timestamp"
-    else:
-        raise InputError(f"sample: expected one of {', '.join(SAMPLE_ALIASES)}, got {alias!r}")
+    else:  # pragma: no cover - the registry lists the names
+        raise InputError(f"sample: unknown stream sample {alias!r}")
     return StreamData(counts=df["count"].to_numpy(dtype=float), timestamps=df[tcol].to_numpy(),
                       count_column="count", time_column=tcol)
 
 
 def load_flights_sample() -> StreamData:
     """``sample:flights``: US domestic flights per day, Jan–Jun 2001 (181 steps)."""
-    return load_sample("flights")
+    return _bundled("flights")
 
 
 def load_bike_sample() -> StreamData:
     """``sample:bike``: Capital Bikeshare rentals per hour, 2011–12 (all 17,544 hours, 0 where absent)."""
-    return load_sample("bike")
+    return _bundled("bike")
+
+
+def load_source(source: str | Path, *, count_column: str | None = None,
+                time_column: str | None = None) -> StreamData:
+    """``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`) or a CSV path."""
+    from dpviz.core.registry import SAMPLE_PREFIX, load_sample
+
+    if isinstance(source, str) and source.startswith(SAMPLE_PREFIX):
+        return load_sample("stream", source)
+    return read_stream_csv(source, count_column=count_column, time_column=time_column)
+
+
+def source_stem(source: str | Path) -> str:
+    """A short name for output files: the sample name or the CSV's stem."""
+    text = str(source)
+    return text.split(":", 1)[1] if text.startswith("sample:") else Path(text).stem

@@ -37,8 +37,15 @@ E_0 = 0,  E_{k+1} = E_k + (2^{k/q} + E_k^{1/q})^q;  for p = 2 this is exactly Th
 
 *Result.* Every node i of level k gets β_i = w_i^{1/q} / (w_i^{1/q} + E_k^{1/q}) (w_i = 2^k for inner
 nodes, N - i + 1 for roots) and x_i = β_i · Π_{ancestors a of i} (1 - β_a); the optimum is
-Σ_roots (w_r^{1/q} + E_{k_r}^{1/q})^q. Every column except tree-root leaves sums to exactly 1, so the
-largest column constraint is exactly 1. Since the problem is strictly convex the optimum is unique,
+Σ_roots (w_r^{1/q} + E_{k_r}^{1/q})^q.
+
+*Which columns are tight.* Column j sums x over the chain j, j + lowbit(j), ... (its ancestors). An
+odd j is a level-0 node, whose forest below is empty (E_0 = 0), so β_j = 1 and x_j is the whole
+budget left by its ancestors; the chain then telescopes, x_j + Σ_a β_a Π_{above a}(1 - β) = 1, so
+**every odd column sums to exactly 1**. An even j is a node of level k >= 1 with β_j < 1: its
+column stops at node j and sums to 1 - (1 - β_j)·budget_j < 1 (the share left to j's subtree is
+spent only in the columns below it). Column 1 is odd, so the largest column constraint is exactly 1
+(the sensitivity of ΣM is 1). Since the problem is strictly convex the optimum is unique,
 which the generic cross-check (:func:`generic_weights`) confirms numerically: a sparse log-barrier
 interior-point method that only sees w and Mᵀ and stops on a certified duality gap <= 1e-8, so FDA
 is sandwiched between its dual lower bound and its exactly feasible (rescaled) primal objective.
@@ -49,6 +56,7 @@ Cost: O(N) vectorised work in O(log N) level passes (≈ 10 ms for N = 2^20).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -57,7 +65,7 @@ from scipy.optimize import minimize
 from scipy.sparse.linalg import splu
 
 from dpviz.errors import InputError
-from dpviz.privacy.mechanisms import NoiseKind
+from dpviz.core.noise import Family
 from dpviz.stream.fenwick import (
     check_horizon,
     column_chain_sum,
@@ -82,12 +90,12 @@ class Weights:
 
     lam: np.ndarray
     objective: float
-    noise: NoiseKind
+    noise: Family
     method: str
     lower_bound: float | None = None
 
 
-def _power(noise: NoiseKind) -> int:
+def _power(noise: Family) -> int:
     if noise == "laplace":
         return 2
     if noise == "gaussian":
@@ -95,7 +103,7 @@ def _power(noise: NoiseKind) -> int:
     raise InputError(f"noise: expected 'laplace' or 'gaussian', got {noise!r}")
 
 
-def subtree_optima(levels: int, noise: NoiseKind = "laplace") -> np.ndarray:
+def subtree_optima(levels: int, noise: Family = "laplace") -> np.ndarray:
     """E_k = optimum of (5.10) on the forest F(2^k - 1), k = 0..levels (E_0 = 0); Thm 5.4 recursion.
 
     Loop over the O(log N) levels only.
@@ -107,7 +115,7 @@ def subtree_optima(levels: int, noise: NoiseKind = "laplace") -> np.ndarray:
     return e
 
 
-def split_fraction(w: np.ndarray, e_sub: np.ndarray, noise: NoiseKind = "laplace") -> np.ndarray:
+def split_fraction(w: np.ndarray, e_sub: np.ndarray, noise: Family = "laplace") -> np.ndarray:
     """Lemma 1: the share β of a tree's budget its root takes, β = w^{1/q} / (w^{1/q} + E^{1/q}).
 
     (Thm 5.4's α = 1 - β is the share left to the subtrees.)
@@ -117,12 +125,23 @@ def split_fraction(w: np.ndarray, e_sub: np.ndarray, noise: NoiseKind = "laplace
     return wq / (wq + np.asarray(e_sub, dtype=float) ** (1.0 / q))
 
 
-def fda_weights(horizon: int, noise: NoiseKind = "laplace") -> Weights:
+def fda_weights(horizon: int, noise: Family = "laplace") -> Weights:
     """FDA (Thm 5.4, generalised to any N — see the module docstring): optimal λ of (5.10).
 
     λ is scaled so the largest column constraint (Mᵀλ for Laplace, Mᵀλ² for Gaussian) is exactly 1.
+    Cached per (N, noise family): λ depends on nothing else (not on ε, ρ or the data); the returned
+    array is read-only.
     """
-    n = check_horizon(horizon)
+    return _fda_weights(check_horizon(horizon), _family(noise))
+
+
+def _family(noise: Family) -> Family:
+    _power(noise)
+    return noise
+
+
+@lru_cache(maxsize=64)
+def _fda_weights(n: int, noise: Family) -> Weights:
     p = _power(noise)
     levels = n.bit_length()
     e = subtree_optima(levels, noise)
@@ -144,10 +163,11 @@ def fda_weights(horizon: int, noise: NoiseKind = "laplace") -> Weights:
         budget[step : step + 2 * step * count : 2 * step] = budget[parents] * keep[parents]
     x = budget[1:] * beta[1:]
     lam = x if p == 2 else np.sqrt(x)
+    lam.flags.writeable = False
     return Weights(lam=lam, objective=fda_objective(n, noise), noise=noise, method="fda")
 
 
-def fda_objective(horizon: int, noise: NoiseKind = "laplace") -> float:
+def fda_objective(horizon: int, noise: Family = "laplace") -> float:
     """Closed-form optimum of (5.10): Σ over the forest roots r of (w_r^{1/q} + E_{k_r}^{1/q})^q."""
     n = check_horizon(horizon)
     q = _power(noise) + 1
@@ -157,20 +177,20 @@ def fda_objective(horizon: int, noise: NoiseKind = "laplace") -> float:
     return float(sum(((rem + 1) ** (1.0 / q) + e[k] ** (1.0 / q)) ** q for k, rem in zip(bits, roots_rem, strict=True)))
 
 
-def objective(lam: np.ndarray, horizon: int, noise: NoiseKind = "laplace") -> float:
+def objective(lam: np.ndarray, horizon: int, noise: Family = "laplace") -> float:
     """f(λ) = Σ_i ||B(:,i)||² / λ_i² (Eq. 5.10), the constant 2/ε² of (5.9) left out."""
     lam = np.asarray(lam, dtype=float)
     _power(noise)
     return float(np.sum(column_norms_sq_b(horizon) / lam**2))
 
 
-def constraint_values(lam: np.ndarray, noise: NoiseKind = "laplace") -> np.ndarray:
+def constraint_values(lam: np.ndarray, noise: Family = "laplace") -> np.ndarray:
     """Column sensitivities of ΣM: Mᵀλ (Laplace, L1) or Mᵀλ² (Gaussian, squared L2)."""
     lam = np.asarray(lam, dtype=float)
     return column_chain_sum(lam if _power(noise) == 2 else lam**2)
 
 
-def rescale_feasible(lam: np.ndarray, noise: NoiseKind = "laplace") -> np.ndarray:
+def rescale_feasible(lam: np.ndarray, noise: Family = "laplace") -> np.ndarray:
     """Scale λ so that the largest column constraint is exactly 1 (solvers stop slightly outside)."""
     lam = np.asarray(lam, dtype=float)
     top = float(constraint_values(lam, noise).max())
@@ -277,7 +297,7 @@ def barrier_solve(
 
 def generic_weights(
     horizon: int,
-    noise: NoiseKind = "laplace",
+    noise: Family = "laplace",
     *,
     method: Literal["barrier", "slsqp"] = "barrier",
     tol: float = 1e-8,
@@ -337,7 +357,7 @@ def generic_weights(
     return Weights(lam=lam, objective=objective(lam, n, noise), noise=noise, method="slsqp")
 
 
-def fda_weight_at(node: int, horizon: int, noise: NoiseKind = "laplace", e_sub: np.ndarray | None = None) -> float:
+def fda_weight_at(node: int, horizon: int, noise: Family = "laplace", e_sub: np.ndarray | None = None) -> float:
     """λ of one node in O(log N) (for streaming): walk the ancestor chain i, i + lowbit(i), ... <= N.
 
     Same arithmetic, in the same order (root first), as :func:`fda_weights`.

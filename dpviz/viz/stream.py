@@ -1,4 +1,8 @@
-"""Figures and tables for the Stream release page (pure: data in, ``go.Figure`` / DataFrame out)."""
+"""Figures and tables for the Stream page (pure: data in, ``go.Figure`` / DataFrame out).
+
+The release figure compares *simulated* releases with the truth (simulation views only). Tables that
+are downloaded or written come from :mod:`dpviz.stream.private_release` (one column builder per capability).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.errors import InputError
 from dpviz.stream import fenwick as F
+from dpviz.stream.simulation import Mechanism, SimulatedRelease
+from dpviz.stream.strategies import LABELS
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
-from dpviz.stream.mechanisms import LABELS, Release, StreamMechanism
 
 MATRIX_MAX = HEATMAP_MAX
 MAX_POINTS = 2000
@@ -45,7 +49,7 @@ def _x(n: int, timestamps: Sequence | np.ndarray | None) -> np.ndarray:
 
 def release_figure(
     counts: np.ndarray,
-    releases: Mapping[str, Release],
+    releases: Mapping[str, SimulatedRelease],
     timestamps: Sequence | np.ndarray | None = None,
     *,
     upto: int | None = None,
@@ -80,7 +84,7 @@ def release_figure(
     return fig
 
 
-def variance_figure(mechanisms: Sequence[StreamMechanism], *, max_points: int | None = MAX_POINTS) -> go.Figure:
+def variance_figure(mechanisms: Sequence[Mechanism], *, max_points: int | None = MAX_POINTS) -> go.Figure:
     """The "noise curves": per-step analytic variance of every mechanism on one log-scale plot
     (each curve reduced to about ``max_points`` points by :func:`minmax_index`)."""
     fig = go.Figure()
@@ -93,7 +97,7 @@ def variance_figure(mechanisms: Sequence[StreamMechanism], *, max_points: int | 
     return fig
 
 
-def mse_table(mechanisms: Sequence[StreamMechanism]) -> pd.DataFrame:
+def mse_table(mechanisms: Sequence[Mechanism]) -> pd.DataFrame:
     """Sensitivity, total / mean / max per-step MSE and the ratio of the total to Fenwick + FDA."""
     rows = []
     for mech in mechanisms:
@@ -126,15 +130,3 @@ def lambda_figure(lam: np.ndarray) -> go.Figure:
                                hovertemplate="node %{x}: λ = %{y:.4g}<extra></extra>"))
     fig.update_layout(xaxis_title="node i", yaxis_title="λ_i", margin={"t": 30})
     return fig
-
-
-def release_frame(releases: Mapping[str, Release], timestamps: Sequence | np.ndarray | None = None) -> pd.DataFrame:
-    """The released series for download: t (and time), then released total and σ per mechanism."""
-    n = min(r.prefix_sums.size for r in releases.values())
-    out: dict[str, np.ndarray] = {"t": np.arange(1, n + 1)}
-    if timestamps is not None:
-        out["time"] = np.asarray(timestamps)[:n]
-    for name, rel in releases.items():
-        out[f"{name}_released_total"] = rel.prefix_sums[:n]
-        out[f"{name}_std"] = np.sqrt(rel.variance[:n])
-    return pd.DataFrame(out)

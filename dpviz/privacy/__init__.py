@@ -1,1 +1,0 @@
-"""Noise mechanisms and privacy accounting shared by every capability."""

@@ -1,0 +1,184 @@
+"""Private release of running totals (mode ``release``, :mod:`dpviz.core.modes`): safe to publish.
+
+:func:`release` is :func:`dpviz.core.protocols.measure` (y = Q a + η) followed by the mechanism's
+estimator (ŝ = R y), for **one** mechanism, with
+
+* **discrete** noise (discrete Laplace for ε-DP, discrete Gaussian for ρ-zCDP; Canonne, Kamath &
+  Steinke, NeurIPS 2020) on the *integer* node sums — no floating-point Laplace/Gaussian on integer
+  counts, whose low-order bits leak the data (Mironov, "On Significance of the Least Significant Bits
+  for Differential Privacy", CCS 2012);
+* noise from the OS CSPRNG (``rng=None``, the default), fresh at every call: no seed, no rescaling
+  of an earlier draw, no several mechanisms on one draw;
+* the accounting of :mod:`dpviz.stream.strategies` (per-node scales b/λ_i, Σ_{i∋t} λ_i/b ≤ ε, or
+  Σ λ_i²/(2σ²) ≤ ρ for one event). Unit of privacy: one event (event-level; not user-level).
+
+The output (:func:`release_table`) holds the released totals and their analytic variances only;
+:func:`release_metadata` describes the release and holds nothing computed from the counts.
+``sqrt`` has no discrete form (L a is not an integer vector) and is refused: use the simulation.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import dpviz
+from dpviz.core.noise import Noise
+from dpviz.core.protocols import Estimate, LinearMeasurement, measure, require_integral
+from dpviz.errors import InputError
+from dpviz.stream.simulation import SimulatedRelease, checked_horizon
+from dpviz.stream.strategies import LABELS, RELEASABLE, UNIT_OF_PRIVACY, StreamStrategy, strategy
+
+__all__ = ["StreamRelease", "release", "release_table", "release_metadata", "simulation_table",
+           "integer_counts", "check_release", "release_strategy", "SAMPLERS_NOTE"]
+
+SAMPLERS_NOTE = ("discrete Laplace / discrete Gaussian noise on integer node sums (Canonne, Kamath & Steinke, "
+                 "NeurIPS 2020), drawn from the operating system's CSPRNG, fresh for this release")
+
+
+@dataclass(frozen=True, eq=False)
+class StreamRelease:
+    """One private release: the measurement (noisy integer node sums) and the released prefix sums.
+
+    ``prefix_sums`` / ``variance`` cover the released steps (the series length); the measurement and
+    the estimate cover the horizon N (steps not observed yet are zero).
+    """
+
+    mechanism: str
+    horizon: int
+    steps: int
+    noise: Noise
+    measurement: LinearMeasurement
+    estimate: Estimate
+    seeded: bool = False
+
+    @property
+    def sensitivity(self) -> float:
+        return self.measurement.sensitivity
+
+    @property
+    def prefix_sums(self) -> np.ndarray:
+        return self.estimate.values[: self.steps]
+
+    @property
+    def variance(self) -> np.ndarray:
+        return self.estimate.variance[: self.steps]
+
+
+def integer_counts(series: Any) -> np.ndarray:
+    """The counts as int64, or InputError naming the first step that is not a finite integer."""
+    a = np.asarray(series)
+    if a.dtype.kind not in "iub":
+        try:
+            a = a.astype(float)
+        except (TypeError, ValueError):
+            raise InputError("series: expected integer counts per step") from None
+        if a.ndim == 1:
+            bad = np.flatnonzero(~np.isfinite(a) | (np.rint(a) != a))
+            if bad.size:
+                t = int(bad[0])
+                raise InputError(f"step {t + 1}: the count {float(a[t]):g} is not an integer; a private release adds "
+                                 "discrete noise and needs integer counts (round or rescale your data first, "
+                                 "or use simulate)")
+    return require_integral(a, "series")
+
+
+def check_release(mechanism: str, noise: Noise) -> None:
+    """Release-mode checks: one releasable mechanism (not sqrt) and discrete noise."""
+    if not isinstance(noise, Noise):
+        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
+    if not isinstance(mechanism, str):
+        raise InputError("mechanism: a private release runs exactly one mechanism (a name such as 'fenwick-fda')")
+    if mechanism == "sqrt":
+        raise InputError("mechanism 'sqrt': the square-root factorisation has no discrete form (L a is not an "
+                         "integer vector, and discrete noise on non-integer values is not private); it is "
+                         "available in simulation only (`python -m dpviz stream simulate ... --mechanism sqrt`)")
+    if mechanism not in RELEASABLE:
+        raise InputError(f"mechanism: expected one of {', '.join(RELEASABLE)} for a release, got {mechanism!r}"
+                         + (" (one mechanism per release)" if "," in mechanism or mechanism == "all" else ""))
+    if not noise.discrete:
+        raise InputError("a private release needs discrete noise (Noise(..., discrete=True)); continuous "
+                         "floating-point noise on integer counts is for simulation only")
+
+
+def release_strategy(mechanism: str, horizon: int, noise: Noise) -> StreamStrategy:
+    """The (cached) strategy a release uses, after :func:`check_release`."""
+    check_release(mechanism, noise)
+    return strategy(mechanism, horizon, noise.family)
+
+
+def release(series: Any, mechanism: str, noise: Noise, horizon: int | None = None,
+            rng: np.random.Generator | None = None) -> StreamRelease:
+    """Privately release the running totals of the integer count stream ``series`` with one mechanism.
+
+    ``noise`` must be discrete; ``rng=None`` (the default, and the only choice for a real release)
+    draws from the OS CSPRNG, a fresh draw every call. A seeded ``numpy.random.Generator`` is accepted
+    for tests only (the metadata then says so). ``horizon`` N defaults to the series length.
+    """
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise InputError("rng: expected None (OS CSPRNG) or a numpy Generator (tests only)")
+    check_release(mechanism, noise)  # before touching the data
+    n, _ = checked_horizon(series, horizon)
+    strat = release_strategy(mechanism, n, noise)
+    counts = integer_counts(series)
+    m = measure(strat, counts, noise, rng)
+    est = strat.estimator.fit(m)
+    return StreamRelease(mechanism, n, int(counts.size), noise, m, est, seeded=rng is not None)
+
+
+def release_table(rel: StreamRelease, timestamps: np.ndarray | None = None,
+                  time_column: str | None = None) -> pd.DataFrame:
+    """The published table: ``t``, the time column (when the input has one), ``released_total``,
+    ``variance``, ``std`` — one row per released step, nothing else (no truth)."""
+    return _table(rel.prefix_sums, rel.variance, timestamps, time_column)
+
+
+def simulation_table(sim: SimulatedRelease, series: np.ndarray, timestamps: np.ndarray | None = None,
+                     time_column: str | None = None) -> pd.DataFrame:
+    """A simulation's download: the release columns plus ``true_total`` (a simulation may show it)."""
+    df = _table(sim.prefix_sums, sim.variance, timestamps, time_column)
+    df.insert(0, "mechanism", sim.mechanism)
+    df["true_total"] = np.cumsum(np.asarray(series, dtype=float))[: len(df)]
+    return df
+
+
+def _table(prefix_sums: np.ndarray, variance: np.ndarray, timestamps: np.ndarray | None,
+           time_column: str | None) -> pd.DataFrame:
+    """The one column builder of the stream capability."""
+    n = int(np.asarray(prefix_sums).size)
+    out: dict[str, np.ndarray] = {"t": np.arange(1, n + 1)}
+    if timestamps is not None:
+        out[time_column or "time"] = np.asarray(timestamps)[:n]
+    var = np.asarray(variance, dtype=float)[:n]
+    out |= {"released_total": np.asarray(prefix_sums), "variance": var, "std": np.sqrt(var)}
+    return pd.DataFrame(out)
+
+
+def release_metadata(rel: StreamRelease) -> dict[str, Any]:
+    """Description of a release for its ``.meta.json``: mode, mechanism, noise, budget, sensitivity,
+    horizon, version, time, unit of privacy, samplers. Nothing in it is computed from the counts."""
+    return {
+        "mode": "release",
+        "capability": "stream",
+        "mechanism": rel.mechanism,
+        "mechanism_label": LABELS[rel.mechanism],
+        "estimator": rel.estimate.estimator,
+        "noise": rel.noise.as_dict(),
+        "budget_text": rel.noise.describe,
+        "sensitivity": rel.sensitivity,
+        "sensitivity_norm": "L1" if rel.noise.family == "laplace" else "L2",
+        "horizon": rel.horizon,
+        "unit_of_privacy": UNIT_OF_PRIVACY,
+        "samplers": SAMPLERS_NOTE if not rel.seeded else
+        "discrete noise from a caller-supplied numpy Generator (testing only: NOT a private release)",
+        "columns": {"t": "step (1-based)", "released_total": "released running total",
+                    "variance": "analytic variance of the released total (exact for the discrete noise)",
+                    "std": "square root of variance"},
+        "dpviz_version": dpviz.__version__,
+        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+

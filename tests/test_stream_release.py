@@ -1,0 +1,143 @@
+"""dpviz.stream.private_release: discrete noise on integer node sums, OS CSPRNG by default, one mechanism, no truth,
+fresh noise every call; analytic variance = Monte-Carlo variance of discrete releases."""
+
+import json
+import zlib
+
+import numpy as np
+import pytest
+
+from dpviz.core.noise import Noise
+from dpviz.core.protocols import measure
+from dpviz.errors import InputError
+from dpviz.stream import fenwick as F
+from dpviz.stream import private_release as R
+from dpviz.stream.strategies import RELEASABLE, UNIT_OF_PRIVACY, strategy
+
+LAP = Noise.laplace(1.0, discrete=True)
+GAU = Noise.gaussian(0.5, discrete=True)
+SERIES = np.random.default_rng(0).poisson(30, 50).astype(np.int64)
+
+
+@pytest.mark.parametrize("noise", [LAP, GAU], ids=["laplace", "gaussian"])
+@pytest.mark.parametrize("name", RELEASABLE)
+def test_release_draws_integer_noise_on_integer_node_sums(name, noise):
+    rel = R.release(SERIES, name, noise)
+    m = rel.measurement
+    answer = strategy(name, SERIES.size, noise.family).answer(SERIES)
+    assert answer.dtype == np.int64 and m.values.dtype == np.int64
+    noise_part = m.values - answer
+    assert noise_part.dtype == np.int64 and np.any(noise_part != 0)
+    assert m.noise.discrete and m.sensitivity == rel.sensitivity
+    assert rel.prefix_sums.shape == rel.variance.shape == (SERIES.size,)
+    assert not np.array_equal(rel.prefix_sums, np.cumsum(SERIES))
+    if name != "honaker":  # chain / cumulative sums of integers stay integers
+        assert rel.prefix_sums.dtype == np.int64
+
+
+@pytest.mark.parametrize("name", RELEASABLE)
+def test_release_never_rescales_fresh_noise_each_call(name):
+    a = R.release(SERIES, name, LAP).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
+    b = R.release(SERIES, name, LAP).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
+    assert not np.array_equal(a, b)
+    # a release at another ε is a fresh draw, not the old draw times a factor
+    c = R.release(SERIES, name, Noise.laplace(0.5, discrete=True)).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
+    nz = a != 0
+    assert not np.allclose(c[nz] / a[nz], 2.0)
+
+
+@pytest.mark.parametrize("name", ["naive", "fenwick", "fenwick-fda", "honaker"])
+@pytest.mark.parametrize("noise", [Noise.laplace(2.0, discrete=True), Noise.laplace(0.4, discrete=True),
+                                   Noise.gaussian(2.0, discrete=True), Noise.gaussian_approx(1.0, 1e-6, discrete=True)],
+                         ids=["lap-eps2", "lap-eps0.4", "gauss-rho2", "gauss-eps1-delta1e-6"])
+def test_monte_carlo_variance_of_discrete_releases(name, noise):
+    """Empirical per-step variance of 4000 seeded discrete releases matches the estimator's analytic
+    variance (exact discrete variances: at ε = 2 the discrete Laplace variance is far below 2b²)."""
+    n, draws = 23, 4000
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{noise.describe}".encode()))
+    a = np.arange(n, dtype=np.int64)
+    out = np.array([R.release(a, name, noise, rng=rng).prefix_sums for _ in range(draws)], dtype=float)
+    analytic = R.release(a, name, noise, rng=rng).variance
+    emp = out.var(axis=0)
+    assert np.max(np.abs(emp / analytic - 1)) < 0.15
+    assert abs(emp.sum() / analytic.sum() - 1) < 0.06  # the total, much tighter
+    assert np.all(np.abs(out.mean(axis=0) - np.cumsum(a)) < 5 * np.sqrt(analytic / draws))
+
+
+def test_discrete_variance_differs_from_continuous_when_it_matters():
+    s = strategy("naive", 5, "laplace")
+    noise = Noise.laplace(2.0, discrete=True)
+    assert s.per_step_variance(noise)[0] < 0.8 * s.per_step_variance(noise.as_discrete(False))[0]
+
+
+def test_release_refuses_sqrt_continuous_noise_and_several_mechanisms():
+    with pytest.raises(InputError, match="no discrete form.*simulat"):
+        R.release(SERIES, "sqrt", Noise.gaussian(0.5, discrete=True))
+    with pytest.raises(InputError, match="discrete noise"):
+        R.release(SERIES, "fenwick-fda", Noise.laplace(1.0))
+    with pytest.raises(InputError, match="one mechanism"):
+        R.release(SERIES, ["naive", "fenwick"], LAP)
+    with pytest.raises(InputError, match="one mechanism"):
+        R.release(SERIES, "naive,fenwick", LAP)
+    with pytest.raises(InputError, match="rng"):
+        R.release(SERIES, "naive", LAP, rng=3)
+
+
+def test_release_needs_integer_counts_and_names_the_step():
+    a = SERIES.astype(float)
+    a[6] = 2.5
+    with pytest.raises(InputError, match=r"step 7: the count 2.5 is not an integer.*simulate"):
+        R.release(a, "fenwick-fda", LAP)
+    a[6] = np.nan
+    with pytest.raises(InputError, match="step 7"):
+        R.release(a, "naive", LAP)
+    # integer-valued floats (what CSV parsing gives) are fine
+    assert R.release(SERIES.astype(float), "naive", LAP).measurement.values.dtype == np.int64
+
+
+def test_horizon_prefix_and_validation():
+    rel = R.release(SERIES, "fenwick-fda", LAP, horizon=64)
+    assert rel.horizon == 64 and rel.steps == 50 and rel.prefix_sums.size == 50
+    np.testing.assert_allclose(rel.variance, strategy("fenwick-fda", 64, "laplace").per_step_variance(LAP)[:50])
+    with pytest.raises(InputError, match="shorter"):
+        R.release(SERIES, "naive", LAP, horizon=10)
+
+
+def test_estimator_fit_is_the_release():
+    s = strategy("fenwick-fda", 50, "laplace")
+    m = measure(s, SERIES, LAP, np.random.default_rng(1))
+    est = s.estimator.fit(m)
+    np.testing.assert_array_equal(est.values, np.cumsum(m.values)[:0].tolist() + list(F.chain_sum(m.values)))
+    np.testing.assert_allclose(est.variance, s.per_step_variance(LAP))
+    rel = R.release(SERIES, "fenwick-fda", LAP, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(rel.prefix_sums, est.values)
+
+
+def test_release_table_and_metadata_hold_no_truth():
+    stamps = np.arange("2024-01-01", "2024-02-20", dtype="datetime64[D]")
+    rel = R.release(SERIES, "fenwick-fda", GAU)
+    df = R.release_table(rel, stamps, "date")
+    assert list(df.columns) == ["t", "date", "released_total", "variance", "std"] and len(df) == 50
+    np.testing.assert_allclose(df["std"] ** 2, df["variance"])
+    truth = np.cumsum(SERIES)
+    assert not any(np.array_equal(df[c].to_numpy(), truth) for c in df.columns if c != "date")
+    assert list(R.release_table(rel).columns) == ["t", "released_total", "variance", "std"]
+    meta = R.release_metadata(rel)
+    assert meta["mode"] == "release" and meta["capability"] == "stream" and meta["mechanism"] == "fenwick-fda"
+    assert meta["noise"] == GAU.as_dict() and meta["horizon"] == 50 and meta["sensitivity"] == rel.sensitivity
+    assert meta["unit_of_privacy"] == UNIT_OF_PRIVACY and "event" in UNIT_OF_PRIVACY
+    assert "CSPRNG" in meta["samplers"] and meta["dpviz_version"] and meta["created_utc"].endswith("+00:00")
+    text = json.dumps(meta, default=str)
+    for v in (int(truth[-1]), int(SERIES.sum()), int(SERIES.max())):
+        assert str(v) not in text
+    seeded = R.release(SERIES, "naive", LAP, rng=np.random.default_rng(0))
+    assert "NOT a private release" in R.release_metadata(seeded)["samplers"]
+
+
+def test_registry_and_docstrings_state_the_unit_of_privacy():
+    from dpviz.core.registry import capability
+    from dpviz.stream import strategies
+
+    assert UNIT_OF_PRIVACY == capability("stream").unit_of_privacy
+    doc = strategies.__doc__
+    assert "event-level" in doc and "user-level" in doc and "not** offered" in doc
