@@ -6,6 +6,7 @@ widgets, call ``dpviz`` and hand the results to these helpers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -13,12 +14,47 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, output_name
+from dpviz.core.modes import RELEASE_NOTICE, fresh_seed, output_name
 from dpviz.core.registry import Capability
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
 
 PREVIEW_ROWS = 200
+
+
+def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any]) -> None:
+    """Parse a newly uploaded file once, then mark it handled (a parser crash is retried, never
+    hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``; a bad
+    one shows its InputError with ``st.error`` and leaves the last good data in place."""
+    ss = st.session_state
+    if f is not None and ss.get(f"{prefix}_upload_fid") != f.file_id:
+        raw = f.getvalue()
+        try:
+            with st.spinner(f"Reading {f.name} ..."):
+                parsed = parse(raw, f.name)
+        except InputError as exc:
+            ss[f"{prefix}_upload_error"] = str(exc)
+        else:
+            ss[f"{prefix}_upload_error"] = None
+            ss[f"{prefix}_upload"] = (("upload", f.name, hashlib.sha1(raw).hexdigest()), parsed)
+        ss[f"{prefix}_upload_fid"] = f.file_id
+    if f is not None and ss.get(f"{prefix}_upload_fid") == f.file_id and ss.get(f"{prefix}_upload_error"):
+        st.error(ss[f"{prefix}_upload_error"], icon=":material/error:")
+
+
+def simulation_section(cap: Capability) -> int:
+    """Start the Simulation section: heading, banner, and the simulation seed (session key
+    ``{cap.name}_seed``, a fresh seed on first load, a "New noise draw" button). Returns the seed."""
+    key = f"{cap.name}_seed"
+    st.subheader(":material/science: Simulation")
+    simulation_banner(cap)
+    if key not in st.session_state:
+        st.session_state[key] = fresh_seed()
+    s1, _ = st.columns([1, 3])
+    seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key=key))
+    s1.button("New noise draw", icon=":material/casino:", key="new_draw",
+              on_click=lambda: st.session_state.update({key: fresh_seed()}))
+    return seed
 
 
 def simulation_banner(cap: Capability) -> None:

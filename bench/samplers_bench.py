@@ -13,8 +13,6 @@ and 2,000 OpenDP calls.  No timing is asserted in the unit tests.
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,18 +20,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpviz.core.samplers import discrete_gaussian, discrete_laplace  # noqa: E402
+from common import best_of  # noqa: E402 - bench/ is on sys.path when run as a script
 
 GOAL = 10.0
 SCALAR = 100.0  # block size K = 8: the two-word path with an acceptance test
 
 
-def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def opendp_per_sample(kind: str, scale: float, calls: int) -> float | None:

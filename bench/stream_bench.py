@@ -8,8 +8,6 @@ process; there are no timing assertions in the unit tests.
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,7 @@ from dpviz.stream.private_release import release  # noqa: E402
 from dpviz.stream.simulation import make_mechanism  # noqa: E402
 from dpviz.stream.strategies import RELEASABLE, available, toeplitz_apply  # noqa: E402
 from dpviz.stream.weights import _fda_weights, generic_weights  # noqa: E402
+from common import best_of  # noqa: E402 - bench/ is on sys.path when run as a script
 
 
 
@@ -31,13 +30,6 @@ def fda_weights(horizon: int, noise: str = "laplace"):
     return _fda_weights.__wrapped__(horizon, noise)
 
 
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

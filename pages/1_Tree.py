@@ -9,13 +9,11 @@ draw per (source, seed, family). Moving ε rescales that draw and redoes stage 2
 release panel draws discrete noise from the OS CSPRNG on click and never shows a true value.
 """
 
-import hashlib
 
 import numpy as np
 import streamlit as st
 
 import ui
-from dpviz.core.modes import fresh_seed
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.core.tables import to_csv_text
@@ -107,25 +105,10 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
 
 
 # ---- callbacks -----------------------------------------------------------------------------------
-def _new_seed() -> None:
-    ss["tree_seed"] = fresh_seed()
-
-
-def _handle_upload(f) -> None:
-    """Parse a newly uploaded file once; keep the last good one in session_state."""
-    if f is None or ss.get("tree_upload_fid") == f.file_id:
-        return
-    ss["tree_upload_fid"] = f.file_id
-    raw = f.getvalue()
-    try:
-        with st.spinner(f"Reading {f.name} ..."):
-            data = load_tree_file(raw, name=f.name)
-            _ = data.v
-    except InputError as exc:
-        ss["tree_upload_error"] = str(exc)
-    else:
-        ss["tree_upload_error"] = None
-        ss["tree_upload"] = (("upload", f.name, hashlib.sha1(raw).hexdigest()), data)
+def _parse_upload(raw: bytes, name: str):
+    data = load_tree_file(raw, name=name)
+    _ = data.v  # BuildTree now: a bad count fails here, not later on the page
+    return data
 
 
 def _file_stem(key: tuple) -> str:
@@ -161,9 +144,7 @@ with c_data:
         up = st.file_uploader("Tree file (CSV or JSON)", type=["csv", "json"], key="upload",
                               help="node,parent,count | one column per level + a count column | "
                                    "a parent array (0-based) with counts")
-        _handle_upload(up)
-        if up is not None and ss.get("tree_upload_fid") == up.file_id and ss.get("tree_upload_error"):
-            st.error(ss["tree_upload_error"], icon=":material/error:")
+        ui.handle_upload(up, "tree", _parse_upload)
         if ss.get("tree_upload") is not None:
             key, data = ss["tree_upload"]
         else:
@@ -244,13 +225,7 @@ with st.expander("Structure Matrix G and its inverse", icon=":material/grid_on:"
                    "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
 
 # 4. Simulation ----------------------------------------------------------------------------------------
-st.subheader(":material/science: Simulation")
-ui.simulation_banner(cap)
-if "tree_seed" not in ss:
-    ss["tree_seed"] = fresh_seed()
-s1, s2 = st.columns([1, 3])
-seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key="tree_seed"))
-s1.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=_new_seed)
+seed = ui.simulation_section(cap)
 
 with st.spinner("Preparing the GMC plan (stage 1, once per tree) ..."):
     sim_plan = get_plan(key, split, family, data)
@@ -270,7 +245,7 @@ def _rmse(method: str) -> str:
     return f"{float(table.loc[table['method'] == method, 'rmse_NQ'].iloc[0]):.4g}"
 
 
-s2.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
+st.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
            f"{sim_noise.describe} (continuous), per-node variance at the root {float(sim.noise.variance_at(level_scales[0])):.4g}")
 m1, m2, m3, m4, m5 = st.columns(5)
 m1.metric("Nodes n", f"{tree.n:,}")

@@ -12,13 +12,11 @@ and draws the figures of :mod:`dpviz.viz.stream`.
   CSPRNG, fresh at every click (:func:`dpviz.stream.private_release.release`); never shows the truth.
 """
 
-import hashlib
 
 import numpy as np
 import streamlit as st
 
 import ui
-from dpviz.core.modes import fresh_seed
 from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_sample
 from dpviz.errors import InputError
@@ -73,10 +71,6 @@ def strategy_heatmaps(horizon: int, family: str) -> dict:
 
 
 # ---- callbacks -----------------------------------------------------------------------------------
-def _new_seed() -> None:
-    ss["seed"] = fresh_seed()
-
-
 def _play(horizon: int) -> None:
     ss["playing"] = True
     if ss.get("upto", horizon) >= horizon:
@@ -85,22 +79,6 @@ def _play(horizon: int) -> None:
 
 def _pause() -> None:
     ss["playing"] = False
-
-
-def _handle_upload(f) -> None:
-    """Parse a newly uploaded file once; keep the last good one in session_state."""
-    if f is None or ss.get("stream_upload_fid") == f.file_id:
-        return
-    ss["stream_upload_fid"] = f.file_id
-    raw = f.getvalue()
-    try:
-        data = read_stream_csv(raw)
-    except InputError as exc:
-        ss["stream_upload_error"] = str(exc)
-    else:
-        ss["stream_upload_error"] = None
-        ss["stream_upload"] = (("upload", f.name, hashlib.sha1(raw).hexdigest()), f.name, data.counts,
-                               data.timestamps, data.time_column)
 
 
 def _bundled_current(name: str) -> tuple:
@@ -132,11 +110,10 @@ else:
     up = st.file_uploader("Count stream (CSV)", type=["csv"], key="stream_upload_file",
                           help="A header row; a count column (named count/counts/value/n, or the only "
                                "column) and an optional timestamp column (timestamp/date/time/period).")
-    _handle_upload(up)
-    if up is not None and ss.get("stream_upload_fid") == up.file_id and ss.get("stream_upload_error"):
-        st.error(ss["stream_upload_error"], icon=":material/error:")
+    ui.handle_upload(up, "stream", lambda raw, name: read_stream_csv(raw))
     if ss.get("stream_upload") is not None:
-        current = ss["stream_upload"]
+        (ukey, sd) = ss["stream_upload"]
+        current = (ukey, ukey[1], sd.counts, sd.timestamps, sd.time_column)
     else:
         current = ss.get("stream_last") or _bundled_current("flights")
         st.info(f"No valid file loaded yet: still showing {current[1]}.", icon=":material/info:")
@@ -228,13 +205,7 @@ else:
                "lower the horizon N to see them.")
 
 # 4. Simulation ------------------------------------------------------------------------------------
-st.subheader(":material/science: Simulation")
-ui.simulation_banner(CAP)
-if "seed" not in ss:
-    ss["seed"] = fresh_seed()
-s1, s2 = st.columns(2)
-seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key="seed"))
-s2.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=_new_seed)
+seed = ui.simulation_section(CAP)
 releases = {m: simulated_release(mech, series, cached_unit_errors(m, horizon, family, seed))
             for m, mech in mechs.items()}
 st.caption(f":material/casino: simulation seed **{seed}** — one draw per mechanism, rescaled when ε changes "

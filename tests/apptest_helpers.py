@@ -77,3 +77,30 @@ def plotly_z(at: AppTest, i: int = 0, trace: int = 0) -> np.ndarray:
 def page_links(at: AppTest) -> list[tuple[str, str]]:
     """(label, page) of every st.page_link on the current page."""
     return [(e.proto.label, e.proto.page) for e in at.get("page_link")]
+
+
+def ok(at: AppTest) -> AppTest:
+    """``at`` after asserting the run raised nothing (returns it, for chaining)."""
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    """Every ``st.metric`` on the page: label -> shown value."""
+    return {m.label: m.value for m in at.metric}
+
+
+def upload_bytes(at: AppTest, key: str, name: str, raw: bytes) -> AppTest:
+    """Upload ``raw`` as file ``name`` into the file uploader ``key`` and rerun."""
+    at.file_uploader(key=key).upload(name, raw, "text/csv")
+    return ok(at.run())
+
+
+def walk(node):
+    """Every element of the page in display order."""
+    ch = getattr(node, "children", None)
+    if isinstance(ch, dict) and ch:
+        for k in sorted(ch):
+            yield from walk(ch[k])
+    else:
+        yield node

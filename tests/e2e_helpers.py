@@ -62,3 +62,8 @@ def set_slider_keys(page: Page, label: str, key: str, presses: int = 1) -> None:
 def upload(page: Page, path, index: int = 0) -> None:
     """Upload a file to the ``index``-th st.file_uploader (no click/file chooser needed)."""
     page.locator("[data-testid=stFileUploader] input[type=file]").nth(index).set_input_files(path)
+
+
+def metric_value(page, label):
+    """The value element of the ``st.metric`` whose label contains ``label``."""
+    return page.locator("[data-testid=stMetric]").filter(has_text=label).locator("[data-testid=stMetricValue]")

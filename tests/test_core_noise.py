@@ -166,5 +166,5 @@ def test_require_integral():
     np.testing.assert_array_equal(require_integral(np.array([1.0, 2.0]), "x"), [1, 2])
     with pytest.raises(InputError, match="entry 2"):
         require_integral(np.array([1.0, 2.5]), "x")
-    with pytest.raises(InputError, match="finite"):
-        require_integral(np.array([1.0, np.inf]), "x")
+    with pytest.raises(InputError, match="entry 2: the count inf"):
+        require_integral(np.array([1.0, np.inf]), "x")  # inf is not an integer

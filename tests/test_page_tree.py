@@ -13,8 +13,9 @@ from dpviz.errors import InputError
 from dpviz.tree.io import load_source, load_tree_file
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
-from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, plotly_json, plotly_z
-from tests.e2e_helpers import open_page, set_slider_keys, upload, wait_idle, wait_plotly
+from tests.apptest_helpers import (ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
+                                   upload_bytes, walk)
+from tests.e2e_helpers import metric_value, open_page, set_slider_keys, upload, wait_idle, wait_plotly
 
 PAGE = "pages/1_Tree.py"
 DATA = ROOT / "tests" / "data"
@@ -22,18 +23,8 @@ BAD_FILES = ["tree_bad_cycle.csv", "tree_bad_unknown_parent.csv", "tree_bad_nega
              "tree_bad_mismatch.csv", "tree_bad_empty.csv"]
 
 
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
-def walk(node):
-    """Every element of the page in display order."""
-    ch = getattr(node, "children", None)
-    if isinstance(ch, dict) and ch:
-        for k in sorted(ch):
-            yield from walk(ch[k])
-    else:
-        yield node
 
 
 def release_section(at) -> list:
@@ -58,9 +49,6 @@ def truth_in_file_order(data) -> np.ndarray:
     return data.v[np.argsort(data.tree.order)]
 
 
-def ok(at):
-    assert not at.exception, at.exception
-    return at
 
 
 @pytest.fixture
@@ -69,8 +57,7 @@ def at():
 
 
 def upload_file(at, name: str):
-    at.file_uploader(key="upload").upload(name, (DATA / name).read_bytes(), "text/csv")
-    return ok(at.run())
+    return upload_bytes(at, "upload", name, (DATA / name).read_bytes())
 
 
 def validator_message(name: str) -> str:
@@ -183,12 +170,6 @@ def test_bad_upload_shows_validator_message_and_keeps_data(at, bad):
     assert metrics(at)["Nodes n"] == "8" and metrics(at)["GMC rmse_NQ"] != before["GMC rmse_NQ"]
 
 
-def test_bad_upload_first_keeps_bundled_data(at):
-    ok(at.radio(key="tree_source").set_value("upload").run())
-    upload_file(at, "tree_bad_cycle.csv")
-    assert "cycle" in at.error[0].value
-    assert metrics(at)["Nodes n"] == "3,207"
-
 
 def test_new_noise_draw_changes_seed_and_numbers(at):
     seed0 = at.session_state["tree_seed"]
@@ -288,8 +269,6 @@ def test_private_release_geometric_gaussian_and_method_choice(at, county):
 
 
 # ---- real browser --------------------------------------------------------------------------------
-def metric_value(page, label):
-    return page.locator("[data-testid=stMetric]").filter(has_text=label).locator("[data-testid=stMetricValue]")
 
 
 def test_browser_epsilon_slider_changes_metrics(page, streamlit_server):

@@ -5,7 +5,8 @@ import pytest
 
 from dpviz.errors import InputError
 from dpviz.core.registry import load_sample
-from dpviz.stream.io import load_source, read_stream_csv, source_stem
+from dpviz.core.registry import source_stem
+from dpviz.stream.io import load_source, read_stream_csv
 from dpviz.stream.synthetic import poisson_stream
 
 

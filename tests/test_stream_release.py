@@ -124,7 +124,8 @@ def test_release_table_and_metadata_hold_no_truth():
     assert list(R.release_table(rel).columns) == ["t", "released_total", "variance", "std"]
     meta = R.release_metadata(rel)
     assert meta["mode"] == "release" and meta["capability"] == "stream" and meta["mechanism"] == "fenwick-fda"
-    assert meta["noise"] == GAU.as_dict() and meta["horizon"] == 50 and meta["sensitivity"] == rel.sensitivity
+    assert meta["noise"] == GAU.as_dict() and meta["horizon"] == 50
+    assert meta["sensitivity"] == {"norm": "L2", "value": rel.sensitivity}
     assert meta["unit_of_privacy"] == UNIT_OF_PRIVACY and "event" in UNIT_OF_PRIVACY
     assert "CSPRNG" in meta["samplers"] and meta["dpviz_version"] and meta["created_utc"].endswith("+00:00")
     text = json.dumps(meta, default=str)

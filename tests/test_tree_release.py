@@ -238,7 +238,7 @@ def test_release_api_publishes_no_truth(fanout):
     assert meta["structure"] == {"n": tree.n, "m": tree.m, "h": tree.h}
     assert meta["sensitivity"] == {"norm": "L1", "value": float(tree.h)}
     assert meta["level_scales"] == [tree.h / 1.0] * tree.h
-    assert "discrete_laplace" in meta["samplers"] and meta["randomness"] == "OS CSPRNG"
+    assert "CSPRNG" in meta["samplers"] and "dpviz.core.samplers" in meta["samplers"] and meta["randomness"] == "OS CSPRNG"
     # the description depends on the structure and the settings only: other counts, same description
     other = TreeData(tree, fanout.x + np.arange(tree.m) % 7, name=fanout.name)
     _, meta2 = release_table(release(other, LAPLACE))

@@ -73,3 +73,34 @@ def output_name(capability: str, mode: ModeName, stem: str = "", ext: str = "csv
     """File name that carries the mode, e.g. ``county.tree-release.csv`` / ``tree-simulation.csv``."""
     tag = "release" if mode == "release" else "simulation"
     return f"{stem + '.' if stem else ''}{capability}-{tag}.{ext}"
+
+
+SAMPLERS_NOTE = ("discrete Laplace / discrete Gaussian noise on integer answers (Canonne, Kamath & Steinke, "
+                 "NeurIPS 2020; dpviz.core.samplers), drawn from the operating system's CSPRNG, fresh for this "
+                 "release")
+SEEDED_NOTE = "discrete noise from a caller-supplied numpy Generator (testing only: NOT a private release)"
+
+
+def release_metadata(capability: str, noise, *, seeded: bool, sensitivity: float, **fields) -> dict:
+    """The description every release writes beside its table (``OUT.meta.json``): mode, capability,
+    noise and budget, sensitivity, unit of privacy, samplers, version and time, plus the capability's
+    own ``fields`` (settings and structure only). Nothing in it may be computed from the private data."""
+    import datetime as _dt
+
+    import dpviz
+    from dpviz.core.registry import capability as _capability
+
+    return {
+        "mode": "release",
+        "notice": RELEASE_NOTICE,
+        "capability": capability,
+        "noise": noise.as_dict(),
+        "noise_text": noise.describe,
+        "budget_text": noise.budget.describe,
+        "sensitivity": {"norm": "L1" if noise.family == "laplace" else "L2", "value": float(sensitivity)},
+        **fields,
+        "unit_of_privacy": _capability(capability).unit_of_privacy,
+        "samplers": SEEDED_NOTE if seeded else SAMPLERS_NOTE,
+        "dpviz_version": dpviz.__version__,
+        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }

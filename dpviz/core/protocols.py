@@ -81,18 +81,23 @@ class Estimator(Protocol):
     def fit(self, measurement: LinearMeasurement) -> Estimate: ...
 
 
-def require_integral(values: np.ndarray, what: str) -> np.ndarray:
-    """``values`` as int64, or InputError: discrete noise is only private on integer answers."""
+def require_integral(values: np.ndarray, what: str, unit: str = "entry") -> np.ndarray:
+    """``values`` as int64, or InputError naming the first bad ``unit`` (1-based): discrete noise is
+    only private on integer answers."""
     a = np.asarray(values)
     if a.dtype.kind in "iu":
         return a.astype(np.int64, copy=False)
-    if not np.all(np.isfinite(a)):
-        raise InputError(f"{what}: every value must be finite for a release")
+    try:
+        a = a.astype(float)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: expected integer counts") from None
     r = np.rint(a)
-    bad = np.flatnonzero(r != a)
+    bad = np.flatnonzero(~np.isfinite(a) | (r != a))
     if bad.size:
-        raise InputError(f"{what}: entry {bad[0] + 1} is {a.flat[bad[0]]!r}; a release adds discrete noise and "
-                         "needs integer counts (round or scale your data first, or use simulate)")
+        i = int(bad[0])
+        raise InputError(f"{what}: {unit} {i + 1}: the count {float(a.flat[i]):g} is not an integer; a private "
+                         "release adds discrete noise and needs integer counts (round or rescale your data "
+                         "first, or use simulate)")
     if np.abs(r).max(initial=0) >= 2**62:
         raise InputError(f"{what}: counts above 2^62 cannot be released exactly")
     return r.astype(np.int64)

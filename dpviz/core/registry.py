@@ -12,12 +12,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dpviz.errors import InputError
 
 __all__ = ["Sample", "Capability", "CAPABILITIES", "PAGE_SKELETON", "capability", "resolve", "load_sample",
-           "SAMPLE_PREFIX"]
+           "load_source", "source_stem", "SAMPLE_PREFIX"]
 
 SAMPLE_PREFIX = "sample:"
 PAGE_SKELETON: tuple[str, ...] = ("Data", "Privacy", "Strategy and estimator", "Simulation", "Private release")
@@ -99,6 +100,27 @@ def capability(name: str) -> Capability:
         if c.name == name:
             return c
     raise InputError(f"unknown capability {name!r}; expected one of {', '.join(c.name for c in CAPABILITIES)}")
+
+
+def load_source(capability_name: str, spec: str | Path, read_file: Callable[[Path], Any]) -> Any:
+    """Bundled data ``sample:NAME`` or a file path read by ``read_file``: the one way the CLI, the pages
+    and Python name an input. A missing path or a folder is an InputError that lists the samples."""
+    text = str(spec)
+    if text.startswith(SAMPLE_PREFIX):
+        return load_sample(capability_name, text)
+    path = Path(text)
+    if not path.exists():
+        known = ", ".join(SAMPLE_PREFIX + s.name for s in capability(capability_name).samples)
+        raise InputError(f"input file {text!r} does not exist (bundled data: {known})")
+    if path.is_dir():
+        raise InputError(f"input {text!r} is a folder; expected a file")
+    return read_file(path)
+
+
+def source_stem(spec: str | Path) -> str:
+    """A short name for output files: the sample's name or the file's stem."""
+    text = str(spec)
+    return text.removeprefix(SAMPLE_PREFIX) if text.startswith(SAMPLE_PREFIX) else Path(text).stem
 
 
 def load_sample(capability_name: str, spec: str) -> Any:

@@ -27,7 +27,8 @@ from dpviz.core.noise import FAMILIES
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.tables import write_release, write_table
 from dpviz.stream.fenwick import reconstruction_matrix, strategy_matrix
-from dpviz.stream.io import load_source, source_stem
+from dpviz.core.registry import source_stem
+from dpviz.stream.io import load_source
 from dpviz.stream.private_release import check_release, release, release_metadata, release_table, simulation_table
 from dpviz.stream.simulation import make_mechanism, mechanism_list, simulate
 from dpviz.stream.strategies import LABELS, MECHANISM_NAMES

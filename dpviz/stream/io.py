@@ -141,14 +141,7 @@ def load_bike_sample() -> StreamData:
 def load_source(source: str | Path, *, count_column: str | None = None,
                 time_column: str | None = None) -> StreamData:
     """``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`) or a CSV path."""
-    from dpviz.core.registry import SAMPLE_PREFIX, load_sample
+    from dpviz.core.registry import load_source as _load_source
 
-    if isinstance(source, str) and source.startswith(SAMPLE_PREFIX):
-        return load_sample("stream", source)
-    return read_stream_csv(source, count_column=count_column, time_column=time_column)
-
-
-def source_stem(source: str | Path) -> str:
-    """A short name for output files: the sample name or the CSV's stem."""
-    text = str(source)
-    return text.split(":", 1)[1] if text.startswith("sample:") else Path(text).stem
+    return _load_source("stream", source,
+                        lambda p: read_stream_csv(p, count_column=count_column, time_column=time_column))

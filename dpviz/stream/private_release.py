@@ -19,25 +19,22 @@ The output (:func:`release_table`) holds the released totals and their analytic 
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-import dpviz
+from dpviz.core.modes import release_metadata as _core_metadata
 from dpviz.core.noise import Noise
 from dpviz.core.protocols import Estimate, LinearMeasurement, measure, require_integral
 from dpviz.errors import InputError
 from dpviz.stream.simulation import SimulatedRelease, checked_horizon
-from dpviz.stream.strategies import LABELS, RELEASABLE, UNIT_OF_PRIVACY, StreamStrategy, strategy
+from dpviz.stream.strategies import LABELS, RELEASABLE, StreamStrategy, strategy
 
 __all__ = ["StreamRelease", "release", "release_table", "release_metadata", "simulation_table",
-           "integer_counts", "check_release", "release_strategy", "SAMPLERS_NOTE"]
+           "integer_counts", "check_release", "release_strategy"]
 
-SAMPLERS_NOTE = ("discrete Laplace / discrete Gaussian noise on integer node sums (Canonne, Kamath & Steinke, "
-                 "NeurIPS 2020), drawn from the operating system's CSPRNG, fresh for this release")
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,20 +68,7 @@ class StreamRelease:
 
 def integer_counts(series: Any) -> np.ndarray:
     """The counts as int64, or InputError naming the first step that is not a finite integer."""
-    a = np.asarray(series)
-    if a.dtype.kind not in "iub":
-        try:
-            a = a.astype(float)
-        except (TypeError, ValueError):
-            raise InputError("series: expected integer counts per step") from None
-        if a.ndim == 1:
-            bad = np.flatnonzero(~np.isfinite(a) | (np.rint(a) != a))
-            if bad.size:
-                t = int(bad[0])
-                raise InputError(f"step {t + 1}: the count {float(a[t]):g} is not an integer; a private release adds "
-                                 "discrete noise and needs integer counts (round or rescale your data first, "
-                                 "or use simulate)")
-    return require_integral(a, "series")
+    return require_integral(series, "series", unit="step")
 
 
 def check_release(mechanism: str, noise: Noise) -> None:
@@ -161,24 +145,11 @@ def _table(prefix_sums: np.ndarray, variance: np.ndarray, timestamps: np.ndarray
 def release_metadata(rel: StreamRelease) -> dict[str, Any]:
     """Description of a release for its ``.meta.json``: mode, mechanism, noise, budget, sensitivity,
     horizon, version, time, unit of privacy, samplers. Nothing in it is computed from the counts."""
-    return {
-        "mode": "release",
-        "capability": "stream",
-        "mechanism": rel.mechanism,
-        "mechanism_label": LABELS[rel.mechanism],
-        "estimator": rel.estimate.estimator,
-        "noise": rel.noise.as_dict(),
-        "budget_text": rel.noise.describe,
-        "sensitivity": rel.sensitivity,
-        "sensitivity_norm": "L1" if rel.noise.family == "laplace" else "L2",
-        "horizon": rel.horizon,
-        "unit_of_privacy": UNIT_OF_PRIVACY,
-        "samplers": SAMPLERS_NOTE if not rel.seeded else
-        "discrete noise from a caller-supplied numpy Generator (testing only: NOT a private release)",
-        "columns": {"t": "step (1-based)", "released_total": "released running total",
-                    "variance": "analytic variance of the released total (exact for the discrete noise)",
-                    "std": "square root of variance"},
-        "dpviz_version": dpviz.__version__,
-        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-    }
+    return _core_metadata(
+        "stream", rel.noise, seeded=rel.seeded, sensitivity=rel.sensitivity,
+        mechanism=rel.mechanism, mechanism_label=LABELS[rel.mechanism], estimator=rel.estimate.estimator,
+        horizon=rel.horizon,
+        columns={"t": "step (1-based)", "released_total": "released running total",
+                 "variance": "analytic variance of the released total (exact for the discrete noise)",
+                 "std": "square root of variance"})
 

@@ -378,21 +378,11 @@ def tree_from_levels(
     return _finish(tree, counts, lambda i: f"node {node_ids[i]!r}", name)
 
 
-def load_source(spec: str) -> TreeData:
-    """A tree file path, or bundled data named ``sample:NAME`` (e.g. ``sample:county``) — the one way
-    the CLI, the page and Python name an input."""
-    from dpviz.core.registry import SAMPLE_PREFIX, capability, load_sample
+def load_source(spec: str | Path) -> TreeData:
+    """A tree file path, or bundled data named ``sample:NAME`` (e.g. ``sample:county``)."""
+    from dpviz.core.registry import load_source as _load_source
 
-    spec = str(spec)
-    if spec.startswith(SAMPLE_PREFIX):
-        return load_sample("tree", spec)
-    path = Path(spec)
-    if not path.exists():
-        known = ", ".join(SAMPLE_PREFIX + s.name for s in capability("tree").samples)
-        raise InputError(f"input file {spec!r} does not exist (bundled data: {known})")
-    if path.is_dir():
-        raise InputError(f"input {spec!r} is a folder; expected a tree file (CSV or JSON)")
-    return load_tree_file(path)
+    return _load_source("tree", spec, load_tree_file)
 
 
 def load_county_sample() -> TreeData:

@@ -34,8 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpviz import __version__
-from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
+from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, release_metadata
 from dpviz.core.noise import Family, Noise
 from dpviz.core.protocols import LinearMeasurement, measure
 from dpviz.errors import InputError
@@ -74,12 +73,9 @@ __all__ = [
     "TreeRelease",
     "release_table",
     "RELEASE_COLUMNS",
-    "SAMPLERS_NOTE",
 ]
 
 RELEASE_COLUMNS = ("node", "parent", "noisy", "released", "variance", "std")
-SAMPLERS_NOTE = ("noise drawn by dpviz.core.samplers.discrete_laplace / discrete_gaussian (exact integer samplers, "
-                 "Canonne, Kamath & Steinke, NeurIPS 2020) on the integer node counts")
 
 
 # ---- structure-only helpers (no data) ---------------------------------------------------------------
@@ -343,35 +339,18 @@ def release_table(rel: TreeRelease) -> tuple[pd.DataFrame, dict[str, Any]]:
     df = node_table(t, noisy=rel.noisy, released=rel.released, variance=var, std=np.sqrt(var))
     df = df.reset_index(drop=True)
     expected = rel.expected_total_sq_error
-    from dpviz.core.registry import capability  # registry imports no capability code at import time
-
-    meta: dict[str, Any] = {
-        "mode": "release",
-        "notice": RELEASE_NOTICE,
-        "capability": "tree",
-        "source": rel.source,
-        "method": rel.method,
-        "method_label": METHOD_LABELS[rel.method],
-        "noise": rel.noise.as_dict(),
-        "noise_text": rel.noise.describe,
-        "budget_text": rel.noise.budget.describe,
-        "split": rel.split,
-        "level_shares": level_shares(t.h, rel.split).tolist(),
-        "level_scales": rel.level_scales.tolist(),
-        "sensitivity": {"norm": _family_norm(rel.noise.family), "value": rel.sensitivity},
-        "structure": {"n": t.n, "m": t.m, "h": t.h},
-        "expected_total_squared_error": expected if np.isfinite(expected) else None,
-        "columns": {
+    meta = release_metadata(
+        "tree", rel.noise, seeded=rel.randomness != "OS CSPRNG", sensitivity=rel.sensitivity,
+        source=rel.source, method=rel.method, method_label=METHOD_LABELS[rel.method], split=rel.split,
+        level_shares=level_shares(t.h, rel.split).tolist(), level_scales=rel.level_scales.tolist(),
+        structure={"n": t.n, "m": t.m, "h": t.h},
+        expected_total_squared_error=expected if np.isfinite(expected) else None,
+        columns={
             "noisy": "node count + discrete noise (int64)",
             "released": f"{METHOD_LABELS[rel.method]} applied to noisy",
             "variance": "analytic variance of released (from the structure and the noise only; empty when "
                         "the method has no closed form)",
             "std": "square root of variance",
         },
-        "unit_of_privacy": capability("tree").unit_of_privacy,
-        "randomness": rel.randomness,
-        "samplers": SAMPLERS_NOTE,
-        "dpviz_version": __version__,
-        "created_utc": rel.created_utc,
-    }
+        randomness=rel.randomness)
     return df, meta

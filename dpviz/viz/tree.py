@@ -15,7 +15,6 @@ import scipy.sparse as sp
 from plotly.colors import sample_colorscale
 
 from dpviz.tree.metrics import error_by_level
-from dpviz.viz.heatmap import matrix_heatmap
 from dpviz.tree.model import Tree
 
 __all__ = [
