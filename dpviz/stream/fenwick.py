@@ -1,6 +1,8 @@
 """Fenwick-tree (树状数组) strategy for continual counting: lowbit, M, B and their fast actions.
 
-Notation of the thesis chapter 5: workload W (N×N lower-triangular ones), strategy M with
+Sources: the doctoral thesis chapter 5, "Differentially private continual data release based on the
+matrix mechanism" (in Chinese), and P. M. Fenwick, "A New Data Structure for Cumulative Frequency
+Tables", Software: Practice and Experience 24(3), 1994. Notation of the thesis chapter 5: workload W (N×N lower-triangular ones), strategy M with
 W = B M (Eq. 5.4-5.6, Alg. 5.1-5.3). Nodes and time steps are 1-based as in the text; arrays
 returned here are 0-based (entry ``i - 1`` is node/step ``i``).
 

@@ -1,4 +1,5 @@
-"""Hierarchical tree release: Generation Matrix toolkit and GMC (Yang et al., "Generation Matrix").
+"""Hierarchical tree release: Generation Matrix toolkit and GMC ("Generation Matrix: An Embeddable Matrix
+Representation for Hierarchical Trees", Theoretical Computer Science, 2023; arXiv:2201.11297).
 
 Unit of privacy: one person, counted in exactly one leaf; adding or removing them changes the count
 of that leaf and of each of its ancestors by exactly 1 (one count per depth level, at most h levels:

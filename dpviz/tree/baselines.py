@@ -1,12 +1,15 @@
 """Baseline post-processings the paper compares GMC with (Sec. 6.1, Tab. 2), each as in its source.
 
 * Processless: release ṽ as is.
-* Boosting (Hay, Rastogi, Miklau, Suciu, VLDB 2010, Sec. 4): the two-pass estimator for complete
+* Boosting (Hay, Rastogi, Miklau, Suciu, "Boosting the Accuracy of Differentially Private Histograms
+  Through Consistency", PVLDB 3(1), VLDB 2010, Sec. 4): the two-pass estimator for complete
   k-ary trees; on other trees k is the root fan-out, as the GMC paper does (so it is not consistent).
-* PrivTrie-style consistency (Wang et al., ICDE 2018, following Hay et al.'s general form): a
+* PrivTrie-style consistency (Wang, Xiao, Yang, Hoang, Shin, Shin, Yu, "PrivTrie: Effective Frequent
+  Term Discovery under Local Differential Privacy", ICDE 2018, following Hay et al.'s general form): a
   recursive bottom-up inverse-variance combination and a top-down redistribution of the parent's
   residual in proportion to the children's variances. Written as plain recursion, like the original.
-* Lee, Wang & Kifer (KDD 2015): the closed form Eq. (8), dense for small trees, a sparse direct
+* Lee, Wang & Kifer, "Maximum Likelihood Postprocessing for Differential Privacy under Consistency
+  Constraints", KDD 2015: the closed form Eq. (8), dense for small trees, a sparse direct
   solve (SuperLU) above.
 """
 

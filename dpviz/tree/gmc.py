@@ -1,5 +1,8 @@
 """GMC: Generation-Matrix-based optimally consistent release (paper Sec. 5.3, Alg. 1-2).
 
+Source: "Generation Matrix: An Embeddable Matrix Representation for Hierarchical Trees", Theoretical
+Computer Science, 2023 (arXiv:2201.11297).
+
 Given noisy node values ṽ with independent noise of variances ``d`` (all equal for the paper's
 uniform budget), the optimally consistent release is the weighted least-squares projection
 
