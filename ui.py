@@ -42,6 +42,16 @@ def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any]) -> None:
         st.error(ss[f"{prefix}_upload_error"], icon=":material/error:")
 
 
+def noise_caption(sim_noise, release_noise) -> None:
+    """Say which noise each mode uses: continuous for the simulation, discrete for the release. For
+    Gaussian (ε, δ) they differ: the exact Gaussian profile vs the CKS conversion (discrete noise)."""
+    extra = ""
+    if sim_noise.family == "gaussian" and sim_noise.budget.kind == "approx":
+        extra = (" The simulation calibrates (ε, δ) with the exact Gaussian profile; the discrete Gaussian of a "
+                 "release uses the Canonne–Kamath–Steinke conversion, which holds for it (a little more noise).")
+    st.caption(f"Simulation: {sim_noise.describe}. Private release: {release_noise.describe}.{extra}")
+
+
 def simulation_section(cap: Capability) -> int:
     """Start the Simulation section: heading, banner, and the simulation seed (session key
     ``{cap.name}_seed``, a fresh seed on first load, a "New noise draw" button). Returns the seed."""
@@ -86,8 +96,8 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
         st.caption("No private release drawn for these settings yet.")
         return
     _, table, meta = held
-    st.success(f"Private release ready: {len(table):,} rows, {meta.get('noise', {}).get('family', '')} noise, "
-               f"budget {meta.get('budget_text', '')}.", icon=":material/verified_user:")
+    st.success(f"Private release ready: {len(table):,} rows, {meta.get('noise_text', '')}.",
+               icon=":material/verified_user:")
     st.dataframe(table.head(PREVIEW_ROWS), hide_index=True, key=f"{cap.name}_release_table")
     if len(table) > PREVIEW_ROWS:
         st.caption(f"First {PREVIEW_ROWS} of {len(table):,} rows; the download has them all.")

@@ -37,8 +37,6 @@ SLOW_METHODS = ("privtrie", "lee")
 EPS_OPTIONS = [0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
                1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
-BUNDLED = "sample:county"
-SOURCES = {"bundled": "Bundled: US counties 2019 (sample:county)", "synthetic": "Synthetic", "upload": "Upload a file"}
 SYN_KINDS = {"complete": "Complete binary", "random-fanout": "Random fan-out (2-5)",
              "path-like": "Path-like (caterpillar)"}
 SYN_SIZES = [15, 31, 1_000, 10_000, 100_000, 1_000_000]
@@ -52,6 +50,9 @@ UNIT_NOISE = {"laplace": Noise.laplace(1.0), "gaussian": Noise.gaussian(1.0)}  #
 st.set_page_config(page_title="dpviz · Tree release", page_icon=":material/account_tree:", layout="wide")
 ss = st.session_state
 cap = capability("tree")
+BUNDLED = f"sample:{cap.samples[0].name}"  # the registry's bundled tree
+SOURCES = {"bundled": f"Bundled: {cap.samples[0].title} ({BUNDLED})", "synthetic": "Synthetic",
+           "upload": "Upload a file"}
 
 
 # ---- cached per-structure work (keyed by the data source) ---------------------------------------------
@@ -172,6 +173,7 @@ try:
 except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
+ui.noise_caption(sim_noise, release_noise)
 
 # 3. Strategy and estimator ---------------------------------------------------------------------------
 st.subheader(":material/account_tree: Strategy and estimator")

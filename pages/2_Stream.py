@@ -153,9 +153,7 @@ except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
 release_noise = noise.as_discrete()
-st.caption(f"Simulation: {noise.describe}. Private release: {release_noise.describe}"
-           + (" (the CKS conversion, which holds for discrete noise)" if family == "gaussian" and not use_rho else "")
-           + ".")
+ui.noise_caption(noise, release_noise)
 
 # 3. Strategy and estimator -------------------------------------------------------------------------
 st.subheader(":material/account_tree: Strategy and estimator")
