@@ -47,7 +47,7 @@ through its command line (`python -m dpviz`).
 
 st.header("Capabilities")
 for cap in CAPABILITIES:
-    if (ROOT / cap.page).is_file():
+    if cap.page is not None and (ROOT / cap.page).is_file():
         st.page_link(cap.page, label=cap.title, icon=cap.icon)
         st.caption(f"{cap.description} Unit of privacy: {cap.unit_of_privacy}.")
 

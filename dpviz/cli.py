@@ -1,4 +1,4 @@
-"""``python -m dpviz ...``: every simulation, release and structure view, headless.
+"""python -m dpviz: every simulation, release and structure view, headless.
 
 The command groups come from the capability registry (:mod:`dpviz.core.registry`): each capability
 adds its own verbs (``simulate``, ``release``, ...). Bad input exits with code 2 and one clear line on

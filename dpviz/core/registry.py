@@ -50,7 +50,7 @@ class Capability:
     description: str
     unit_of_privacy: str
     cli: str
-    page: str
+    page: str | None
     icon: str
     samples: tuple[Sample, ...] = ()
     sections: tuple[str, ...] = PAGE_SKELETON
