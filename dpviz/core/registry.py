@@ -92,6 +92,18 @@ CAPABILITIES: tuple[Capability, ...] = (
         samples=(Sample("flights", "US domestic flights per day, Jan–Jun 2001", "dpviz.stream.io:load_flights_sample"),
                  Sample("bike", "Capital Bikeshare rentals per hour, 2011–12", "dpviz.stream.io:load_bike_sample")),
     ),
+    Capability(
+        name="marginals",
+        title="Marginals",
+        description="Low-dimensional marginal tables of a categorical data set: ResidualPlanner or Scalable "
+                    "MWEM measurements, reconstructed by GReM-MLE, EMP or GReM-LNN.",
+        unit_of_privacy="one record (add or remove one row): every marginal changes in exactly one cell by 1",
+        cli="dpviz.marginals.cli:register",
+        page=None,  # the Marginals page is not built yet; library and CLI first
+        icon=":material/table_chart:",
+        samples=(Sample("adult", "UCI Adult (census income), 48,842 rows, discretised", "dpviz.marginals.data:load_adult_sample"),
+                 Sample("titanic", "Titanic passengers (teaching)", "dpviz.marginals.data:load_titanic_sample")),
+    ),
 )
 
 

@@ -1,0 +1,569 @@
+"""Categorical data for marginals: the bundled samples, any CSV, and workloads.
+
+* :func:`load_adult_sample` and :func:`load_titanic_sample` (``sample:adult``, ``sample:titanic``): the
+  bundled UCI Adult (48,842 people, 14 attributes) and Titanic (1,312 passengers, 4 attributes)
+  tables, built by ``tools/build_assets.py``; provenance, licences and the discretisation are in
+  ``assets/SOURCES.md``.
+* :func:`read_table`: any CSV (path or bytes, optionally gzip-compressed) → :class:`Dataset`. Numeric
+  columns with more distinct values than ``bins`` are cut into intervals, every other column is
+  categorical.
+* :func:`parse_workload`: the marginals to release, as ``k`` (all k-way), a JSON list of attribute-name
+  lists, or a CSV with one attribute set per line.
+
+Every user-facing problem is an :class:`~dpviz.errors.InputError` naming the file, line or column and
+what was expected. Size caps are checked before the whole file is parsed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import zlib
+from array import array
+from collections.abc import Sequence
+from itertools import pairwise
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from dpviz.data.samples import ASSETS
+from dpviz.errors import InputError
+from dpviz.marginals.domain import MAX_MARGINAL_CELLS, Clique, Dataset, Domain, all_kway
+
+__all__ = [
+    "load_adult_sample",
+    "load_titanic_sample",
+    "read_table",
+    "parse_workload",
+    "MISSING",
+    "MISSING_TOKENS",
+    "MAX_ROWS",
+    "MAX_BYTES",
+    "MAX_WORKLOAD_BYTES",
+    "MAX_WORKLOAD_MARGINALS",
+    "ADULT_CSV",
+    "ADULT_DOMAIN_JSON",
+    "TITANIC_CSV",
+    "TITANIC_DOMAIN_JSON",
+]
+
+MISSING = "(missing)"
+"""The category of a missing value (an empty field, ``NA``, ``N/A``, ``NaN``, ``null`` or ``(missing)``
+itself, so that labels written out read back the same; any case)."""
+MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", MISSING})
+"""Values (stripped, lower-cased) read as missing."""
+
+MAX_ROWS = 2_000_000
+"""Default cap on the number of data rows of a CSV read by :func:`read_table`."""
+MAX_BYTES = 100_000_000
+"""Default cap on the size of a CSV (and on its decompressed size when it is gzip-compressed)."""
+MAX_WORKLOAD_BYTES = 1_000_000
+"""Cap on the size of a workload file."""
+MAX_WORKLOAD_MARGINALS = 100_000
+"""Cap on the number of marginals that ``k`` may expand to (C(d, k))."""
+
+ADULT_CSV = "adult_census_1994.csv.gz"
+ADULT_DOMAIN_JSON = "adult_census_1994.domain.json"
+TITANIC_CSV = "titanic_passengers.csv.gz"
+TITANIC_DOMAIN_JSON = "titanic_passengers.domain.json"
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+# ----------------------------------------------------------------------------------------------- samples
+
+
+@cache
+def _bundled(csv_name: str, domain_name: str) -> tuple[Domain, np.ndarray, tuple[tuple[str, ...], ...], str]:
+    """(domain, read-only codes, categories, name) of a bundled sample (read once per process)."""
+    csv_path, domain_path = ASSETS / csv_name, ASSETS / domain_name
+    for path in (csv_path, domain_path):
+        if not path.exists():
+            raise FileNotFoundError(f"bundled sample {path} is missing; rebuild it with `python tools/build_assets.py`")
+    spec = json.loads(domain_path.read_text(encoding="utf-8"))
+    attrs = [a["name"] for a in spec["attributes"]]
+    with csv_path.open("rb") as f:
+        df = pd.read_csv(f, compression="gzip", dtype=str, keep_default_na=False, encoding="utf-8")
+    if list(df.columns) != attrs or len(df) != spec["rows"]:
+        raise RuntimeError(f"bundled sample {csv_path} does not match {domain_path}; rebuild the assets")
+    codes = np.empty((len(df), len(attrs)), dtype=np.int64)
+    for k, a in enumerate(spec["attributes"]):
+        c = pd.Categorical(df[a["name"]], categories=a["categories"]).codes
+        if (c < 0).any():
+            raise RuntimeError(f"bundled sample {csv_path}: column {a['name']!r} has a label outside its domain")
+        codes[:, k] = c
+    codes.flags.writeable = False
+    categories = tuple(tuple(a["categories"]) for a in spec["attributes"])
+    domain = Domain(tuple(attrs), tuple(len(c) for c in categories))
+    return domain, codes, categories, spec["name"]
+
+
+def _load_bundled(csv_name: str, domain_name: str) -> Dataset:
+    domain, codes, categories, name = _bundled(csv_name, domain_name)
+    return Dataset(domain, codes, categories, name)
+
+
+def load_adult_sample() -> Dataset:
+    """UCI Adult: 48,842 people (``adult.data`` then ``adult.test``), 14 categorical attributes.
+
+    Attributes and sizes: age 9 (10-year bins), workclass 9, education 16 (ordered by years of
+    education), education_num 16, marital_status 7, occupation 15, relationship 6, race 5, sex 2,
+    capital_gain 5 and capital_loss 5 (0, then quartiles of the positive amounts), hours_per_week 10
+    (10-hour bins), native_country 42, income 2. Missing values (UCI's ``?``) are the category
+    ``(missing)``; ``fnlwgt`` is dropped. See ``assets/SOURCES.md``.
+    """
+    return _load_bundled(ADULT_CSV, ADULT_DOMAIN_JSON)
+
+
+def load_titanic_sample() -> Dataset:
+    """Titanic passengers (no crew): 1,312 people, attributes class 3 (1st/2nd/3rd), sex 2, age_group 6
+    (``[0, 13)``, ``[13, 20)``, ``[20, 40)``, ``[40, 60)``, ``[60, 80)``, ``(missing)``) and survived 2
+    (no/yes): 72 cells. A small table for teaching. See ``assets/SOURCES.md``."""
+    return _load_bundled(TITANIC_CSV, TITANIC_DOMAIN_JSON)
+
+
+# ----------------------------------------------------------------------------------------------- reading
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".csv", ".txt", ".tsv"):
+        name = name.removesuffix(suffix)
+    return name or "dataset"
+
+
+def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str) -> tuple[bytes, str, str]:
+    """(raw bytes, label for messages, dataset name); the size cap is checked before reading a file."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw, label, name = bytes(source), "the upload", "upload"
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        label, name = repr(path.name), _stem(path)
+        if not path.exists():
+            raise InputError(f"{what} file {str(source)!r} does not exist")
+        if path.is_dir():
+            raise InputError(f"{what} {str(source)!r} is a folder; expected a file")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"{label} is {size:,} bytes, above the limit of {max_bytes:,} bytes")
+        with path.open("rb") as f:
+            raw = f.read(max_bytes + 1)
+    else:
+        raise InputError(f"{what}: expected a file path or bytes, got {type(source).__name__}")
+    if len(raw) > max_bytes:
+        raise InputError(f"{label} is {len(raw):,} bytes, above the limit of {max_bytes:,} bytes")
+    if raw[:2] == _GZIP_MAGIC:
+        raw = _gunzip(raw, max_bytes, label)
+    return raw, label, name
+
+
+def _gunzip(raw: bytes, max_bytes: int, label: str) -> bytes:
+    """Decompress one gzip member, refusing more than ``max_bytes`` of output (stops early)."""
+    d = zlib.decompressobj(wbits=31)
+    try:
+        out = d.decompress(raw, max_bytes + 1)
+    except zlib.error as exc:
+        raise InputError(f"{label} starts like a gzip file but cannot be decompressed ({exc})") from None
+    if len(out) > max_bytes:
+        raise InputError(f"{label} decompresses to more than {max_bytes:,} bytes, above the limit")
+    if not d.eof:
+        raise InputError(f"{label} is a truncated gzip file")
+    return out
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _delimiter(text: str) -> str:
+    """Comma, unless the header line has none and has a tab or a semicolon."""
+    header = text.split("\n", 1)[0]
+    if "," in header:
+        return ","
+    if "\t" in header:
+        return "\t"
+    return ";" if ";" in header else ","
+
+
+def _check_bins(bins: int | dict[str, int]) -> None:
+    def ok(b: object) -> bool:
+        return isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 2
+
+    if isinstance(bins, dict):
+        for col, b in bins.items():
+            if not ok(b):
+                raise InputError(f"bins for column {col!r}: expected a whole number >= 2, got {b!r}")
+    elif not ok(bins):
+        raise InputError(f"bins: expected a whole number >= 2 (or a dict of them by column), got {bins!r}")
+
+
+def _fmt(x: float, precision: int) -> str:
+    """A short label for the number x (integers without a decimal point)."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    if not 1e-6 <= abs(x) < 1e15:
+        return f"{x:.{precision}g}"
+    digits = max(precision, math.floor(math.log10(abs(x))) + 2)  # keep a decimal of 59999.4
+    return np.format_float_positional(x, precision=digits, unique=True, fractional=False, trim="-")
+
+
+def _edge_labels(edges: np.ndarray) -> list[str]:
+    """Labels of the edges, with the fewest significant digits (≥ 4) that keep distinct edges distinct."""
+    uniq = sorted({float(e) for e in edges})
+    for p in range(4, 18):
+        labels = {e: _fmt(e, p) for e in uniq}
+        if len(set(labels.values())) == len(labels):
+            break
+    else:
+        labels = {e: repr(e) for e in uniq}
+    return [labels[float(e)] for e in edges]
+
+
+def _interval_labels(edges: np.ndarray) -> list[str]:
+    """``[a, b)`` for consecutive edges, the last ``[a, b]`` (it holds the maximum)."""
+    lab = _edge_labels(edges)
+    out = [f"[{a}, {b})" for a, b in pairwise(lab)]
+    out[-1] = out[-1][:-1] + "]"
+    return out
+
+
+def _quantile_bins(values: np.ndarray, counts: np.ndarray, bins: int) -> np.ndarray:
+    """Bin index of each distinct sorted value: equal-frequency bins that never split tied values.
+
+    Greedy: each bin takes whole runs of equal values until its count is closest to the remaining
+    rows divided by the remaining bins. So a value covering many rows gets a bin of its own (e.g. the
+    0 of a mostly-zero column) and the rest is split evenly; every bin is non-empty, at most ``bins``.
+    """
+    m = len(values)
+    out = np.empty(m, dtype=np.int64)
+    remaining, left, j, b = int(counts.sum()), bins, 0, 0
+    while j < m:
+        if left == 1:
+            out[j:] = b
+            break
+        target = remaining / left
+        acc = int(counts[j])
+        k = j + 1
+        while k < m and acc < target:
+            nxt = acc + int(counts[k])
+            if abs(nxt - target) > abs(acc - target):
+                break
+            acc, k = nxt, k + 1
+        if k == m and k - j > 1 and b == 0:  # never put everything in the first bin
+            k -= 1
+            acc -= int(counts[k])
+        out[j:k] = b
+        remaining -= acc
+        left -= 1
+        j, b = k, b + 1
+    return out
+
+
+class _Column:
+    """Distinct raw values of one column (in order of appearance), codes, first line of each value."""
+
+    __slots__ = ("codes", "index", "lines", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.index: dict[str, int] = {}
+        self.codes = array("q")
+        self.lines = array("q")
+
+
+def _categorise(col: _Column, bins: int, binning: str, bins_given: bool) -> tuple[np.ndarray, list[str]]:
+    """(code of each row, category labels) of one parsed column."""
+    keys = list(col.index)
+    raw_codes = np.frombuffer(col.codes, dtype=np.int64) if len(col.codes) else np.zeros(0, np.int64)
+    counts = np.bincount(raw_codes, minlength=len(keys))
+    missing = np.array([k.lower() in MISSING_TOKENS for k in keys], dtype=bool)
+    values = np.full(len(keys), np.nan)
+    text_at = None
+    for i, k in enumerate(keys):
+        if missing[i]:
+            continue
+        if _NUMBER.fullmatch(k):
+            v = float(k)
+            if math.isfinite(v):
+                values[i] = v
+                continue
+        text_at = i if text_at is None else text_at
+    present = ~missing
+    numeric = text_at is None and present.any()
+    if bins_given and not numeric and present.any():
+        raise InputError(f"column {col.name!r} is not numeric (line {col.lines[text_at]}: {keys[text_at]!r}); "
+                         "bins apply to numeric columns only")
+    mapping = np.empty(len(keys), dtype=np.int64)
+    if numeric:
+        uniq, inverse = np.unique(values[present], return_inverse=True)
+        if len(uniq) > bins:
+            ucounts = np.bincount(inverse, weights=counts[present], minlength=len(uniq)).astype(np.int64)
+            if binning == "quantile":
+                which = _quantile_bins(uniq, ucounts, bins)
+                starts = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
+                edges = np.r_[uniq[starts], uniq[-1]]
+            else:
+                lo, hi = uniq[0], uniq[-1]
+                t = np.linspace(0.0, 1.0, bins + 1)
+                edges = np.unique(np.clip(np.r_[lo, lo * (1 - t[1:-1]) + hi * t[1:-1], hi], lo, hi))
+                if len(edges) < 3:
+                    raise InputError(f"column {col.name!r}: its values span too small a range to cut into "
+                                     f"{bins} bins of equal width; use binning='quantile'")
+                which = np.clip(np.searchsorted(edges, uniq, side="right") - 1, 0, len(edges) - 2)
+            labels = _interval_labels(edges)
+            mapping[present] = which[inverse]
+        else:
+            labels = [_fmt(v, 17) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v)) for v in uniq]
+            mapping[present] = inverse
+    else:
+        text = sorted({k for k, m in zip(keys, missing, strict=True) if not m})
+        pos = {k: i for i, k in enumerate(text)}
+        mapping[present] = [pos[k] for k, m in zip(keys, missing, strict=True) if not m]
+        labels = text
+    if missing.any():
+        mapping[missing] = len(labels)
+        labels = [*labels, MISSING]
+    if len(labels) < 2:
+        if not present.any():
+            raise InputError(f"column {col.name!r} is empty (every value is missing); drop it")
+        raise InputError(f"column {col.name!r} has a single value {labels[0]!r}; drop it")
+    return mapping[raw_codes], labels
+
+
+def read_table(
+    source: str | Path | bytes,
+    *,
+    attributes: Sequence[str] | None = None,
+    bins: int | dict[str, int] = 10,
+    binning: Literal["quantile", "width"] = "quantile",
+    max_rows: int = MAX_ROWS,
+    max_bytes: int = MAX_BYTES,
+    name: str | None = None,
+) -> Dataset:
+    """Read a CSV (a path, or its bytes; UTF-8 or Latin-1; gzip-compressed or not) into a :class:`Dataset`.
+
+    - The first line is the header. The delimiter is a comma, or a tab/semicolon when the header has
+      no comma. Values are stripped; an empty value, ``NA``, ``N/A``, ``NaN``, ``null`` or ``(missing)``
+      (any case) is missing and becomes the category ``"(missing)"`` (the last one). Blank lines are
+      skipped.
+    - ``attributes``: the columns to keep, in this order (default: all, in file order).
+    - A column whose present values are all numbers is *numeric*. A numeric column with more distinct
+      values than its bins (``bins``: one number for all, or ``{column: number}`` with the default 10 for
+      the others) is cut into intervals labelled ``"[17, 25)"`` (the last one closed, ``"[75, 90]"``):
+      ``binning="quantile"`` gives equal-frequency bins that never split tied values (so there may be
+      fewer bins: a value that fills many bins' worth of rows gets a bin of its own), ``"width"`` gives
+      ``bins`` intervals of equal width between the smallest and largest value (some may be empty).
+      Every other column is categorical: numeric ones sorted by value (``"2"`` and ``"2.0"`` are the same
+      category), text ones sorted by code point.
+    - Bin edges come from the data itself: they are *not* differentially private.
+
+    InputError for: a missing file, more than ``max_bytes`` bytes (checked before reading, and again on
+    the decompressed size), more than ``max_rows`` data rows (checked while reading), an empty file, a
+    header-only file, an unnamed or repeated column, a row with more or fewer fields than the header
+    (naming the line), unknown or repeated ``attributes``, bad ``bins``/``binning``, bins for a
+    non-numeric column, and a column with a single value (drop it).
+    """
+    if binning not in ("quantile", "width"):
+        raise InputError(f"binning: expected 'quantile' or 'width', got {binning!r}")
+    _check_bins(bins)
+    raw, label, default_name = _read_bytes(source, max_bytes, "input")
+    text = _decode(raw)
+    if not text.strip():
+        raise InputError(f"{label} is empty: expected a header line of column names and at least one data row")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
+    try:
+        header = next(r for r in reader if r)
+        header_line = reader.line_num
+        names = [h.strip() for h in header]
+        for j, h in enumerate(names):
+            if not h:
+                raise InputError(f"{label}, line {header_line}: column {j + 1} of the header has no name")
+            if names.index(h) != j:
+                raise InputError(f"{label}, line {header_line}: column {h!r} appears twice in the header")
+        if attributes is None:
+            chosen = list(names)
+        else:
+            chosen = [attributes] if isinstance(attributes, str) else list(attributes)
+            if not chosen:
+                raise InputError("attributes: expected at least one column name")
+            unknown = [a for a in chosen if a not in names]
+            if unknown:
+                raise InputError(f"attributes: unknown column {unknown[0]!r}; {label} has {', '.join(names)}")
+            dup = next((a for i, a in enumerate(chosen) if chosen.index(a) != i), None)
+            if dup is not None:
+                raise InputError(f"attributes: column {dup!r} is named twice")
+        if isinstance(bins, dict):
+            unknown = [c for c in bins if c not in chosen]
+            if unknown:
+                raise InputError(f"bins: unknown column {unknown[0]!r}; the chosen columns are {', '.join(chosen)}")
+        cols = [_Column(a) for a in chosen]
+        where = [names.index(a) for a in chosen]
+        ncols, nrows = len(names), 0
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != ncols:
+                more = "more" if len(row) > ncols else "fewer"
+                raise InputError(f"{label}, line {reader.line_num}: {len(row)} fields, {more} than the {ncols} "
+                                 "columns of the header (quote values that contain the delimiter; "
+                                 "a missing value is an empty field)")
+            nrows += 1
+            if nrows > max_rows:
+                raise InputError(f"{label} has more than {max_rows:,} data rows, above the limit")
+            for col, j in zip(cols, where, strict=True):
+                v = row[j].strip()
+                code = col.index.get(v)
+                if code is None:
+                    code = col.index[v] = len(col.index)
+                    col.lines.append(reader.line_num)
+                col.codes.append(code)
+    except StopIteration:
+        raise InputError(f"{label} is empty: expected a header line of column names and at least one "
+                         "data row") from None
+    except csv.Error as exc:
+        raise InputError(f"{label}, line {reader.line_num}: not a valid CSV row ({exc})") from None
+    if nrows == 0:
+        raise InputError(f"{label} has a header line but no data rows")
+    codes, categories = [], []
+    for col in cols:
+        given = isinstance(bins, dict) and col.name in bins
+        b = int(bins[col.name]) if given else (10 if isinstance(bins, dict) else int(bins))
+        c, labels = _categorise(col, b, binning, given)
+        codes.append(c)
+        categories.append(tuple(labels))
+    domain = Domain(tuple(chosen), tuple(len(c) for c in categories))
+    return Dataset(domain, np.column_stack(codes), tuple(categories), name or default_name)
+
+
+# ----------------------------------------------------------------------------------------------- workload
+
+
+def _clique(domain: Domain, names: Sequence[str | int], where: str, limit: int) -> Clique:
+    if not names:
+        raise InputError(f"workload {where}: names no attribute; expected one or more of {', '.join(domain.attrs)}")
+    try:
+        clique = domain.clique(names)
+        domain.check_cells(clique, limit)
+    except InputError as exc:
+        raise InputError(f"workload {where}: {str(exc).removeprefix('workload: ')}") from None
+    return clique
+
+
+def _kway(domain: Domain, k: int, limit: int) -> list[Clique]:
+    if not 1 <= k <= domain.d:
+        raise InputError(f"workload: k = {k} must lie in 1..{domain.d} for a domain of {domain.d} attributes")
+    n = math.comb(domain.d, k)
+    if n > MAX_WORKLOAD_MARGINALS:
+        raise InputError(f"workload: all {k}-way marginals of {domain.d} attributes are {n:,} marginals, above the "
+                         f"limit of {MAX_WORKLOAD_MARGINALS:,}; pick a smaller k or list the marginals")
+    out = all_kway(domain, k)
+    for g in out:
+        _clique(domain, domain.names(g), f"(all {k}-way marginals)", limit)
+    return out
+
+
+def _entries(obj: list, domain: Domain, limit: int, what: str) -> list[Clique]:
+    out = []
+    for i, entry in enumerate(obj, 1):
+        where = f"{what} {i}"
+        if isinstance(entry, str):
+            names: list = [s.strip() for s in entry.split(",") if s.strip()]
+        elif isinstance(entry, (list, tuple)):
+            names = list(entry)
+            for a in names:
+                if isinstance(a, bool) or not isinstance(a, (str, int, np.integer)):
+                    raise InputError(f"workload {where}: {a!r} is not an attribute name")
+            names = [a.strip() if isinstance(a, str) else a for a in names]
+        else:
+            raise InputError(f"workload {where}: expected a list of attribute names, got {entry!r}")
+        out.append(_clique(domain, names, where, limit))
+    return out
+
+
+def _parse_text(text: str, domain: Domain, limit: int, label: str) -> list[Clique]:
+    s = text.strip()
+    if not s:
+        raise InputError(f"workload {label} is empty: expected k, a JSON list of attribute lists, or one "
+                         "comma-separated attribute set per line")
+    if re.fullmatch(r"\d+", s):
+        return _kway(domain, int(s), limit)
+    if s[0] in "[{":
+        try:
+            obj = json.loads(s)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"workload {label}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                             f"{exc.colno}); expected a list of attribute-name lists") from None
+        if not isinstance(obj, list):
+            raise InputError(f"workload {label}: expected a JSON list of attribute-name lists")
+        return _entries(obj, domain, limit, "entry")
+    out = []
+    for i, row in enumerate(csv.reader(io.StringIO(s, newline="")), 1):
+        names = [x.strip() for x in row if x.strip()]
+        if not names or names[0].startswith("#"):
+            continue
+        out.append(_clique(domain, names, f"line {i}", limit))
+    return out
+
+
+def parse_workload(
+    source: str | Path | bytes | int | list,
+    domain: Domain,
+    *,
+    limit: int = MAX_MARGINAL_CELLS,
+    max_bytes: int = MAX_WORKLOAD_BYTES,
+) -> list[Clique]:
+    """The marginals to release, as cliques of ``domain``, duplicates removed, first-seen order kept.
+
+    ``source`` is one of:
+
+    - ``k`` (an int, or text such as ``"2"``): every k-way marginal (:func:`all_kway`), 1 ≤ k ≤ d;
+    - a JSON list of attribute-name lists, e.g. ``[["age", "sex"], ["race"]]`` (text, bytes or a file);
+    - CSV text, bytes or a file with one attribute set per line, e.g. ``age,sex`` (blank lines and lines
+      starting with ``#`` are skipped);
+    - a Python list whose entries are lists of names (or indices) or ``"a,b"`` strings.
+
+    A ``str`` naming an existing file is read as that file; otherwise it is the workload text itself.
+    InputError for an empty workload, an unknown attribute or an entry naming none (giving the line or
+    entry), invalid JSON, a file above ``max_bytes``, and a marginal with more than ``limit`` cells
+    (saying how big it would be).
+    """
+    if isinstance(source, bool):
+        raise InputError(f"workload: expected k, a list of attribute lists or a file, got {source!r}")
+    if isinstance(source, (int, np.integer)):
+        out = _kway(domain, int(source), limit)
+    elif isinstance(source, (list, tuple)):
+        out = _entries(list(source), domain, limit, "entry")
+    elif isinstance(source, (bytes, bytearray, memoryview, Path)):
+        raw, label, _ = _read_bytes(source, max_bytes, "workload")
+        out = _parse_text(_decode(raw), domain, limit, label)
+    elif isinstance(source, str):
+        s = source.strip()
+        is_file = bool(s) and "\n" not in s and len(s) < 4096 and not s.startswith("[") and Path(s).is_file()
+        if is_file:
+            raw, label, _ = _read_bytes(Path(s), max_bytes, "workload")
+            out = _parse_text(_decode(raw), domain, limit, label)
+        elif "\n" not in s and re.search(r"\.(csv|json|txt)$", s, flags=re.IGNORECASE):
+            raise InputError(f"workload file {s!r} does not exist")
+        else:
+            out = _parse_text(source, domain, limit, "text")
+    else:
+        raise InputError(f"workload: expected k, a list of attribute lists, text or a file, got "
+                         f"{type(source).__name__}")
+    unique = list(dict.fromkeys(out))
+    if not unique:
+        raise InputError("workload is empty: name at least one marginal (k, a JSON list of attribute lists, or "
+                         "one comma-separated attribute set per line)")
+    return unique
