@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parent
 
 # Planned capabilities: listed as "coming next" (never linked) until their page and registry entry land.
 PLANNED = [
-    ("Marginals", "Noisy low-dimensional marginal tables of a categorical data set (ResidualPlanner, GReM)."),
     ("Graph", "Edge-private release of a graph's adjacency structure (DRF)."),
     ("Budget planner", "Split a privacy budget across releases and see the expected error; a privacy ledger."),
 ]

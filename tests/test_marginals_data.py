@@ -478,3 +478,13 @@ def test_fuzz_binning_invariants(values, bins, binning):
         assert np.all(np.diff(codes[order]) >= 0)  # bins are ordered intervals
         if binning == "quantile":
             assert np.all(ds.marginal((0,)) > 0)
+
+
+def test_skip_constant_leaves_single_valued_columns_out():
+    raw = b"a,b,c\nx,1,k\ny,1,k\nx,1,k\n"
+    with pytest.raises(InputError, match="single value"):
+        read_table(raw)
+    data = read_table(raw, skip_constant=True)
+    assert data.domain.attrs == ("a",) and data.domain.sizes == (2,)
+    with pytest.raises(InputError, match="every column has a single value"):
+        read_table(b"a,b\n1,2\n1,2\n", skip_constant=True)

@@ -27,9 +27,11 @@ def titanic():
 def test_simulate_every_method_on_titanic(titanic, mechanism, workload):
     calls = []
     sim = pipeline.simulate(titanic, workload, epsilon=EPS, delta=DELTA, mechanism=mechanism, seed=7,
-                            progress=lambda stage, done, total: calls.append((stage, done, total)))
+                            progress=lambda stage, done, total, *extra: calls.append((stage, done, total, extra)))
     stages = [c[0] for c in calls]
     assert "GReM-LNN" in stages and (mechanism == "mwem") == ("Scalable MWEM" in stages)
+    lnn_calls = [c for c in calls if c[0] == "GReM-LNN"]
+    assert all(len(c[3]) == 2 and np.isfinite(c[3]).all() for c in lnn_calls)  # dual objective, negative mass
     assert sim.notice == SIMULATION_NOTICE
     assert list(sim.results) == ["mle", "lnn", "trunc", "trunc-rescale"]
     assert sim.rho == pytest.approx(0.014973, rel=1e-4)  # the paper's CKS conversion of (1, 1e-9)
@@ -52,7 +54,7 @@ def test_simulate_every_method_on_titanic(titanic, mechanism, workload):
     for g in sim.workload:
         assert sim.results["trunc-rescale"].marginals[g].sum() == pytest.approx(mle.marginals[g].sum())
     if mechanism == "mwem":
-        assert [c[1:] for c in calls if c[0] == "Scalable MWEM"] == [(t, 6) for t in range(1, 7)]
+        assert [c[1:3] for c in calls if c[0] == "Scalable MWEM"] == [(t, 6) for t in range(1, 7)]
         assert len(sim.selected) == len(sim.workload)  # T defaults to min(30, |W|) without repeats
         assert len(sim.budget) == 2 * len(sim.selected) + 1
 

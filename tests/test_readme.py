@@ -29,6 +29,6 @@ def test_every_cli_line_parses():
 
 
 def test_readme_claims_only_what_exists():
-    for planned in ("Marginal tables, graph release, a budget planner and a privacy ledger are planned",):
+    for planned in ("Graph release, a budget planner and a privacy ledger are planned",):
         assert planned in README
     assert "ledger" not in README.split("## Set up")[1].split("## References")[0].lower()

@@ -99,7 +99,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                     "MWEM measurements, reconstructed by GReM-MLE, EMP or GReM-LNN.",
         unit_of_privacy="one record (add or remove one row): every marginal changes in exactly one cell by 1",
         cli="dpviz.marginals.cli:register",
-        page=None,  # the Marginals page is not built yet; library and CLI first
+        page="pages/3_Marginals.py",
         icon=":material/table_chart:",
         samples=(Sample("adult", "UCI Adult (census income), 48,842 rows, discretised", "dpviz.marginals.data:load_adult_sample"),
                  Sample("titanic", "Titanic passengers (teaching)", "dpviz.marginals.data:load_titanic_sample")),

@@ -347,6 +347,7 @@ def read_table(
     source: str | Path | bytes,
     *,
     attributes: Sequence[str] | None = None,
+    skip_constant: bool = False,
     bins: int | dict[str, int] = 10,
     binning: Literal["quantile", "width"] = "quantile",
     max_rows: int = MAX_ROWS,
@@ -374,7 +375,9 @@ def read_table(
     the decompressed size), more than ``max_rows`` data rows (checked while reading), an empty file, a
     header-only file, an unnamed or repeated column, a row with more or fewer fields than the header
     (naming the line), unknown or repeated ``attributes``, bad ``bins``/``binning``, bins for a
-    non-numeric column, and a column with a single value (drop it).
+    non-numeric column, and a column with a single value (drop it) — unless ``skip_constant``, which
+    leaves such columns out of the result instead (for a first look at a file whose columns are then
+    picked).
     """
     if binning not in ("quantile", "width"):
         raise InputError(f"binning: expected 'quantile' or 'width', got {binning!r}")
@@ -437,14 +440,19 @@ def read_table(
         raise InputError(f"{label}, line {reader.line_num}: not a valid CSV row ({exc})") from None
     if nrows == 0:
         raise InputError(f"{label} has a header line but no data rows")
-    codes, categories = [], []
+    codes, categories, kept = [], [], []
     for col in cols:
         given = isinstance(bins, dict) and col.name in bins
         b = int(bins[col.name]) if given else (10 if isinstance(bins, dict) else int(bins))
+        if skip_constant and len(set(col.codes)) < 2:
+            continue  # a column with one value (or only missing values) carries no information
         c, labels = _categorise(col, b, binning, given)
         codes.append(c)
         categories.append(tuple(labels))
-    domain = Domain(tuple(chosen), tuple(len(c) for c in categories))
+        kept.append(col.name)
+    if not kept:
+        raise InputError(f"{label}: every column has a single value; nothing to tabulate")
+    domain = Domain(tuple(kept), tuple(len(c) for c in categories))
     return Dataset(domain, np.column_stack(codes), tuple(categories), name or default_name)
 
 

@@ -78,8 +78,9 @@ LABELS = {
     "trunc": "Trunc (MLE, negative cells set to 0)",
     "trunc-rescale": "Trunc+Rescale (MLE truncated, rescaled to its own total)",
 }
-Progress = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``: called per MWEM round and per GReM-LNN check (page progress bars)."""
+Progress = Callable[..., None]
+"""``progress(stage, done, total)``: called per MWEM round and per GReM-LNN check (page progress bars);
+GReM-LNN checks also pass ``dual_objective, negative_mass`` (post-processing values, for a live chart)."""
 
 
 # --------------------------------------------------------------------------------------------- inputs
@@ -153,7 +154,7 @@ def _lnn_progress(progress: Progress | None, rounds: int):
         return None
 
     def cb(iteration: int, dual: float, neg: float) -> None:
-        progress("GReM-LNN", int(iteration), int(rounds))
+        progress("GReM-LNN", int(iteration), int(rounds), float(dual), float(neg))
 
     return cb
 
@@ -339,7 +340,7 @@ def simulate(data: Dataset, workload: int | Iterable, *, epsilon: float | None =
             out = grem_lnn(domain, wl, res, callback=_lnn_progress(progress, opts["rounds"]), **opts)
             info = {"iterations": out.iterations, "restarts": out.restarts, "step": out.step,
                     "converged": out.converged, "stop_reason": out.stop_reason,
-                    "feasibility_mix": out.feasibility_mix}
+                    "feasibility_mix": out.feasibility_mix, "history": out.history}
             results[name] = score(name, out.marginals, time.perf_counter() - t1, None, info)
     return Simulation(domain, wl, mechanism, the_rho, _budget_text(epsilon, delta, rho, the_rho), seed, norm, truth,
                       results, measure_seconds, lines, None if run is None else list(run.selected), data.N,

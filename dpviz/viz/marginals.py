@@ -1,0 +1,400 @@
+"""Figures and small tables for the Marginals page (pure: data in, ``go.Figure`` / DataFrame out).
+
+* Error tables: :func:`per_marginal_errors` (one row per method × workload marginal, with the analytic
+  per-cell σ of the unbiased reconstructions and the share of cells inside ±2σ) and
+  :func:`method_summary` (the pipeline's metrics table, labelled and ordered).
+* :func:`per_marginal_error_figure`: per-cell RMSE of every method for each marginal, with the analytic
+  σ_γ and 2σ_γ marks of GReM-MLE / EMP (every cell of an unbiased reconstruction has the same variance,
+  digest §1.5).
+* :func:`marginal_explorer_figure`: true vs noisy/MLE vs reconstructed for one marginal (grouped bars
+  for 1-way, side-by-side heatmaps for 2-way, small multiples for 3-way).
+* :func:`lnn_convergence_figure`: the dual objective and the negative mass of GReM-LNN per iteration.
+* The teaching view on a tiny domain (:func:`teaching_figures`, :func:`orthogonality_table`): D, D⁺,
+  R_τ, A_{γ,τ} = M_γ R_τ⁺ through :func:`dpviz.viz.heatmap.matrix_heatmap`, and R_τ R_τ'ᵀ = 0.
+* Download tables: :func:`marginals_long_table` (one row per marginal cell, one column per series).
+
+Marginals are flattened row-major with axes in increasing attribute order (:mod:`dpviz.marginals.domain`).
+Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dpviz.errors import InputError
+from dpviz.marginals.domain import Clique, Domain
+from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
+
+__all__ = [
+    "MAX_BARS", "MAX_SLICES", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label",
+    "clique_label", "cell_labels", "axis_labels",
+    "per_marginal_errors", "method_summary", "per_marginal_error_figure",
+    "marginal_explorer_figure", "lnn_convergence_figure",
+    "teaching_matrices", "teaching_figures", "orthogonality_table", "orthogonality_figure",
+    "marginals_long_table",
+]
+
+MAX_BARS = 60
+"""Most marginals drawn in the per-marginal error chart (the worst ones when the workload is bigger)."""
+MAX_SLICES = 6
+"""Most slices drawn side by side in the 3-way small multiples."""
+TEACHING_MAX_CELLS = HEATMAP_MAX
+"""Largest universe n = ∏ n_k of the teaching view (R_τ and M_γ have n columns)."""
+
+SIGMA_COLOR = "black"
+METHOD_SHORT = {"mle": "GReM-MLE", "lnn": "GReM-LNN", "trunc": "Trunc", "trunc-rescale": "Trunc+Rescale"}
+"""Short names of the reconstruction methods of :mod:`dpviz.marginals.pipeline` (for legends and tables)."""
+
+
+def method_label(method: str, mechanism: str = "rp") -> str:
+    """'GReM-MLE' on ResidualPlanner, 'EMP' on Scalable MWEM (the same estimator on marginal
+    measurements), the short name of the other methods."""
+    if method == "mle" and mechanism == "mwem":
+        return "EMP"
+    return METHOD_SHORT.get(method, method)
+
+
+# ---- labels ---------------------------------------------------------------------------------------
+def clique_label(domain: Domain, clique: Clique) -> str:
+    """'Sex × Pclass' (attribute order), 'total' for the empty clique."""
+    return " × ".join(domain.names(tuple(clique))) if clique else "total"
+
+
+def axis_labels(domain: Domain, k: int, categories: Sequence[Sequence[str]] | None = None) -> list[str]:
+    """Value labels of attribute ``k``: its categories when known, else the codes 0..n_k−1."""
+    n = domain.sizes[k]
+    if categories is not None and categories[k] is not None and len(categories[k]) == n:
+        return [str(c) for c in categories[k]]
+    return [str(i) for i in range(n)]
+
+
+def cell_labels(domain: Domain, clique: Clique, categories: Sequence[Sequence[str]] | None = None) -> list[str]:
+    """One label per cell of the γ-marginal, row-major (the first attribute varies slowest):
+    'Sex=male, Pclass=1'; 'all' for the empty clique."""
+    if not clique:
+        return ["all"]
+    parts = [[f"{domain.attrs[k]}={v}" for v in axis_labels(domain, k, categories)] for k in clique]
+    out = parts[0]
+    for p in parts[1:]:
+        out = [f"{a}, {b}" for a in out for b in p]
+    return out
+
+
+def _label(labels: Mapping[str, str] | None, key: str) -> str:
+    return (labels or {}).get(key, key)
+
+
+# ---- error tables ---------------------------------------------------------------------------------
+def per_marginal_errors(
+    domain: Domain,
+    truth: Mapping[Clique, np.ndarray],
+    estimates: Mapping[str, Mapping[Clique, np.ndarray]],
+    variance: Mapping[str, Mapping[Clique, float] | None] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """One row per (method, marginal γ) in workload order: cells n_γ, per-cell RMSE ‖e‖₂/√n_γ,
+    mean |error| ‖e‖₁/n_γ, max |error|, negative cells, and — for a method with an analytic per-cell
+    variance v_γ (GReM-MLE, EMP) — ``sigma`` = √v_γ and ``within 2σ``, the share of cells whose error
+    lies in ±2σ_γ (about 95 % for Gaussian noise)."""
+    rows = []
+    for method, est in estimates.items():
+        var = (variance or {}).get(method) or {}
+        for g, mu in truth.items():
+            mu = np.asarray(mu, dtype=float)
+            e = np.asarray(est[g], dtype=float) - mu
+            n = e.size
+            v = var.get(g)
+            sigma = float(np.sqrt(v)) if v is not None else np.nan
+            rows.append({
+                "method": _label(labels, method), "key": method, "marginal": clique_label(domain, g),
+                "clique": tuple(g), "cells": n,
+                "rmse per cell": float(np.sqrt(np.mean(e * e))),
+                "mean |error| per cell": float(np.mean(np.abs(e))),
+                "max |error|": float(np.max(np.abs(e))),
+                "negative cells": int(np.sum(np.asarray(est[g]) < 0)),
+                "sigma": sigma,
+                "within 2σ": float(np.mean(np.abs(e) <= 2.0 * sigma)) if v is not None else np.nan,
+            })
+    cols = ["method", "key", "marginal", "clique", "cells", "rmse per cell", "mean |error| per cell",
+            "max |error|", "negative cells", "sigma", "within 2σ"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def method_summary(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
+                   method_col: str = "method", baseline: str | None = None,
+                   error_col: str | None = None) -> pd.DataFrame:
+    """The pipeline's metrics table (one row per method) with readable method names and, when
+    ``baseline`` is one of the methods, the ratio of each method's ``error_col`` to the baseline's."""
+    df = table.copy()
+    keys = list(df[method_col])
+    df[method_col] = [_label(labels, str(m)) for m in keys]
+    if baseline is not None and error_col is not None and baseline in keys and error_col in df:
+        base = float(df[error_col].iloc[keys.index(baseline)])
+        df[f"{error_col} / {_label(labels, baseline)}"] = df[error_col].to_numpy(float) / base if base else np.nan
+    return df.reset_index(drop=True)
+
+
+def per_marginal_error_figure(errors: pd.DataFrame, *, max_bars: int = MAX_BARS,
+                              title: str = "Error per workload marginal") -> go.Figure:
+    """Grouped bars: per-cell RMSE of every method for each marginal (from :func:`per_marginal_errors`).
+    For methods with an analytic variance, black marks at σ_γ (the expected per-cell RMSE) and at 2σ_γ
+    (about 95 % of the cell errors lie within ±2σ_γ). More than ``max_bars`` marginals: the
+    ``max_bars`` with the largest error (over the methods) are drawn, in workload order."""
+    fig = go.Figure()
+    if errors.empty:
+        fig.update_layout(title=title)
+        return fig
+    marginals = list(dict.fromkeys(errors["marginal"]))
+    shown = marginals
+    if len(marginals) > max_bars:
+        worst = errors.groupby("marginal", sort=False)["rmse per cell"].max()
+        keep = set(worst.sort_values(ascending=False).index[:max_bars])
+        shown = [m for m in marginals if m in keep]
+        title = f"{title} (the {max_bars} worst of {len(marginals)})"
+    sub = errors[errors["marginal"].isin(set(shown))]
+    for method, g in sub.groupby("method", sort=False):
+        g = g.set_index("marginal").loc[shown]
+        fig.add_trace(go.Bar(x=shown, y=g["rmse per cell"].to_numpy(float), name=str(method),
+                             legendgroup=str(method),
+                             customdata=np.stack([g["cells"].to_numpy(float), g["max |error|"].to_numpy(float)], -1),
+                             hovertemplate="%{x}<br>RMSE per cell %{y:.4g}<br>cells %{customdata[0]:,}"
+                                           "<br>max |error| %{customdata[1]:.4g}<extra>" + str(method) + "</extra>"))
+    for method, g in sub.groupby("method", sort=False):
+        if not np.isfinite(g["sigma"].to_numpy(float)).any():
+            continue
+        g = g.set_index("marginal").loc[shown]
+        s = g["sigma"].to_numpy(float)
+        within = g["within 2σ"].to_numpy(float)
+        fig.add_trace(go.Scatter(x=shown, y=s, mode="markers", name=f"{method}: analytic σ",
+                                 marker=dict(symbol="line-ew-open", size=16, color=SIGMA_COLOR, line=dict(width=2)),
+                                 hovertemplate="%{x}: analytic σ per cell %{y:.4g}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=shown, y=2 * s, mode="markers", name=f"{method}: analytic 2σ",
+                                 marker=dict(symbol="line-ew-open", size=16, color=SIGMA_COLOR,
+                                             line=dict(width=2, dash="dot")),
+                                 customdata=within,
+                                 hovertemplate="%{x}: 2σ = %{y:.4g}; %{customdata:.0%} of the cells within ±2σ"
+                                               "<extra></extra>"))
+    fig.update_layout(barmode="group", title=title, height=420, margin=dict(t=60, l=10, r=10, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    fig.update_xaxes(type="category", tickangle=-45)
+    fig.update_yaxes(title="RMSE per cell", rangemode="tozero")
+    return fig
+
+
+# ---- marginal explorer ----------------------------------------------------------------------------
+NEGATIVE_COLOR = "rgb(178,24,43)"
+ZERO_COLOR = "rgb(247,251,255)"
+POSITIVE_COLOR = "rgb(8,48,107)"
+
+
+def _color_range(series: Mapping[str, np.ndarray]) -> dict:
+    """One colour axis for every panel: white at 0, blue for counts, red for negative cells (the
+    negative side only as long as the most negative cell, so small negatives do not wash out the counts)."""
+    lo = min(float(np.min(v)) for v in series.values())
+    hi = max(max(float(np.max(v)) for v in series.values()), 1e-12)
+    if lo < 0:
+        f = -lo / (hi - lo)
+        return dict(colorscale=[[0.0, NEGATIVE_COLOR], [f, ZERO_COLOR], [1.0, POSITIVE_COLOR]], cmin=lo, cmax=hi)
+    return dict(colorscale=[[0.0, ZERO_COLOR], [1.0, POSITIVE_COLOR]], cmin=0.0, cmax=hi)
+
+
+def marginal_explorer_figure(domain: Domain, clique: Clique, series: Mapping[str, np.ndarray],
+                             categories: Sequence[Sequence[str]] | None = None, *,
+                             max_slices: int = MAX_SLICES) -> go.Figure:
+    """One marginal, several versions of it (e.g. true, GReM-MLE, GReM-LNN): grouped bars for a
+    1-way (or 0-way) marginal; side-by-side heatmaps on one colour scale for a 2-way marginal (rows:
+    the first attribute, columns: the second); small multiples for a 3-way marginal (one row of panels
+    per version, one panel per value of the attribute with the fewest values, at most ``max_slices``)."""
+    g = tuple(clique)
+    if not series:
+        raise InputError("marginal explorer: nothing to show")
+    shape = domain.shape(g)
+    arrays = {k: np.asarray(v, dtype=float).reshape(shape) for k, v in series.items()}
+    name = clique_label(domain, g)
+    if len(g) <= 1:
+        x = axis_labels(domain, g[0], categories) if g else ["total"]
+        fig = go.Figure([go.Bar(x=x, y=a.reshape(-1), name=k,
+                                hovertemplate="%{x}: %{y:,.4g}<extra>" + k + "</extra>")
+                         for k, a in arrays.items()])
+        fig.update_layout(barmode="group", title=f"{name}: {len(x)} cells", height=420,
+                          margin=dict(t=60, l=10, r=10, b=10),
+                          legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+        fig.update_xaxes(type="category", title=domain.attrs[g[0]] if g else "")
+        fig.update_yaxes(title="count")
+        return fig
+    if len(g) == 2:
+        rows, cols = axis_labels(domain, g[0], categories), axis_labels(domain, g[1], categories)
+        fig = make_subplots(rows=1, cols=len(arrays), subplot_titles=list(arrays), shared_yaxes=True,
+                            horizontal_spacing=0.03)
+        for j, (k, a) in enumerate(arrays.items(), start=1):
+            fig.add_trace(go.Heatmap(z=a, x=cols, y=rows, coloraxis="coloraxis", name=k,
+                                     hovertemplate=f"{domain.attrs[g[0]]}=%{{y}}, {domain.attrs[g[1]]}=%{{x}}: "
+                                                   "%{z:,.4g}<extra>" + k + "</extra>"), row=1, col=j)
+            fig.update_xaxes(type="category", title=domain.attrs[g[1]], row=1, col=j)
+        fig.update_yaxes(type="category", autorange="reversed", title=domain.attrs[g[0]], row=1, col=1)
+        fig.update_yaxes(type="category", autorange="reversed")
+        fig.update_layout(title=f"{name}: {a.size:,} cells", coloraxis=_color_range(arrays),
+                          height=min(700, max(360, 14 * len(rows) + 200)), margin=dict(t=90, l=10, r=10, b=10))
+        return fig
+    if len(g) != 3:
+        raise InputError(f"marginal explorer: {len(g)}-way marginals are not drawn (1-, 2- and 3-way only)")
+    s = int(np.argmin(shape))  # slice along the attribute with the fewest values
+    rest = [i for i in range(3) if i != s]
+    slice_labels = axis_labels(domain, g[s], categories)
+    n_slices = min(len(slice_labels), max_slices)
+    ra, ca = g[rest[0]], g[rest[1]]
+    rows, cols = axis_labels(domain, ra, categories), axis_labels(domain, ca, categories)
+    titles = [f"{k}: {domain.attrs[g[s]]}={slice_labels[i]}" for k in arrays for i in range(n_slices)]
+    fig = make_subplots(rows=len(arrays), cols=n_slices, subplot_titles=titles, shared_xaxes=True,
+                        shared_yaxes=True, horizontal_spacing=0.02, vertical_spacing=0.08)
+    for r, (k, a) in enumerate(arrays.items(), start=1):
+        panels = np.moveaxis(a, s, 0)  # (slice, rest[0], rest[1])
+        for i in range(n_slices):
+            fig.add_trace(go.Heatmap(z=panels[i], x=cols, y=rows, coloraxis="coloraxis", name=k,
+                                     hovertemplate=f"{domain.attrs[g[s]]}={slice_labels[i]}, "
+                                                   f"{domain.attrs[ra]}=%{{y}}, {domain.attrs[ca]}=%{{x}}: "
+                                                   "%{z:,.4g}<extra>" + k + "</extra>"), row=r, col=i + 1)
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category", autorange="reversed")
+    more = f"; the first {n_slices} of {len(slice_labels)} values of {domain.attrs[g[s]]}" \
+        if n_slices < len(slice_labels) else ""
+    fig.update_layout(title=f"{name}: {int(np.prod(shape)):,} cells (rows {domain.attrs[ra]}, columns "
+                            f"{domain.attrs[ca]}{more})",
+                      coloraxis=_color_range(arrays), height=max(360, 230 * len(arrays) + 80),
+                      margin=dict(t=90, l=10, r=10, b=10))
+    fig.update_annotations(font_size=11)
+    return fig
+
+
+# ---- GReM-LNN convergence -------------------------------------------------------------------------
+def lnn_convergence_figure(history, title: str = "GReM-LNN dual ascent") -> go.Figure:
+    """Dual objective (top) and negative mass Σ_γ Σ_cells max(−μ_γ, 0) of the current reconstruction
+    (bottom) against the iteration. ``history``: rows (iteration, dual objective, negative mass) or a
+    DataFrame with those three columns (named ``iteration``, ``dual objective``, ``negative mass``)."""
+    if isinstance(history, pd.DataFrame):
+        it, dual, neg = (history[c].to_numpy(float) for c in ("iteration", "dual objective", "negative mass"))
+    else:
+        a = np.asarray(list(history), dtype=float).reshape(-1, 3)
+        it, dual, neg = a[:, 0], a[:, 1], a[:, 2]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("dual objective (increases to the optimum)",
+                                        "negative mass of the reconstruction (→ 0)"))
+    fig.add_trace(go.Scatter(x=it, y=dual, mode="lines", name="dual objective",
+                             hovertemplate="iteration %{x}: %{y:.6g}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=it, y=np.abs(neg), mode="lines", name="negative mass",
+                             hovertemplate="iteration %{x}: %{y:.4g}<extra></extra>"), row=2, col=1)
+    fig.update_xaxes(title="iteration", row=2, col=1)
+    fig.update_layout(title=title + (f": {int(it[-1])} iterations" if it.size else ""), height=420,
+                      showlegend=False, margin=dict(t=70, l=10, r=10, b=10))
+    return fig
+
+
+# ---- teaching view --------------------------------------------------------------------------------
+def _subset_label(domain: Domain, t: Clique) -> str:
+    return "{" + ",".join(domain.names(t)) + "}" if t else "∅"
+
+
+def teaching_matrices(domain: Domain, gamma: Clique, tau: Clique) -> dict[str, np.ndarray]:
+    """Dense D_(k), D_(k)⁺ (k = the first attribute of τ, else of γ, else 0), M_γ, R_τ and
+    A_{γ,τ} = M_γ R_τ⁺ on a tiny domain (n = ∏ n_k ≤ :data:`TEACHING_MAX_CELLS`), from the dense
+    builders of :mod:`dpviz.marginals.residuals`. τ must be a subset of γ."""
+    from dpviz.marginals import residuals as R
+
+    gamma, tau = tuple(sorted(gamma)), tuple(sorted(tau))
+    n = int(np.prod(domain.sizes))
+    if n > TEACHING_MAX_CELLS:
+        raise InputError(f"teaching view: the universe has {n:,} cells; at most {TEACHING_MAX_CELLS} "
+                         "(pick smaller attributes)")
+    if not set(tau) <= set(gamma):
+        raise InputError(f"teaching view: τ = {_subset_label(domain, tau)} is not a subset of "
+                         f"γ = {_subset_label(domain, gamma)}")
+    pool = tau or gamma or (0,)
+    k = max(pool, key=lambda i: (domain.sizes[i], -i))  # the largest attribute of τ (else γ): the richest D
+    d = np.asarray(R.dense_D(domain.sizes[k]), dtype=float)
+    m = np.asarray(R.dense_marginal_matrix(domain, gamma), dtype=float)
+    r = np.asarray(R.dense_residual_matrix(domain, tau), dtype=float)
+    a = m @ np.linalg.pinv(r)
+    a[np.abs(a) < 1e-12] = 0.0
+    dp = np.linalg.pinv(d)
+    dp[np.abs(dp) < 1e-12] = 0.0
+    return {"k": k, "D": d, "D+": dp, "M": m, "R": r, "A": a}
+
+
+def _universe_labels(domain: Domain) -> list[str]:
+    return ["".join(str(v) for v in idx) for idx in np.ndindex(*domain.sizes)]
+
+
+def teaching_figures(domain: Domain, gamma: Clique, tau: Clique) -> dict[str, go.Figure]:
+    """Heatmaps (via :func:`matrix_heatmap`) of D_(k), D_(k)⁺, R_τ and A_{γ,τ} for the teaching view;
+    universe cells are labelled by their codes ('021' = attribute values 0, 2, 1)."""
+    mats = teaching_matrices(domain, gamma, tau)
+    k = mats["k"]
+    nk, attr = domain.sizes[k], domain.attrs[k]
+    g, t = _subset_label(domain, gamma), _subset_label(domain, tau)
+    uni = _universe_labels(domain)
+    cells = cell_labels(domain, tuple(sorted(gamma)))
+    figs = {
+        "D": matrix_heatmap(mats["D"], f"D for {attr} (n = {nk}): (Dv)ᵢ = vᵢ − vᵢ₊₁", row_name="row",
+                            col_name=f"{attr} value", col_labels=range(nk)),
+        "D+": matrix_heatmap(mats["D+"], f"D⁺ for {attr}: (D⁺)ᵢⱼ = 1[i ≤ j] − j/n", row_name=f"{attr} value",
+                             col_name="column", row_labels=range(nk)),
+        "R": matrix_heatmap(mats["R"], f"R_τ for τ = {t} ({mats['R'].shape[0]} × {mats['R'].shape[1]})",
+                            row_name="residual row", col_name="universe cell", col_labels=uni),
+        "A": matrix_heatmap(mats["A"], f"A_(γ,τ) = M_γ R_τ⁺ for γ = {g}, τ = {t}", row_name="γ cell",
+                            col_name="residual row", row_labels=cells),
+    }
+    for fig in figs.values():  # the title above the top x axis and its title
+        fig.update_layout(title=dict(y=0.99, yanchor="top", font=dict(size=14)),
+                          margin=dict(t=fig.layout.margin.t + 40), height=fig.layout.height + 40)
+    return figs
+
+
+def orthogonality_table(domain: Domain) -> pd.DataFrame:
+    """‖R_τ R_τ'ᵀ‖_F for every pair of attribute subsets τ, τ' of a tiny domain (zero off the
+    diagonal: the residual queries are mutually orthogonal), with the row counts m_τ."""
+    from dpviz.marginals import residuals as R
+
+    n = int(np.prod(domain.sizes))
+    if n > TEACHING_MAX_CELLS:
+        raise InputError(f"teaching view: the universe has {n:,} cells; at most {TEACHING_MAX_CELLS}")
+    taus = [t for r in range(domain.d + 1) for t in combinations(range(domain.d), r)]
+    mats = {t: np.asarray(R.dense_residual_matrix(domain, t), dtype=float) for t in taus}
+    labels = [_subset_label(domain, t) for t in taus]
+    norms = np.array([[np.linalg.norm(mats[a] @ mats[b].T) for b in taus] for a in taus])
+    df = pd.DataFrame(norms, index=labels, columns=labels)
+    df.insert(0, "m_τ", [mats[t].shape[0] for t in taus])
+    df.index.name = "τ"
+    return df
+
+
+def orthogonality_figure(table: pd.DataFrame) -> go.Figure:
+    """Heatmap of ‖R_τ R_τ'ᵀ‖_F (from :func:`orthogonality_table`): only the diagonal is non-zero."""
+    norms = table.drop(columns="m_τ")
+    return matrix_heatmap(norms.to_numpy(float), "‖R_τ R_τ'ᵀ‖_F: zero for τ ≠ τ'",
+                          row_labels=list(norms.index), col_labels=list(norms.columns), row_name="τ",
+                          col_name="τ'")
+
+
+# ---- download tables ------------------------------------------------------------------------------
+def marginals_long_table(domain: Domain, series: Mapping[str, Mapping[Clique, np.ndarray]],
+                         categories: Sequence[Sequence[str]] | None = None,
+                         cliques: Sequence[Clique] | None = None) -> pd.DataFrame:
+    """One row per cell of every marginal: ``marginal`` (attribute names joined by ' × '), ``cell``
+    ('Sex=male, Pclass=1'), then one column per series (e.g. ``true`` and each method)."""
+    if not series:
+        return pd.DataFrame(columns=["marginal", "cell"])
+    first = next(iter(series.values()))
+    cliques = list(first) if cliques is None else list(cliques)
+    blocks = []
+    for g in cliques:
+        block = {"marginal": clique_label(domain, g), "cell": cell_labels(domain, g, categories)}
+        for name, marg in series.items():
+            block[name] = np.asarray(marg[g], dtype=float)
+        blocks.append(pd.DataFrame(block))
+    return pd.concat(blocks, ignore_index=True)

@@ -1,0 +1,466 @@
+"""Marginals page: low-dimensional marginal tables of a categorical data set.
+
+A thin view in the shared page skeleton (:data:`dpviz.core.registry.PAGE_SKELETON`): Data → Privacy →
+Strategy and estimator → Simulation → Private release. It reads the widgets, calls
+:mod:`dpviz.marginals.pipeline` and draws the figures of :mod:`dpviz.viz.marginals`.
+
+* Measurements: ResidualPlanner (every residual of the workload's downward closure) or Scalable MWEM
+  (the total, then T marginals picked by the exponential mechanism); reconstruction by GReM-MLE / EMP,
+  GReM-LNN, Trunc and Trunc+Rescale (Mullins et al., NeurIPS 2024).
+* Simulation (under the simulation banner, on the Run button): one seeded continuous draw, every selected
+  method on it, errors against the truth, a progress bar and the live GReM-LNN convergence chart.
+* Private release (:func:`ui.private_release_panel`): one mechanism, one method, discrete Gaussian noise
+  from the OS CSPRNG, fresh at every click; never shows the truth.
+
+Cached: the bundled data, a parsed upload per (file, attributes, bins, binning), the workload closure
+statistics and the teaching-view figures.
+"""
+
+import json
+import math
+import time
+from itertools import combinations
+
+import numpy as np
+import streamlit as st
+
+import ui
+from dpviz.core.modes import SIMULATION_NOTICE, output_name
+from dpviz.core.registry import SAMPLE_PREFIX, capability, load_sample
+from dpviz.core.tables import to_csv_text
+from dpviz.errors import InputError
+from dpviz.marginals.data import parse_workload, read_table
+from dpviz.marginals.domain import Domain, all_kway, downward_closure
+from dpviz.marginals.mwem import DEFAULT_ROUNDS
+from dpviz.marginals.pipeline import (
+    LABELS,
+    METHODS,
+    RELEASE_METHODS,
+    budget_rho,
+    lnn_defaults,
+    release,
+    release_json,
+    release_meta,
+    simulate,
+)
+from dpviz.viz import marginals as vm
+
+CAP = capability("marginals")
+EPS_OPTIONS = [0.1, 0.2, 0.31, 0.5, 1.0, 2.0, 3.16, 5.0, 10.0]
+DELTA_OPTIONS = [1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]
+RHO_OPTIONS = [0.0001, 0.001, 0.005, 0.01, 0.015, 0.05, 0.1, 0.5, 1.0]
+SAMPLES = {s.name: s.title for s in CAP.samples}
+DEFAULT_SAMPLE = "titanic" if "titanic" in SAMPLES else next(iter(SAMPLES))
+SOURCES = {"bundled": "Bundled data", "upload": "Upload a CSV"}
+BUDGETS = {"eps_delta": "(ε, δ)", "rho": "ρ (zCDP)"}
+WORKLOADS = {"kway": "All k-way marginals", "pick": "Pick marginals", "upload": "Upload a workload"}
+MECHANISMS = {"rp": "ResidualPlanner", "mwem": "Scalable MWEM"}
+BIN_OPTIONS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20]
+LNN_ROUNDS = [100, 250, 500, 1000, 2000, 4000]
+LNN_LIMITS = [None, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0]
+MAX_UPLOAD_ATTRS = 8  # attributes selected by default after an upload
+TOY_SIZES = [2, 3, 4]
+LIVE_EVERY = 0.4  # seconds between redraws of the live GReM-LNN chart
+
+st.set_page_config(page_title="dpviz · Marginals", page_icon=CAP.icon, layout="wide")
+ss = st.session_state
+
+
+# ---- cached structure work -----------------------------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=4)
+def load_bundled(name: str):
+    return load_sample("marginals", SAMPLE_PREFIX + name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def read_upload(digest: str, attrs: tuple, bins: int, binning: str, stem: str, _raw: bytes):
+    return read_table(_raw, attributes=list(attrs), bins=int(bins), binning=binning, name=stem)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def workload_stats(sizes: tuple, workload: tuple) -> dict:
+    """|𝒲|, |𝒲↓|, cells Σ n_γ and residual rows Σ m_τ of a workload (structure only, no data)."""
+    dom = Domain(tuple(f"a{i}" for i in range(len(sizes))), sizes)
+    closure = downward_closure(workload)
+    return {"marginals": len(workload), "closure": len(closure),
+            "cells": sum(dom.size(g) for g in workload), "residual_rows": sum(dom.residual_size(t) for t in closure)}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_workload(digest: str, attrs: tuple, sizes: tuple, _raw: bytes) -> list:
+    return parse_workload(_raw, Domain(attrs, sizes))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def teaching(sizes: tuple, gamma: tuple, tau: tuple) -> tuple:
+    dom = Domain(("a", "b", "c")[: len(sizes)], sizes)
+    table = vm.orthogonality_table(dom)
+    return vm.teaching_figures(dom, gamma, tau), table, vm.orthogonality_figure(table)
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+def _stem(name: str) -> str:
+    for suffix in (".gz", ".csv", ".txt", ".tsv"):
+        name = name.removesuffix(suffix)
+    return name or "upload"
+
+
+def _parse_upload(raw: bytes, name: str):
+    # every usable column, default bins: validates the file; single-valued columns are left out (not pickable)
+    return raw, read_table(raw, name=_stem(name), skip_constant=True)
+
+
+def _bundled_current(name: str) -> tuple:
+    return ("bundled", name), load_bundled(name), name
+
+
+def _label(data, g) -> str:
+    return vm.clique_label(data.domain, g)
+
+
+# ---- page ----------------------------------------------------------------------------------------
+st.title("Marginals")
+st.caption("Low-dimensional marginal tables (counts over 1, 2 or 3 attributes) of a categorical data set, "
+           "measured by ResidualPlanner or Scalable MWEM and reconstructed by GReM-MLE / EMP, GReM-LNN "
+           "(every cell ≥ 0) or a truncation baseline (Mullins, Fuentes, Xiao, Kifer, Musco, Sheldon, "
+           f"NeurIPS 2024). Unit of privacy: {CAP.unit_of_privacy}.")
+
+# 1. Data ------------------------------------------------------------------------------------------
+st.subheader(":material/database: Data")
+source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="marginals_source", horizontal=True)
+if source == "bundled":
+    sample = st.selectbox("Data set", list(SAMPLES), index=list(SAMPLES).index(DEFAULT_SAMPLE),
+                          format_func=lambda s: f"{SAMPLES[s]} ({SAMPLE_PREFIX}{s})", key="marginals_sample")
+    with st.spinner("Loading the data ..."):
+        current = _bundled_current(sample)
+else:
+    up = st.file_uploader("Records (CSV, one row per person; optionally gzip-compressed)", type=["csv", "gz"],
+                          key="marginals_upload_file",
+                          help="A header row of column names. Numeric columns with many values are cut into "
+                               "bins (quantile or equal width); the other columns are categorical.")
+    ui.handle_upload(up, "marginals", _parse_upload)
+    current = None
+    if ss.get("marginals_upload") is not None:
+        ukey, (raw, full) = ss["marginals_upload"]
+        columns = list(full.domain.attrs)
+        if ss.get("marginals_attrs_for") != ukey:  # a new file: all columns (up to 8) selected
+            ss["marginals_attrs"] = columns[:MAX_UPLOAD_ATTRS]
+            ss["marginals_attrs_for"] = ukey
+        u1, u2, u3 = st.columns([3, 1, 1])
+        attrs = u1.multiselect("Attributes", columns, key="marginals_attrs")
+        bins = u2.select_slider("Bins per numeric column", BIN_OPTIONS, value=10, key="marginals_bins")
+        binning = u3.radio("Binning", ["quantile", "width"], key="marginals_binning", horizontal=True)
+        if not attrs:
+            st.warning("Pick at least one attribute.", icon=":material/warning:")
+        else:
+            try:
+                data = read_upload(ukey[2], tuple(attrs), int(bins), binning, _stem(ukey[1]), raw)
+            except InputError as exc:
+                st.error(str(exc), icon=":material/error:")
+            else:
+                current = (ukey + (tuple(attrs), int(bins), binning), data, _stem(ukey[1]))
+    if current is None:
+        current = ss.get("marginals_last") or _bundled_current(DEFAULT_SAMPLE)
+        st.info(f"No valid data from the upload yet: still showing {current[1].name}.", icon=":material/info:")
+ss["marginals_last"] = current
+data_key, data, stem = current
+domain = data.domain
+cats = data.categories
+universe = math.prod(domain.sizes)
+c1, c2, c3 = st.columns(3)
+c1.metric("Records N", f"{data.N:,}")
+c2.metric("Attributes d", f"{domain.d}")
+c3.metric("Cells of the full table", f"{universe:,}" if universe < 1e9 else f"{universe:.3g}",
+          help="n = ∏ n_k: never built; every marginal is computed from the records directly.")
+with st.expander(f"**{data.name}**: attributes and their categories", icon=":material/table_chart:"):
+    st.dataframe({"attribute": list(domain.attrs), "values": list(domain.sizes),
+                  "categories": [", ".join(vm.axis_labels(domain, k, cats)) for k in range(domain.d)]},
+                 hide_index=True, key="domain_table", width="stretch")
+    st.caption("The domain (attributes, their categories and bin edges) is read from the data and treated as "
+               "public, as in the paper; it is not protected by the noise.")
+
+# 2. Privacy ---------------------------------------------------------------------------------------
+st.subheader(":material/tune: Privacy")
+p1, p2, p3 = st.columns([1, 2, 2])
+budget_kind = p1.radio("Budget", list(BUDGETS), format_func=BUDGETS.get, key="marginals_budget")
+use_rho = budget_kind == "rho"
+eps = p2.select_slider("ε (log scale)", EPS_OPTIONS, value=1.0, key="marginals_epsilon",
+                       format_func=lambda v: f"{v:g}", disabled=use_rho)
+delta = p3.select_slider("δ", DELTA_OPTIONS, value=1e-9, key="marginals_delta", format_func=lambda v: f"{v:.0e}",
+                         disabled=use_rho)
+rho_in = p2.select_slider("ρ (zCDP)", RHO_OPTIONS, value=0.015, key="marginals_rho", format_func=lambda v: f"{v:g}",
+                          disabled=not use_rho)
+budget = {"rho": float(rho_in)} if use_rho else {"epsilon": float(eps), "delta": float(delta)}
+try:
+    rho = budget_rho(**budget)
+except InputError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+st.caption(f"**ρ = {rho:.6g}** (zCDP)" + ("" if use_rho else f", from (ε, δ) = ({eps:g}, {delta:.0e}) by the "
+                                            "Canonne–Kamath–Steinke conversion")
+           + ". Simulation: continuous Gaussian noise at this ρ. Private release: discrete Gaussian noise from the "
+             "OS CSPRNG at the same ρ (ResidualPlanner's release charges each residual conservatively, so it is a "
+             "little noisier). GReM-MLE / EMP, GReM-LNN and the truncations are post-processing: no extra cost.")
+
+# 3. Strategy and estimator ------------------------------------------------------------------------
+st.subheader(":material/account_tree: Strategy and estimator")
+w1, w2 = st.columns([1, 2])
+wmode = w1.radio("Workload", list(WORKLOADS), format_func=WORKLOADS.get, key="marginals_workload_mode")
+kmax = min(3, domain.d)
+workload = None
+with w2:
+    if wmode == "kway":
+        if ss.get("marginals_k") not in range(1, kmax + 1):
+            ss["marginals_k"] = kmax
+        if kmax > 1:
+            k = st.select_slider("k (attributes per marginal)", list(range(1, kmax + 1)), key="marginals_k")
+        else:
+            k = 1
+            st.caption("One attribute: the workload is its 1-way marginal.")
+        lower = st.checkbox("Also every lower-order marginal (1-way … (k−1)-way)", key="marginals_lower")
+        workload = [g for j in (range(1, int(k) + 1) if lower else [int(k)]) for g in all_kway(domain, j)]
+    elif wmode == "pick":
+        options = [g for j in range(1, kmax + 1) for g in all_kway(domain, j)]
+        labels = {_label(data, g): g for g in options}
+        if ss.get("marginals_pick_for") != domain or not set(ss.get("marginals_pick", [])) <= set(labels):
+            ss["marginals_pick"] = [_label(data, g) for g in all_kway(domain, min(2, kmax))][:6]
+            ss["marginals_pick_for"] = domain
+        picked = st.multiselect("Marginals", list(labels), key="marginals_pick")
+        workload = [labels[p] for p in picked] or None
+        if workload is None:
+            st.warning("Pick at least one marginal.", icon=":material/warning:")
+    else:
+        wf = st.file_uploader("Workload (JSON list of attribute lists, or CSV with one attribute set per line)",
+                              type=["json", "csv", "txt"], key="marginals_workload_file")
+        ui.handle_upload(wf, "marginals_workload", lambda raw, name: (raw, parse_workload(raw, domain)))
+        if ss.get("marginals_workload_upload") is not None:
+            wkey, (wraw, _) = ss["marginals_workload_upload"]
+            try:
+                workload = cached_workload(wkey[2], domain.attrs, domain.sizes, wraw)
+            except InputError as exc:  # a workload file of another data set
+                st.error(str(exc), icon=":material/error:")
+        if workload is None:
+            st.info("No valid workload file for this data yet: using all 2-way marginals.", icon=":material/info:")
+            workload = all_kway(domain, min(2, kmax))
+if workload is None:
+    workload = all_kway(domain, kmax)
+workload = list(dict.fromkeys(tuple(g) for g in workload))
+try:
+    for g in workload:
+        domain.check_cells(g)
+except InputError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+stats = workload_stats(domain.sizes, tuple(workload))
+st.caption(f"Workload 𝒲: **{stats['marginals']:,} marginals**, {stats['cells']:,} cells; its downward closure 𝒲↓ "
+           f"has {stats['closure']:,} attribute sets (∅ included) and {stats['residual_rows']:,} residual rows.")
+
+m1, m2 = st.columns([1, 2])
+mechanism = m1.radio("Mechanism", list(MECHANISMS), format_func=MECHANISMS.get, key="marginals_mechanism")
+m1.caption(LABELS[mechanism])
+with m2:
+    t_max = max(1, len(workload))
+    if ss.get("marginals_rounds_max") != t_max:
+        ss["marginals_rounds"] = min(DEFAULT_ROUNDS, t_max)
+        ss["marginals_rounds_max"] = t_max
+    rounds = int(st.number_input("Scalable MWEM rounds T (each round selects one new workload marginal)",
+                                 min_value=1, max_value=t_max, step=1, key="marginals_rounds",
+                                 disabled=mechanism != "mwem"))
+    if "marginals_methods" not in ss:
+        ss["marginals_methods"] = list(METHODS)
+    methods = st.multiselect("Reconstruction methods (simulation: all on the same measurements)", list(METHODS),
+                             key="marginals_methods", format_func=lambda m: vm.method_label(m, mechanism))
+    l1c, l2c, l3c = st.columns(3)
+    lnn_rounds = l1c.select_slider("GReM-LNN: at most this many iterations", LNN_ROUNDS,
+                                   value=lnn_defaults("rp")["rounds"], key="marginals_lnn_rounds")
+    lnn_limit = l2c.selectbox("GReM-LNN time limit", LNN_LIMITS, key="marginals_lnn_limit",
+                              format_func=lambda v: "none" if v is None else f"{v:g} s",
+                              help="Stop the dual ascent after this long (the result then depends on the "
+                                   "machine's speed; still non-negative). Large workloads (Adult, all 3-way: "
+                                   "~0.2 s per iteration here) take minutes at 4000 iterations.")
+    release_method = l3c.selectbox("Method of the private release", list(RELEASE_METHODS),
+                                   key="marginals_release_method", format_func=lambda m: vm.method_label(m, mechanism))
+lnn_opts = {**lnn_defaults(mechanism), "rounds": int(lnn_rounds), "time_limit": lnn_limit}
+st.caption("GReM-LNN settings (paper App. H): " + ", ".join(f"{k} = {v:g}" for k, v in lnn_opts.items()
+                                                            if v is not None)
+           + "; it stops early once the negative mass is below 1 count or complementary slackness holds.")
+if not methods:
+    st.warning("Select at least one reconstruction method.", icon=":material/warning:")
+
+with st.expander("Teaching view: the residual basis on a tiny domain", icon=":material/school:"):
+    st.caption("Three toy attributes a, b, c. D differences neighbouring values; R_τ = ⊗ (D on τ, 1ᵀ elsewhere) "
+               "is the τ-residual query; A_(γ,τ) = M_γ R_τ⁺ maps it back into the γ-marginal, so "
+               "μ̂_γ = Σ_(τ⊆γ) A_(γ,τ) z_τ (Prop. 1). Residuals of different τ are orthogonal.")
+    t1, t2, t3, t4, t5 = st.columns(5)
+    sizes = tuple(int(c.select_slider(f"n_{a}", TOY_SIZES, value=v, key=f"toy_{a}"))
+                  for c, a, v in zip((t1, t2, t3), "abc", (2, 3, 2), strict=True))
+    subsets = [g for r in range(4) for g in combinations(range(3), r)]
+    name = {g: "{" + ",".join("abc"[i] for i in g) + "}" if g else "∅" for g in subsets}
+    gamma = t4.selectbox("γ (marginal)", [g for g in subsets if g], index=3, key="toy_gamma", format_func=name.get)
+    taus = [t for t in subsets if set(t) <= set(gamma)]
+    if ss.get("toy_tau") not in taus:
+        ss["toy_tau"] = taus[-1]
+    tau = t5.selectbox("τ ⊆ γ (residual)", taus, key="toy_tau", format_func=name.get)
+    figs, ortho, ortho_fig = teaching(sizes, tuple(gamma), tuple(tau))
+    h1, h2 = st.columns(2)
+    h1.plotly_chart(figs["D"], key="toy_D", width="stretch")
+    h2.plotly_chart(figs["D+"], key="toy_Dplus", width="stretch")
+    st.plotly_chart(figs["R"], key="toy_R", width="stretch")
+    h3, h4 = st.columns(2)
+    h3.plotly_chart(figs["A"], key="toy_A", width="stretch")
+    h4.plotly_chart(ortho_fig, key="toy_ortho", width="stretch")
+    st.caption(f"‖R_τ R_τ'ᵀ‖ is zero off the diagonal (blank cells): the {len(subsets)} residual blocks are mutually "
+               f"orthogonal, and their row counts m_τ add up to n = {math.prod(sizes)} "
+               f"(Σ m_τ = {int(ortho['m_τ'].sum())}), so together they are a basis.")
+
+# 4. Simulation ------------------------------------------------------------------------------------
+seed = ui.simulation_section(CAP)
+settings = (data_key, tuple(workload), tuple(sorted(budget.items())), mechanism,
+            rounds if mechanism == "mwem" else None, tuple(methods), int(lnn_rounds), lnn_limit, seed)
+run_clicked = st.button("Run the simulation", icon=":material/play_arrow:", key="marginals_run",
+                        type="primary", disabled=not methods)
+if "lnn" in methods and stats["cells"] > 50_000:
+    st.caption(f":material/hourglass: GReM-LNN on {stats['cells']:,} workload cells takes a while: the progress bar "
+               "and the convergence chart update as it runs.")
+if run_clicked:
+    bar = st.progress(0.0, text="Measuring ...")
+    live = st.empty()
+    history: list = []
+    last = {"t": 0.0, "stage": None, "start": time.monotonic()}
+
+    def progress(stage: str, done: int, total: int, *extra) -> None:
+        now = time.monotonic()
+        if stage != last["stage"]:
+            last.update(stage=stage, start=now)
+        elapsed = now - last["start"]
+        eta = elapsed / max(done, 1) * max(total - done, 0)
+        bar.progress(min(1.0, done / max(total, 1)),
+                     text=f"{stage}: {'iteration' if stage == 'GReM-LNN' else 'round'} {done:,} of at most {total:,} "
+                          f"— {elapsed:,.0f} s so far, at most about {eta:,.0f} s left")
+        if stage == "GReM-LNN" and len(extra) >= 2:
+            history.append((done, float(extra[0]), float(extra[1])))
+            if now - last["t"] > LIVE_EVERY:
+                last["t"] = now
+                live.plotly_chart(vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"),
+                                  width="stretch")
+
+    try:
+        sim = simulate(data, workload, **budget, mechanism=mechanism, rounds=rounds if mechanism == "mwem" else None,
+                       methods=methods, seed=seed, lnn_options=lnn_opts, progress=progress)
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+    else:
+        ss["marginals_sim"] = (settings, sim, tuple(history))
+    bar.empty()
+    live.empty()
+
+held = ss.get("marginals_sim")
+if held is None:
+    st.info("Press **Run the simulation** to measure once with seeded noise and compare the methods.",
+            icon=":material/info:")
+elif held[0] != settings:
+    st.info("The settings changed since the last run: press **Run the simulation** again.", icon=":material/info:")
+else:
+    _, sim, live_history = held
+    mech = sim.mechanism
+    names = {m: vm.method_label(m, mech) for m in sim.results}
+    st.caption(f":material/casino: simulation seed **{sim.seed}**; {sim.budget_text}. {sim.detail}. "
+               f"Measuring took {sim.measure_seconds:.3g} s.")
+    table = sim.table()
+    best = table.loc[table["l1"].idxmin(), "method"]
+    k2, k3, k4 = st.columns(3)
+    k2.metric("Workload marginals", f"{len(sim.workload):,}")
+    k3.metric("Lowest ℓ1 error", names[best], help="Average over the workload of ‖μ̂_γ − μ_γ‖₁ / n_γ.")
+    k4.metric(f"{names[best]} ℓ1 error per cell", f"{table['l1'].min():.4g}")
+    st.markdown("**Error per method** (same measurements for every method; averaged over the workload marginals, "
+                "per cell)")
+    view = vm.method_summary(table, names, baseline="mle" if "mle" in sim.results else None, error_col="l1")
+    view = view.rename(columns={"l1": "ℓ1 error", "l2": "ℓ2 error", "negative_cells": "negative cells",
+                                "negative_mass": "negative mass", "analytic_variance": "analytic variance",
+                                "l1 / " + names.get("mle", ""): "ℓ1 / " + names.get("mle", "")})
+    st.dataframe(view, hide_index=True, key="marginals_error_table", width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in view.columns
+                                if c not in ("method", "negative cells")})
+    st.caption("ℓ1 / ℓ2 error: mean over γ ∈ 𝒲 of ‖μ̂_γ − μ_γ‖ / n_γ. Negative mass: Σ of |negative cells|. "
+               "Analytic variance: the per-cell variance of the unbiased GReM-MLE / EMP estimate, averaged over "
+               "the cells (no truth needed). Seconds of Trunc and Trunc+Rescale include the MLE they start from.")
+    if sim.selected:
+        st.caption("Marginals selected by Scalable MWEM, in order: "
+                   + ", ".join(_label(data, g) for g in sim.selected) + ".")
+
+    errors = vm.per_marginal_errors(domain, sim.truth, {m: r.marginals for m, r in sim.results.items()},
+                                    {m: r.variance for m, r in sim.results.items()}, labels=names)
+    st.plotly_chart(vm.per_marginal_error_figure(errors), key="marginals_error_bars", width="stretch")
+    if "mle" in sim.results and sim.results["mle"].variance:
+        within = errors.loc[errors["key"] == "mle"]
+        share = float((within["within 2σ"] * within["cells"]).sum() / within["cells"].sum())
+        st.caption(f"Black marks: the analytic per-cell σ_γ of {names['mle']} (its expected RMSE) and 2σ_γ; "
+                   f"{share:.1%} of its cells lie within ±2σ_γ of the truth in this draw (about 95% expected "
+                   "where the estimate is unbiased).")
+
+    st.markdown("**Marginal explorer**: the true marginal and every method's reconstruction")
+    labels = {_label(data, g): g for g in sim.workload}
+    if ss.get("marginals_explore") not in labels:
+        ss["marginals_explore"] = next(iter(labels))
+    e1, e2 = st.columns([2, 3])
+    shown = e1.selectbox("Marginal", list(labels), key="marginals_explore")
+    g = labels[shown]
+    series = {"true": sim.truth[g]} | {names[m]: r.marginals[g] for m, r in sim.results.items()}
+    e2.caption(f"{domain.size(g):,} cells. " + "; ".join(
+        f"{names[m]}: ℓ1 / cell {np.abs(r.marginals[g] - sim.truth[g]).mean():.4g}, "
+        f"{int((r.marginals[g] < 0).sum())} negative" for m, r in sim.results.items()))
+    st.plotly_chart(vm.marginal_explorer_figure(domain, g, series, cats), key="marginals_explorer", width="stretch")
+
+    if "lnn" in sim.results:
+        info = sim.results["lnn"].info
+        hist = info.get("history") or live_history
+        st.caption(f"GReM-LNN: {info.get('iterations', '?')} iterations, {info.get('restarts', 0)} restarts, "
+                   f"final step {info.get('step', float('nan')):.3g}, stopped by {info.get('stop_reason', '?')} "
+                   f"({'converged' if info.get('converged') else 'not converged'}).")
+        if hist:
+            st.plotly_chart(vm.lnn_convergence_figure(hist), key="marginals_lnn_chart", width="stretch")
+
+    long = lambda: vm.marginals_long_table(domain, {"true": sim.truth} | {names[m]: r.marginals
+                                                                        for m, r in sim.results.items()}, cats)
+
+    def _json() -> str:
+        return json.dumps({
+            "mode": "simulate", "notice": SIMULATION_NOTICE, "seed": sim.seed, "mechanism": sim.mechanism,
+            "budget": sim.budget_text, "methods": list(names.values()),
+            "marginals": [{"attributes": list(domain.names(w)), "true": sim.truth[w].tolist(),
+                           **{names[m]: r.marginals[w].tolist() for m, r in sim.results.items()}}
+                          for w in sim.workload]}, indent=1)
+
+    sim_stem = f"{stem}.{sim.mechanism}.seed{sim.seed}"
+    d1, d2 = st.columns(2)
+    d1.download_button("Simulated marginals (CSV: true and every method)", data=lambda: to_csv_text(long()),
+                       file_name=ui.simulation_file_name(CAP, sim_stem), mime="text/csv", key="marginals_sim_csv",
+                       icon=":material/download:", on_click="ignore")
+    d2.download_button("Simulated marginals (JSON)", data=_json,
+                       file_name=output_name(CAP.name, "simulate", sim_stem, "json"), mime="application/json",
+                       key="marginals_sim_json", icon=":material/download:", on_click="ignore")
+    st.caption("A simulation, not a private release: the files hold the true marginals and the seed reproduces the "
+               "noise — the same as `python -m dpviz marginals simulate --seed`.")
+
+
+# 5. Private release --------------------------------------------------------------------------------
+def _run_release():  # no seed, no truth: discrete Gaussian noise from the OS CSPRNG (pipeline.release)
+    rel = release(data, workload, **budget, mechanism=mechanism, method=release_method,
+                  rounds=rounds if mechanism == "mwem" else None, lnn_options=lnn_opts)
+    table = vm.marginals_long_table(domain, {"released": rel.marginals}, cats)
+    if rel.method == "mle":
+        table["variance"] = np.concatenate([np.full(domain.size(w), rel.variance[w]) for w in rel.workload])
+    return table, {**release_meta(rel), **release_json(rel)}
+
+
+ui.private_release_panel(
+    CAP, settings=(data_key, tuple(workload), tuple(sorted(budget.items())), mechanism,
+                   rounds if mechanism == "mwem" else None, release_method, int(lnn_rounds), lnn_limit),
+    describe=f"{MECHANISMS[mechanism]}" + (f" (T = {rounds})" if mechanism == "mwem" else "")
+             + f" with discrete Gaussian noise, ρ = {rho:.4g}, reconstructed by {vm.method_label(release_method, mechanism)}"
+             f", {len(workload):,} workload marginals; columns marginal, cell, released"
+             + (", variance (analytic)" if release_method == "mle" else "")
+             + "; the JSON description also holds the released marginals"
+             + (f". GReM-LNN on {stats['cells']:,} cells may take minutes (no progress bar here)"
+                if release_method == "lnn" and stats["cells"] > 50_000 else ""),
+    run=_run_release, file_stem=stem)

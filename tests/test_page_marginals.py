@@ -1,0 +1,359 @@
+"""pages/3_Marginals.py: AppTest layer (in-process) + real-browser tests (Playwright)."""
+
+import re
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from dpviz.core.registry import PAGE_SKELETON, capability
+from dpviz.errors import InputError
+from dpviz.marginals.data import load_titanic_sample, read_table
+from dpviz.marginals.pipeline import METHODS
+from dpviz.viz.marginals import method_label
+from tests.apptest_helpers import (
+    ROOT,
+    app_test,
+    decode_plotly_array,
+    metrics,
+    ok,
+    plotly_json,
+    upload_bytes,
+)
+from tests.e2e_helpers import metric_value, open_page, wait_idle
+
+PAGE = "pages/3_Marginals.py"
+DATA = ROOT / "tests" / "data"
+GOOD = (DATA / "marginals_cli_good.csv").read_bytes()  # 240 rows: color 3, size 4, age 10 bins, flag 2
+ALL_LABELS = [method_label(m) for m in METHODS]
+
+
+@pytest.fixture(scope="module")
+def titanic():
+    return load_titanic_sample()  # class 3, sex 2, age_group 6, survived 2; 1,312 records
+
+
+@pytest.fixture
+def at():
+    return ok(app_test(PAGE))
+
+
+def run(at):
+    return ok(at.button(key="marginals_run").click().run())
+
+
+def chart(at, key: str) -> dict:
+    figs = [plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if c.proto.id.endswith(key)]
+    assert len(figs) == 1, f"{key}: {len(figs)} charts"
+    return figs[0]
+
+
+def chart_keys(at) -> set[str]:
+    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+def error_table(at):
+    tables = [d.value for d in at.dataframe if "ℓ1 error" in d.value.columns]
+    return tables[0] if tables else None
+
+
+def release_tables(at) -> list:
+    return [d.value for d in at.dataframe if "released" in d.value.columns]
+
+
+def draw_release(at):
+    return ok(at.button(key="marginals_release_button").click().run())
+
+
+def workload_caption(at) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Workload 𝒲"))
+
+
+def upload_data(at, name="good.csv", raw=GOOD):
+    if at.radio(key="marginals_source").value != "upload":
+        ok(at.radio(key="marginals_source").set_value("upload").run())
+    return upload_bytes(at, "marginals_upload_file", name, raw)
+
+
+def bytes_message(raw: bytes) -> str:
+    with pytest.raises(InputError) as exc:
+        read_table(raw)
+    return str(exc.value)
+
+
+# ---- load and skeleton ----------------------------------------------------------------------------
+def test_loads_titanic_and_follows_the_skeleton(at):
+    m = metrics(at)
+    assert m["Records N"] == "1,312" and m["Attributes d"] == "4" and m["Cells of the full table"] == "72"
+    heads = [h.value.split(": ", 1)[-1] for h in at.subheader]
+    assert heads == list(PAGE_SKELETON)
+    banner = [i.value for i in at.info if "Simulation — not a private release" in i.value]
+    assert len(banner) == 1 and capability("marginals").unit_of_privacy in banner[0]
+    assert "4 marginals" in workload_caption(at)  # all 3-way of 4 attributes (the paper's workload)
+    assert any("Press **Run the simulation**" in i.value for i in at.info)
+    assert error_table(at) is None and not at.error
+    assert any("ρ = 0.0149731" in c.value for c in at.caption)  # (ε, δ) = (1, 1e-9), the paper's value
+    assert at.multiselect(key="marginals_methods").value == list(METHODS)
+
+
+# ---- simulation -----------------------------------------------------------------------------------
+def test_run_simulation_error_table_and_charts(at, titanic):
+    run(at)
+    table = error_table(at)
+    assert list(table["method"]) == ALL_LABELS
+    for col in ("ℓ1 error", "ℓ2 error", "negative mass", "seconds"):
+        assert np.all(np.isfinite(table[col].to_numpy(float))), col
+    assert table.loc[0, "ℓ1 / GReM-MLE"] == pytest.approx(1.0)
+    assert np.isfinite(table.loc[0, "analytic variance"]) and table["analytic variance"][1:].isna().all()
+    # GReM-LNN and the truncations have no negative cells
+    assert (table.loc[1:, "negative cells"] == 0).all()
+    m = metrics(at)
+    assert m["Workload marginals"] == "4" and m["Lowest ℓ1 error"] in ALL_LABELS
+    assert float(m[f"{m['Lowest ℓ1 error']} ℓ1 error per cell"]) == pytest.approx(table["ℓ1 error"].min(), rel=1e-3)
+    assert {"marginals_error_bars", "marginals_explorer"} <= chart_keys(at)
+    bars = chart(at, "marginals_error_bars")
+    names = [t["name"] for t in bars["data"]]
+    assert names[:4] == ALL_LABELS and names[4:] == ["GReM-MLE: analytic σ", "GReM-MLE: analytic 2σ"]
+    assert len(bars["data"][0]["x"]) == 4
+    sigma, two = decode_plotly_array(bars["data"][4]["y"]), decode_plotly_array(bars["data"][5]["y"])
+    np.testing.assert_allclose(two, 2 * sigma)
+    assert np.all(sigma > 0)
+    # explorer: the first 3-way marginal class × sex × age_group, sliced along sex (2 values)
+    exp = chart(at, "marginals_explorer")
+    assert len(exp["data"]) == 5 * 2 and all(t["type"] == "heatmap" for t in exp["data"])
+    cube = titanic.marginal((0, 1, 2)).reshape(3, 2, 6)
+    np.testing.assert_allclose(decode_plotly_array(exp["data"][0]["z"]), cube[:, 0, :])
+    np.testing.assert_allclose(decode_plotly_array(exp["data"][1]["z"]), cube[:, 1, :])
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[:2] == ["Simulated marginals (CSV: true and every method)", "Simulated marginals (JSON)"]
+
+
+def test_method_selection_and_stale_settings(at):
+    ok(at.multiselect(key="marginals_methods").set_value(["mle", "trunc"]).run())
+    run(at)
+    assert list(error_table(at)["method"]) == ["GReM-MLE", "Trunc"]
+    assert "marginals_lnn_chart" not in chart_keys(at)
+    first = error_table(at)
+    ok(at.number_input(key="marginals_seed").set_value(at.session_state["marginals_seed"]).run())
+    run(at)  # the same seed reproduces the draw
+    np.testing.assert_allclose(error_table(at)["ℓ1 error"], first["ℓ1 error"])
+    ok(at.select_slider(key="marginals_epsilon").set_value(0.1).run())
+    assert error_table(at) is None and any("settings changed" in i.value for i in at.info)
+    run(at)
+    assert error_table(at)["ℓ1 error"][0] > first["ℓ1 error"][0]  # ε = 0.1: much more noise
+    ok(at.multiselect(key="marginals_methods").set_value([]).run())
+    assert at.button(key="marginals_run").disabled and at.warning
+
+
+def test_explorer_switches_between_one_and_two_way(at, titanic):
+    ok(at.select_slider(key="marginals_k").set_value(2).run())
+    ok(at.checkbox(key="marginals_lower").check().run())
+    assert "10 marginals" in workload_caption(at)  # 4 one-way + 6 two-way
+    run(at)
+    assert at.selectbox(key="marginals_explore").options[:5] == ["class", "sex", "age_group", "survived", "class × sex"]
+    ok(at.selectbox(key="marginals_explore").set_value("age_group").run())
+    exp = chart(at, "marginals_explorer")
+    assert [t["type"] for t in exp["data"]] == ["bar"] * 5
+    assert [t["name"] for t in exp["data"]] == ["true"] + ALL_LABELS
+    np.testing.assert_allclose(decode_plotly_array(exp["data"][0]["y"]), titanic.marginal((2,)))
+    assert list(exp["data"][0]["x"])[-1] == "(missing)"
+    lnn = decode_plotly_array(exp["data"][2]["y"])
+    assert np.all(lnn >= -1e-9) and lnn.sum() == pytest.approx(titanic.N, rel=0.1)
+    ok(at.selectbox(key="marginals_explore").set_value("class × sex").run())
+    exp = chart(at, "marginals_explorer")
+    assert [t["type"] for t in exp["data"]] == ["heatmap"] * 5
+    np.testing.assert_allclose(decode_plotly_array(exp["data"][0]["z"]), titanic.marginal((0, 1)).reshape(3, 2))
+    assert list(exp["data"][0]["y"]) == ["1st", "2nd", "3rd"] and list(exp["data"][0]["x"]) == ["female", "male"]
+    assert error_table(at) is not None  # exploring does not drop the run
+
+
+def test_scalable_mwem(at):
+    ok(at.radio(key="marginals_mechanism").set_value("mwem").run())
+    box = at.number_input(key="marginals_rounds")
+    assert not box.disabled and box.value == 4 and box.max == 4  # no repeats: T <= |W|
+    ok(box.set_value(2).run())
+    run(at)
+    assert list(error_table(at)["method"]) == ["EMP", "GReM-LNN", "Trunc", "Trunc+Rescale"]
+    assert any(c.value.startswith("Marginals selected by Scalable MWEM") and c.value.count("×") == 4
+               for c in at.caption)  # two 3-way marginals selected
+
+
+def test_adult_one_way(at):
+    ok(at.selectbox(key="marginals_sample").set_value("adult").run())
+    m = metrics(at)
+    assert m["Records N"] == "48,842" and m["Attributes d"] == "14" and "364 marginals" in workload_caption(at)
+    assert any("takes a while" in c.value for c in at.caption)  # all 3-way + GReM-LNN: the run shows progress
+    ok(at.select_slider(key="marginals_k").set_value(1).run())
+    run(at)
+    assert metrics(at)["Workload marginals"] == "14" and list(error_table(at)["method"]) == ALL_LABELS
+    ok(at.selectbox(key="marginals_explore").set_value("native_country").run())
+    exp = chart(at, "marginals_explorer")
+    assert len(exp["data"]) == 5 and len(exp["data"][0]["x"]) == 42
+
+
+def test_rho_budget(at):
+    ok(at.radio(key="marginals_budget").set_value("rho").run())
+    assert at.select_slider(key="marginals_epsilon").disabled and not at.select_slider(key="marginals_rho").disabled
+    ok(at.select_slider(key="marginals_rho").set_value(0.5).run())
+    assert any(c.value.startswith("**ρ = 0.5** (zCDP)") for c in at.caption)
+    run(at)
+    assert any("ρ = 0.5 (zCDP)" in c.value for c in at.caption)
+
+
+def test_lnn_convergence_chart(at):
+    ok(at.multiselect(key="marginals_methods").set_value(["mle", "lnn"]).run())
+    run(at)
+    sim = at.session_state["marginals_sim"][1]
+    info = sim.results["lnn"].info
+    assert any(c.value.startswith(f"GReM-LNN: {info['iterations']} iterations") for c in at.caption)
+    assert len(info["history"]) >= 1
+    fig = chart(at, "marginals_lnn_chart")
+    assert [t["name"] for t in fig["data"]] == ["dual objective", "negative mass"]
+    assert len(decode_plotly_array(fig["data"][0]["x"])) >= 1
+
+
+# ---- data upload ----------------------------------------------------------------------------------
+def test_upload_pick_attributes_and_bins(at):
+    ok(at.radio(key="marginals_source").set_value("upload").run())
+    assert any("still showing titanic" in i.value for i in at.info) and metrics(at)["Records N"] == "1,312"
+    upload_data(at)
+    m = metrics(at)
+    assert m["Records N"] == "240" and m["Attributes d"] == "4" and not at.error
+    assert at.multiselect(key="marginals_attrs").value == ["color", "size", "age", "flag"]
+    domain_table = next(d.value for d in at.dataframe if "attribute" in d.value.columns)
+    assert list(domain_table["values"]) == [3, 4, 10, 2]
+    ok(at.select_slider(key="marginals_bins").set_value(4).run())
+    domain_table = next(d.value for d in at.dataframe if "attribute" in d.value.columns)
+    assert list(domain_table["values"]) == [3, 4, 4, 2]
+    ok(at.multiselect(key="marginals_attrs").set_value(["color", "flag"]).run())
+    assert metrics(at)["Attributes d"] == "2" and "1 marginals" in workload_caption(at)  # all 2-way of 2
+    run(at)
+    assert list(error_table(at)["method"]) == ALL_LABELS
+
+
+@pytest.mark.parametrize("bad", ["marginals_bad_ragged.csv", "marginals_bad_empty.csv",
+                                 "marginals_bad_header_only.csv"])
+def test_bad_upload_shows_error_and_keeps_data(at, bad):
+    raw = (DATA / bad).read_bytes()
+    upload_data(at)
+    before = metrics(at)
+    upload_data(at, bad, raw)
+    assert [e.value for e in at.error] == [bytes_message(raw)]
+    assert metrics(at) == before  # the last good upload is still shown
+    run(at)  # the page stays usable
+    assert error_table(at) is not None and metrics(at)["Records N"] == "240"
+
+
+def test_single_valued_column_is_left_out_not_fatal(at):
+    upload_data(at, "one_country.csv", (DATA / "marginals_bad_single_value.csv").read_bytes())
+    assert not at.error
+    assert "country" not in at.multiselect(key="marginals_attrs").options
+    assert set(at.multiselect(key="marginals_attrs").value) <= {"age", "sex"}
+
+
+def test_bad_first_upload_keeps_titanic(at):
+    upload_data(at, "bad.csv", (DATA / "marginals_bad_ragged.csv").read_bytes())
+    assert at.error and "line 4: 4 fields" in at.error[0].value
+    assert metrics(at)["Records N"] == "1,312"
+
+
+def test_workload_upload(at):
+    upload_data(at)
+    ok(at.radio(key="marginals_workload_mode").set_value("upload").run())
+    assert any("using all 2-way marginals" in i.value for i in at.info) and "6 marginals" in workload_caption(at)
+    wl = at.file_uploader(key="marginals_workload_file")
+    wl.upload("w.json", (DATA / "marginals_cli_workload.json").read_bytes(), "application/json")
+    ok(at.run())
+    assert "3 marginals" in workload_caption(at) and not at.error
+    run(at)
+    assert at.selectbox(key="marginals_explore").options == ["color × size", "size × flag", "color × age × flag"]
+    wl = at.file_uploader(key="marginals_workload_file")
+    wl.upload("bad.json", (DATA / "marginals_cli_workload_unknown.json").read_bytes(), "application/json")
+    ok(at.run())
+    assert at.error and "weight" in at.error[0].value
+    assert "3 marginals" in workload_caption(at)  # the last good workload is kept
+
+
+def test_pick_marginals(at):
+    ok(at.radio(key="marginals_workload_mode").set_value("pick").run())
+    ok(at.multiselect(key="marginals_pick").set_value(["sex", "class × survived"]).run())
+    assert "2 marginals" in workload_caption(at)
+    run(at)
+    assert at.selectbox(key="marginals_explore").options == ["sex", "class × survived"]
+    ok(at.multiselect(key="marginals_pick").set_value([]).run())
+    assert at.warning and "4 marginals" in workload_caption(at)  # falls back to all 3-way
+
+
+# ---- teaching view --------------------------------------------------------------------------------
+def test_teaching_view(at):
+    assert {"toy_D", "toy_Dplus", "toy_R", "toy_A", "toy_ortho"} <= chart_keys(at)
+    z = np.asarray(decode_plotly_array(chart(at, "toy_ortho")["data"][0]["z"]), float)
+    assert z.shape == (8, 8) and np.all(z[~np.eye(8, dtype=bool)] == 0) and np.all(np.diag(z) > 0)
+    a = np.asarray(decode_plotly_array(chart(at, "toy_A")["data"][0]["z"]), float)
+    assert a.shape == (6, 2)  # γ = τ = {a, b}, sizes (2, 3, 2): n_γ = 6, m_τ = 2
+    ok(at.select_slider(key="toy_b").set_value(4).run())
+    assert np.asarray(decode_plotly_array(chart(at, "toy_A")["data"][0]["z"])).shape == (8, 3)
+    ok(at.selectbox(key="toy_tau").set_value(()).run())  # τ = ∅: the total spread uniformly
+    np.testing.assert_allclose(np.asarray(decode_plotly_array(chart(at, "toy_A")["data"][0]["z"]), float),
+                               np.full((8, 1), 1 / 8))
+    r = np.asarray(decode_plotly_array(chart(at, "toy_R")["data"][0]["z"]), float)
+    np.testing.assert_allclose(r, np.ones((1, 16)))  # R_∅ = 1ᵀ
+
+
+# ---- private release ------------------------------------------------------------------------------
+def test_private_release_panel(at, titanic):
+    assert not release_tables(at) and any("No private release drawn" in c.value for c in at.caption)
+    draw_release(at)
+    (first,) = release_tables(at)
+    assert list(first.columns) == ["marginal", "cell", "released", "variance"] and len(first) == 108
+    truth = np.concatenate([titanic.marginal(g) for g in [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]])
+    for col in ("released", "variance"):
+        values = first[col].to_numpy(float)
+        assert not np.array_equal(values, truth) and not np.allclose(values, truth)
+    assert not any(c.lower().startswith("true") for c in first.columns)
+    assert at.success and "108 rows" in at.success[0].value and "discrete Gaussian" in at.success[0].value
+    assert error_table(at) is None  # no simulation, no truth on the page
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the release (CSV)" in labels and "Download its description (JSON)" in labels
+    draw_release(at)  # a second click draws fresh noise
+    (second,) = release_tables(at)
+    assert not np.array_equal(first["released"], second["released"])
+    np.testing.assert_allclose(first["variance"], second["variance"])  # analytic: no data in it
+    ok(at.selectbox(key="marginals_release_method").set_value("lnn").run())  # other settings: dropped
+    assert not release_tables(at)
+    draw_release(at)
+    (lnn,) = release_tables(at)
+    assert list(lnn.columns) == ["marginal", "cell", "released"] and (lnn["released"] >= -1e-9).all()
+
+
+# ---- real browser ---------------------------------------------------------------------------------
+def test_browser_run_simulation(page, streamlit_server):
+    open_page(page, streamlit_server, "Marginals")
+    expect(metric_value(page, "Records N")).to_have_text("1,312")
+    page.get_by_role("button", name="Run the simulation").click()
+    expect(metric_value(page, "Workload marginals")).to_have_text("4", timeout=30_000)
+    wait_idle(page)
+    expect(page.get_by_text("Error per method")).to_be_visible()
+    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="ℓ1 error")).to_have_count(1)
+    bars = page.locator("[data-testid=stPlotlyChart]").filter(has_text="Error per workload marginal")
+    expect(bars.locator(".main-svg").first).to_be_visible(timeout=30_000)  # plotly draws lazily
+    explorer = page.locator("[data-testid=stPlotlyChart]").filter(has_text="class × sex × age_group: 36 cells")
+    expect(explorer.locator(".main-svg").first).to_be_visible()
+    with page.expect_download() as dl:
+        page.get_by_role("button", name=re.compile(r"^Simulated marginals \(CSV")).click()
+    assert dl.value.suggested_filename.endswith("marginals-simulation.csv")
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
+
+
+def test_browser_private_release(page, streamlit_server):
+    open_page(page, streamlit_server, "Marginals")
+    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
+    page.get_by_role("button", name="Draw a private release").click()
+    expect(page.get_by_text(re.compile(r"^Private release ready: 108 rows"))).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    grid = page.locator("[data-testid=stDataFrame]").last
+    expect(grid).to_be_visible()
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download the release (CSV)").click()
+    assert dl.value.suggested_filename == "titanic.marginals-release.csv"
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
