@@ -22,6 +22,19 @@ from dpviz.errors import InputError
 PREVIEW_ROWS = 200
 
 
+def page_setup(cap: Capability) -> None:
+    """``st.set_page_config`` for a capability page (title and icon from the registry)."""
+    st.set_page_config(page_title=f"dpviz · {cap.title}", page_icon=cap.icon, layout="wide")
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def load_bundled(capability: str, name: str) -> Any:
+    """A bundled ``sample:NAME`` of a capability, loaded once per server process."""
+    from dpviz.core.registry import SAMPLE_PREFIX, load_sample
+
+    return load_sample(capability, name if name.startswith(SAMPLE_PREFIX) else SAMPLE_PREFIX + name)
+
+
 def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any]) -> None:
     """Parse a newly uploaded file once, then mark it handled (a parser crash is retried, never
     hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``; a bad

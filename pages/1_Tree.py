@@ -21,7 +21,7 @@ from dpviz.errors import InputError
 from dpviz.tree import synthetic
 from dpviz.tree.estimators import METHOD_LABELS, METHODS, plan_for
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
-from dpviz.tree.io import load_source, load_tree_file
+from dpviz.tree.io import load_tree_file
 from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
@@ -47,20 +47,15 @@ DIRECTIONS = {"up": "Upward: G⁻ᵀv (subtree sums)", "down": "Downward: G⁻¹
 Q_RANGES = 10_000
 UNIT_NOISE = {"laplace": Noise.laplace(1.0), "gaussian": Noise.gaussian(1.0)}  # the shapes of the draws
 
-st.set_page_config(page_title="dpviz · Tree release", page_icon=":material/account_tree:", layout="wide")
 ss = st.session_state
 cap = capability("tree")
+ui.page_setup(cap)
 BUNDLED = f"sample:{cap.samples[0].name}"  # the registry's bundled tree
 SOURCES = {"bundled": f"Bundled: {cap.samples[0].title} ({BUNDLED})", "synthetic": "Synthetic",
            "upload": "Upload a file"}
 
 
 # ---- cached per-structure work (keyed by the data source) ---------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=4)
-def load_bundled(spec: str):
-    return load_source(spec)
-
-
 @st.cache_resource(show_spinner=False, max_entries=4)
 def load_synthetic(kind: str, size: int):
     return synthetic.make(kind, size, 10.0, np.random.default_rng(0))
@@ -133,7 +128,7 @@ with c_data:
     source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="tree_source", horizontal=True)
     if source == "bundled":
         with st.spinner("Loading the US county tree ..."):
-            key, data = ("bundled", BUNDLED), load_bundled(BUNDLED)
+            key, data = ("bundled", BUNDLED), ui.load_bundled("tree", BUNDLED)
     elif source == "synthetic":
         k1, k2 = st.columns(2)
         kind = k1.selectbox("Shape", list(SYN_KINDS), format_func=SYN_KINDS.get, key="synthetic_kind")
@@ -149,7 +144,7 @@ with c_data:
         if ss.get("tree_upload") is not None:
             key, data = ss["tree_upload"]
         else:
-            key, data = ss.get("tree_last") or (("bundled", BUNDLED), load_bundled(BUNDLED))
+            key, data = ss.get("tree_last") or (("bundled", BUNDLED), ui.load_bundled("tree", BUNDLED))
             st.info(f"No valid file loaded yet: still showing {data.name}.", icon=":material/info:")
     tree = data.tree
     ss["tree_last"] = (key, data)

@@ -18,7 +18,7 @@ import streamlit as st
 
 import ui
 from dpviz.core.noise import Noise
-from dpviz.core.registry import SAMPLE_PREFIX, capability, load_sample
+from dpviz.core.registry import capability
 from dpviz.errors import InputError
 from dpviz.stream.io import read_stream_csv
 from dpviz.stream.private_release import release, release_metadata, release_table, simulation_table
@@ -28,6 +28,7 @@ from dpviz.stream.synthetic import poisson_stream
 from dpviz.viz import stream as vs
 
 CAP = capability("stream")
+ui.page_setup(CAP)
 EPS_OPTIONS = [0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
                1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
@@ -42,16 +43,10 @@ GAUSS_PARAMS = {"eps_delta": "(ε, δ)", "rho": "ρ"}
 PLAY_FRAMES = 40  # a play run reveals the stream in about this many frames
 PLAY_INTERVAL = "0.6s"
 
-st.set_page_config(page_title="dpviz · Stream release", page_icon=CAP.icon, layout="wide")
 ss = st.session_state
 
 
 # ---- cached structure work -----------------------------------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=4)
-def load_bundled(name: str):
-    return load_sample("stream", SAMPLE_PREFIX + name)
-
-
 @st.cache_resource(show_spinner=False, max_entries=8)
 def load_synthetic(rate: float, length: int) -> np.ndarray:
     a = poisson_stream(length, rate, np.random.default_rng(2011))
@@ -82,7 +77,7 @@ def _pause() -> None:
 
 
 def _bundled_current(name: str) -> tuple:
-    sd = load_bundled(name)
+    sd = ui.load_bundled("stream", name)
     return (("bundled", name), SAMPLES[name], sd.counts, sd.timestamps, sd.time_column)
 
 

@@ -26,7 +26,7 @@ import streamlit as st
 
 import ui
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
-from dpviz.core.registry import SAMPLE_PREFIX, capability, load_sample
+from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
 from dpviz.marginals.data import parse_workload, read_table
@@ -46,6 +46,7 @@ from dpviz.marginals.pipeline import (
 from dpviz.viz import marginals as vm
 
 CAP = capability("marginals")
+ui.page_setup(CAP)
 EPS_OPTIONS = [0.1, 0.2, 0.31, 0.5, 1.0, 2.0, 3.16, 5.0, 10.0]
 DELTA_OPTIONS = [1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]
 RHO_OPTIONS = [0.0001, 0.001, 0.005, 0.01, 0.015, 0.05, 0.1, 0.5, 1.0]
@@ -62,16 +63,10 @@ MAX_UPLOAD_ATTRS = 8  # attributes selected by default after an upload
 TOY_SIZES = [2, 3, 4]
 LIVE_EVERY = 0.4  # seconds between redraws of the live GReM-LNN chart
 
-st.set_page_config(page_title="dpviz · Marginals", page_icon=CAP.icon, layout="wide")
 ss = st.session_state
 
 
 # ---- cached structure work -----------------------------------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=4)
-def load_bundled(name: str):
-    return load_sample("marginals", SAMPLE_PREFIX + name)
-
-
 @st.cache_resource(show_spinner=False, max_entries=8)
 def read_upload(digest: str, attrs: tuple, bins: int, binning: str, stem: str, _raw: bytes):
     return read_table(_raw, attributes=list(attrs), bins=int(bins), binning=binning, name=stem)
@@ -111,7 +106,7 @@ def _parse_upload(raw: bytes, name: str):
 
 
 def _bundled_current(name: str) -> tuple:
-    return ("bundled", name), load_bundled(name), name
+    return ("bundled", name), ui.load_bundled("marginals", name), name
 
 
 def _label(data, g) -> str:

@@ -104,3 +104,14 @@ def walk(node):
             yield from walk(ch[k])
     else:
         yield node
+
+
+def input_error_message(parse, *args, **kwargs) -> str:
+    """The InputError message ``parse(*args, **kwargs)`` raises (the text a page must show)."""
+    from dpviz.errors import InputError
+
+    try:
+        parse(*args, **kwargs)
+    except InputError as exc:
+        return str(exc)
+    raise AssertionError(f"{getattr(parse, '__name__', parse)} accepted the input")

@@ -67,3 +67,23 @@ def upload(page: Page, path, index: int = 0) -> None:
 def metric_value(page, label):
     """The value element of the ``st.metric`` whose label contains ``label``."""
     return page.locator("[data-testid=stMetric]").filter(has_text=label).locator("[data-testid=stMetricValue]")
+
+
+def draw_private_release(page, ready_text):
+    """Click the Private release panel's button, wait for ``ready_text`` (str or regex) and the released
+    table; download the release CSV and return (table locator, downloaded file name, its header line)."""
+    from playwright.sync_api import expect
+
+    button = page.get_by_role("button", name="Draw a private release")
+    button.scroll_into_view_if_needed()
+    button.click()
+    expect(page.get_by_text(ready_text)).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    table = page.locator("[data-testid=stDataFrame]").last
+    expect(table).to_be_visible()
+    download = page.get_by_role("button", name="Download the release (CSV)")
+    expect(download).to_be_visible()
+    with page.expect_download() as info:
+        download.click()
+    header = open(info.value.path(), encoding="utf-8").readline().strip()
+    return table, info.value.suggested_filename, header

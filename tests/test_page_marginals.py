@@ -7,11 +7,10 @@ import pytest
 from playwright.sync_api import expect
 
 from dpviz.core.registry import PAGE_SKELETON, capability
-from dpviz.errors import InputError
 from dpviz.marginals.data import load_titanic_sample, read_table
 from dpviz.marginals.pipeline import METHODS
 from dpviz.viz.marginals import method_label
-from tests.apptest_helpers import (
+from tests.apptest_helpers import (input_error_message, 
     ROOT,
     app_test,
     decode_plotly_array,
@@ -20,7 +19,7 @@ from tests.apptest_helpers import (
     plotly_json,
     upload_bytes,
 )
-from tests.e2e_helpers import metric_value, open_page, wait_idle
+from tests.e2e_helpers import draw_private_release, metric_value, open_page, wait_idle
 
 PAGE = "pages/3_Marginals.py"
 DATA = ROOT / "tests" / "data"
@@ -76,9 +75,7 @@ def upload_data(at, name="good.csv", raw=GOOD):
 
 
 def bytes_message(raw: bytes) -> str:
-    with pytest.raises(InputError) as exc:
-        read_table(raw)
-    return str(exc.value)
+    return input_error_message(read_table, raw)
 
 
 # ---- load and skeleton ----------------------------------------------------------------------------
@@ -348,12 +345,6 @@ def test_browser_run_simulation(page, streamlit_server):
 def test_browser_private_release(page, streamlit_server):
     open_page(page, streamlit_server, "Marginals")
     expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
-    page.get_by_role("button", name="Draw a private release").click()
-    expect(page.get_by_text(re.compile(r"^Private release ready: 108 rows"))).to_be_visible(timeout=30_000)
-    wait_idle(page)
-    grid = page.locator("[data-testid=stDataFrame]").last
-    expect(grid).to_be_visible()
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Download the release (CSV)").click()
-    assert dl.value.suggested_filename == "titanic.marginals-release.csv"
+    _, name, header = draw_private_release(page, re.compile(r"^Private release ready: 108 rows"))
+    assert name == "titanic.marginals-release.csv" and "true" not in header
     expect(page.locator("[data-testid=stException]")).to_have_count(0)

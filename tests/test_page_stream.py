@@ -7,14 +7,13 @@ import pytest
 from playwright.sync_api import expect
 
 from dpviz.core.registry import PAGE_SKELETON, capability
-from dpviz.errors import InputError
 from dpviz.stream.fenwick import workload_matrix
 from dpviz.stream.io import MAX_STEPS, read_stream_csv
 from dpviz.stream.strategies import LABELS, RELEASABLE
 from dpviz.viz.stream import MAX_POINTS
-from tests.apptest_helpers import (ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
+from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes)
-from tests.e2e_helpers import metric_value, open_page, set_slider_keys, upload, wait_idle, wait_plotly
+from tests.e2e_helpers import draw_private_release, metric_value, open_page, set_slider_keys, upload, wait_idle, wait_plotly
 
 PAGE = "pages/2_Stream.py"
 DATA = ROOT / "tests" / "data"
@@ -66,9 +65,7 @@ def upload_file(at, name: str, raw: bytes | None = None):
 
 
 def validator_message(raw: bytes) -> str:
-    with pytest.raises(InputError) as exc:
-        read_stream_csv(raw)
-    return str(exc.value)
+    return input_error_message(read_stream_csv, raw)
 
 
 def test_loads_bundled_flights(at):
@@ -339,17 +336,9 @@ def test_browser_private_release(page, streamlit_server):
     open_page(page, streamlit_server, "Stream")
     wait_plotly(page, 3)
     expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
-    page.get_by_role("button", name="Draw a private release").click()
-    expect(page.get_by_text(re.compile(r"^Private release ready: 181 rows"))).to_be_visible(timeout=30_000)
-    wait_idle(page)
-    grid = page.locator("[data-testid=stDataFrame]").last
-    expect(grid).to_be_visible()
+    grid, name, header = draw_private_release(page, re.compile(r"^Private release ready: 181 rows"))
     expect(grid).to_contain_text("released_total")
-    release_button = page.get_by_role("button", name="Download the release (CSV)")
-    expect(release_button).to_be_visible()
-    with page.expect_download() as dl:
-        release_button.click()
-    assert dl.value.suggested_filename == "flights.stream-release.csv"
+    assert name == "flights.stream-release.csv" and header.startswith("t,date,released_total")
     with page.expect_download() as dl:
         page.get_by_role("button", name=re.compile(r"^Simulated series \(CSV")).click()
     assert "simulation" in dl.value.suggested_filename and "release" not in dl.value.suggested_filename

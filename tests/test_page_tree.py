@@ -9,13 +9,12 @@ from playwright.sync_api import expect
 from dpviz.core.modes import SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.registry import PAGE_SKELETON
-from dpviz.errors import InputError
 from dpviz.tree.io import load_source, load_tree_file
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
-from tests.apptest_helpers import (ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
+from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes, walk)
-from tests.e2e_helpers import metric_value, open_page, set_slider_keys, upload, wait_idle, wait_plotly
+from tests.e2e_helpers import draw_private_release, metric_value, open_page, set_slider_keys, upload, wait_idle, wait_plotly
 
 PAGE = "pages/1_Tree.py"
 DATA = ROOT / "tests" / "data"
@@ -61,9 +60,7 @@ def upload_file(at, name: str):
 
 
 def validator_message(name: str) -> str:
-    with pytest.raises(InputError) as exc:
-        load_tree_file((DATA / name).read_bytes(), name=name)
-    return str(exc.value)
+    return input_error_message(load_tree_file, (DATA / name).read_bytes(), name=name)
 
 
 def test_loads_bundled_county_tree(at):
@@ -307,19 +304,8 @@ def test_browser_upload_changes_tree(page, streamlit_server):
 
 def test_browser_private_release(page, streamlit_server):
     open_page(page, streamlit_server, "Tree")
-    button = page.get_by_role("button", name="Draw a private release")
-    button.scroll_into_view_if_needed()
-    button.click()
-    expect(page.get_by_text("Private release ready")).to_be_visible(timeout=30_000)
-    wait_idle(page)
-    table = page.locator("[data-testid=stDataFrame]").last
-    expect(table).to_be_visible()
-    download = page.get_by_role("button", name="Download the release (CSV)")
-    expect(download).to_be_visible()
-    with page.expect_download() as info:
-        download.click()
-    assert info.value.suggested_filename == "county.tree-release.csv"
-    header = open(info.value.path(), encoding="utf-8").readline().strip()
+    _, name, header = draw_private_release(page, "Private release ready")
+    assert name == "county.tree-release.csv"
     assert header == ",".join(RELEASE_COLUMNS)
     sim = page.get_by_role("button", name=re.compile("^Simulated tree"))
     with page.expect_download() as sim_info:
