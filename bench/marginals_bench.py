@@ -207,7 +207,7 @@ def _self_rss(field: str = "VmRSS") -> float:
 def worker_rem(job: dict) -> dict:
     from dpviz.marginals.domain import Domain
     from dpviz.marginals.lnn import grem_lnn
-    from dpviz.marginals.reconstruct import decompose, emp, grem_mle
+    from dpviz.marginals.reconstruct import decompose, emp, grem_mle, trunc_rescale
 
     domain = Domain(tuple(job["attrs"]), tuple(job["sizes"]))
     W = [tuple(g) for g in job["workload"]]
@@ -225,6 +225,7 @@ def worker_rem(job: dict) -> dict:
         res = decompose(domain, marg)
     out["mle_time"] = time.perf_counter() - t
     out["mle"] = {g: np.asarray(v) for g, v in rec.marginals.items()}
+    out["tr"] = {g: np.asarray(v) for g, v in trunc_rescale(rec).marginals.items()}
     if job.get("lnn") is not None:
         t = time.perf_counter()
         r = grem_lnn(domain, W, res, **job["lnn"])
@@ -503,6 +504,7 @@ def compare(data: Dataset, W, meas: dict, lnn: dict | None, pgm_ok: bool, mem_ca
     out = {"rem": rem}
     if rem.get("status") is None:
         rem["mle_err"] = workload_error(true, rem["mle"])
+        rem["tr_err"] = workload_error(true, rem["tr"])
         if "lnn" in rem:
             rem["lnn_err"] = workload_error(true, rem["lnn"])
     if pgm_ok:
@@ -536,9 +538,10 @@ def part2(quick: bool, pgm_ok: bool, pgm_line: str, mem_cap: float, pgm_cap: flo
     print(pgm_line)
     print(f"Private-PGM: MirrorDescent, {PGM_ITERS} iterations (mbi's default), float64, fit time cap "
           f"{pgm_cap:.0f} s; ReM: GReM-MLE/EMP then GReM-LNN (RP: {RP_LNN}; MWEM: {MWEM_LNN}), LNN time cap "
-          f"{lnn_cap:.0f} s. Memory = peak RSS of the process (imports included; baseline after imports in "
-          "brackets).\n")
-    header = ["case", "MLE/EMP l1", "LNN l1", "ReM time (MLE + LNN)", "LNN its", "ReM peak RSS",
+          f"{lnn_cap:.0f} s; T+R = Trunc+Rescale of the MLE/EMP (the paper's baseline). Memory = peak resident set "
+          "of the worker process (imports included; its resident set after imports in brackets). l1 as in part 1."
+          "\n")
+    header = ["case", "MLE/EMP l1", "T+R l1", "LNN l1", "ReM time (MLE + LNN)", "LNN its", "ReM peak RSS",
               "PGM status", "PGM fit", "PGM answer W", "PGM peak RSS", "PGM l1", "PGM model",
               "time PGM/ReM", "mem PGM/ReM", "l1 PGM/LNN", "l1 PGM/MLE"]
     rows = []
@@ -556,13 +559,13 @@ def part2(quick: bool, pgm_ok: bool, pgm_line: str, mem_cap: float, pgm_cap: flo
         c = compare(data, W, meas, lnn, pgm_ok, mem_cap, pgm_cap, lnn_cap, check=True)
         rem, pgm = c["rem"], c.get("pgm")
         if rem.get("status"):
-            rem_cells = [rem["status"], "—", "—", "—", fmt_bytes(rem["maxrss"])]
+            rem_cells = [rem["status"], "—", "—", "—", "—", fmt_bytes(rem["maxrss"])]
             rt = None
         else:
             info = rem.get("lnn_info", {})
             rt = rem["mle_time"] + rem.get("lnn_time", 0.0)
             lnn_note = f"{info.get('iterations', '—')}" + ("" if info.get("converged") else f" ({info.get('stop')})")
-            rem_cells = [f"{rem['mle_err']:.4g}", f"{rem.get('lnn_err', math.nan):.4g}",
+            rem_cells = [f"{rem['mle_err']:.4g}", f"{rem['tr_err']:.4g}", f"{rem.get('lnn_err', math.nan):.4g}",
                          f"{fmt_s(rem['mle_time'])} + {fmt_s(rem.get('lnn_time'))}", lnn_note,
                          f"{fmt_bytes(rem['maxrss'])} ({fmt_bytes(rem['baseline'])})"]
         pc = _pgm_cells(pgm)
@@ -641,6 +644,13 @@ def part3(quick: bool, pgm_ok: bool, mem_cap: float, pgm_cap: float, ks: list[in
                      ratio(pgm["maxrss"], rem["maxrss"]) if pgm is not None else "—",
                      ratio(pgm["err"], rem["mle_err"]) if ok else "—"])
     table(header, rows)
+    if pgm_ok:
+        sizes = []
+        for K in range(min(Ks), max(Ks) + 1) if quick else range(21, 41):
+            cl = [tuple(adult.domain.attrs[k] for k in W[i]) for i in order[:K]]
+            sizes.append(f"{K}: {junction_tree.hypothetical_model_size(dom, cl):,.3g} MB")
+        print("Private-PGM model size (mbi.junction_tree.hypothetical_model_size, float64) by K: "
+              + ", ".join(sizes) + "\n")
 
 
 # ============================================================================================ main
