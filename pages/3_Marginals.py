@@ -31,6 +31,7 @@ from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
 from dpviz.marginals.data import parse_workload, read_table
 from dpviz.marginals.domain import Domain, all_kway, downward_closure
+from dpviz.marginals.metrics import negative_cells, workload_error
 from dpviz.marginals.mwem import DEFAULT_ROUNDS
 from dpviz.marginals.pipeline import (
     LABELS,
@@ -402,8 +403,8 @@ else:
     g = labels[shown]
     series = {"true": sim.truth[g]} | {names[m]: r.marginals[g] for m, r in sim.results.items()}
     e2.caption(f"{domain.size(g):,} cells. " + "; ".join(
-        f"{names[m]}: ℓ1 / cell {np.abs(r.marginals[g] - sim.truth[g]).mean():.4g}, "
-        f"{int((r.marginals[g] < 0).sum())} negative" for m, r in sim.results.items()))
+        f"{names[m]}: ℓ1 / cell {workload_error({g: sim.truth[g]}, {g: r.marginals[g]}):.4g}, "
+        f"{negative_cells({g: r.marginals[g]})} negative" for m, r in sim.results.items()))
     st.plotly_chart(vm.marginal_explorer_figure(domain, g, series, cats), key="marginals_explorer", width="stretch")
 
     if "lnn" in sim.results:
