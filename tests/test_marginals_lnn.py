@@ -18,12 +18,13 @@ from scipy.optimize import minimize
 
 from dpviz.errors import InputError
 from dpviz.marginals.domain import Domain, downward_closure, subsets
-from dpviz.marginals.lnn import LNNResult, grem_lnn, lnn_objective
+from dpviz.marginals.lnn import LNNResult, _Problem, grem_lnn, lnn_objective
 from dpviz.marginals.reconstruct import ResidualMeasurement, grem_mle
 from dpviz.marginals.residuals import (
     dense_marginal_matrix,
     dense_residual_matrix,
     marginal_to_residual,
+    residual_to_marginal,
 )
 
 DOM = Domain(("a", "b", "c"), (3, 4, 2))
@@ -345,3 +346,35 @@ def test_bad_workload_and_measurements(full_case):
     exact = [ResidualMeasurement(m.tau, m.values, 0.0) for m in meas]
     with pytest.raises(InputError, match="σ² > 0"):
         grem_lnn(DOM, W2, exact, weights="noise")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_lattice_transforms_equal_the_per_pair_maps(seed):
+    """The solver's two lattice passes (superset sums on the λ side, subset sums on the α side) equal the
+    per-pair A⁺_{γ,τ} / A_{γ,τ} maps of dpviz.marginals.residuals, on random domains and mixed workloads
+    (cliques of different sizes, some nested in others)."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 6))
+    domain = Domain(tuple(f"a{i}" for i in range(d)), tuple(int(s) for s in rng.integers(2, 6, size=d)))
+    cliques = [c for r in range(1, min(d, 3) + 1) for c in combinations(range(d), r)]
+    picks = rng.choice(len(cliques), size=int(rng.integers(1, min(len(cliques), 6) + 1)), replace=False)
+    workload = sorted({cliques[i] for i in picks}, key=lambda t: (len(t), t))
+    closure = downward_closure(workload)
+    measured = {t: (rng.normal(size=domain.residual_size(t)), float(rng.uniform(0.5, 2.0)), 0.0)
+                for t in closure if rng.random() < 0.7}
+    prob = _Problem(domain, workload, measured, eta=3.0)
+    lam = {g: -rng.random(domain.size(g)) for g in workload}
+    # λ side, pair by pair: b̃_τ = Σ_{γ⊇τ} ∏_{k∈γ∖τ} n_k⁻¹ A⁺_{γ,τ} λ_γ
+    bt = {t: np.zeros(domain.residual_size(t)) for t in closure}
+    for g in workload:
+        for t in subsets(g):
+            bt[t] += domain.size(t) / domain.size(g) * marginal_to_residual(domain, g, t, lam[g])
+    alpha = prob.alpha(lam)
+    for t in closure:
+        want = measured[t][0] - measured[t][1] * bt[t] if t in measured else -bt[t] / (2 * 3.0)
+        np.testing.assert_allclose(alpha[t], want, rtol=1e-10, atol=1e-10)
+    # α side, pair by pair: μ_γ = Σ_{τ⊆γ} A_{γ,τ} α_τ
+    mu = prob.marginals(alpha)
+    for g in workload:
+        want = sum(residual_to_marginal(domain, g, t, alpha[t]) for t in subsets(g))
+        np.testing.assert_allclose(mu[g], want, rtol=1e-10, atol=1e-10)

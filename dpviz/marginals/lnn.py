@@ -77,13 +77,9 @@ import numpy as np
 
 from dpviz.core.accounting import positive
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Domain, downward_closure, subsets
+from dpviz.marginals.domain import Clique, Domain, downward_closure
 from dpviz.marginals.reconstruct import ResidualMeasurement, check_workload
-from dpviz.marginals.residuals import (
-    marginal_to_residual,
-    residual_cov_solve,
-    residual_to_marginal,
-)
+from dpviz.marginals.residuals import d_apply, dpinv_apply, residual_cov_solve
 
 __all__ = [
     "ETA",
@@ -209,7 +205,22 @@ def _quad(domain: Domain, tau: Clique, x: np.ndarray) -> float:
 
 
 class _Problem:
-    """Precomputed structure of one GReM-LNN instance (cliques, scales, measured statistics)."""
+    """Precomputed structure of one GReM-LNN instance (cliques, scales, measured statistics).
+
+    One round maps λ → α → μ through every (γ, τ ⊆ γ) pair. Instead of 2^{|γ|} separate A⁺_{γ,τ} and A_{γ,τ}
+    applications per γ, both passes are subset-lattice transforms over the closure 𝒲↓ (App. C's factorisation
+    A_{γ,τ} = ⊗_k (D⁺ | 1/n_k | 1), A⁺_{γ,τ} = ⊗_k (D | 1ᵀ | 1)):
+
+    * λ side: b̃_τ = Σ_{γ⊇τ} (n_τ/n_γ) D_τ S_{γ→τ} λ_γ = n_τ D_τ V_τ with V_τ = Σ_{γ∈𝒲, γ⊇τ} S_{γ→τ}(λ_γ/n_γ)
+      (S sums out the γ∖τ axes). V is a superset-sum transform: one attribute k at a time,
+      V_σ += S_k V_{σ∪{k}} for every σ ∌ k — |σ ∪ {k}| sums per clique instead of 2^{|γ|}, and D_τ once per τ.
+    * α side: n_γ μ_γ = Σ_{τ⊆γ} E_{τ→γ}(n_τ D⁺_τ α_τ) (E broadcasts along γ∖τ): a subset-sum (zeta)
+      transform, U_σ += E_k U_{σ−{k}} for every σ ∋ k, one attribute at a time, after D⁺_τ once per τ.
+
+    λ and μ live in one flat buffer each (views per γ), so the projected step and the checks are single array
+    operations. The cost is O(Σ_{τ∈𝒲↓} |τ| n_τ) per round, within Thm. 6e's O(Σ_γ |γ| n_γ 2^{|γ|}); the
+    result equals the per-pair maps of :mod:`dpviz.marginals.residuals` (tested against them and a QP solver).
+    """
 
     def __init__(self, domain: Domain, workload: list[Clique], measured, eta: float) -> None:
         self.domain = domain
@@ -217,39 +228,71 @@ class _Problem:
         self.closure = downward_closure(workload)
         self.measured = measured          # τ → (z̄, c, const)
         self.eta = eta
-        # (γ, [(τ, ∏_{k∈γ\τ} 1/n_k), ...]) over τ ⊆ γ
-        self.pairs = [(g, [(t, 1.0 / domain.size(tuple(k for k in g if k not in t))) for t in subsets(g)])
-                      for g in workload]
         self.m = {t: domain.residual_size(t) for t in self.closure}
         self.n = {g: domain.size(g) for g in workload}
+        self.shape = {t: domain.shape(t) for t in self.closure}
+        self.rshape = {t: tuple(domain.sizes[k] - 1 for k in t) for t in self.closure}
+        self.ntau = {t: float(domain.size(t)) for t in self.closure}
+        # flat layout of the workload cells: μ and λ are one buffer each, γ's block at [start, stop)
+        bounds = np.cumsum([0] + [self.n[g] for g in workload])
+        self.total_cells = int(bounds[-1])
+        self.blocks = {g: (int(bounds[i]), int(bounds[i + 1])) for i, g in enumerate(workload)}
+        # lattice transforms, one attribute k at a time (class docstring):
+        #   down: (σ, σ ∪ {k}, axis of k in σ ∪ {k});  up: (σ, σ \ {k}, broadcast shape of σ \ {k} inside σ)
+        members = set(self.closure)
+        attrs = sorted({k for t in self.closure for k in t})
+        self.down: list[tuple[Clique, Clique, int]] = []
+        self.up: list[tuple[Clique, Clique, tuple[int, ...]]] = []
+        for k in attrs:
+            for s in self.closure:
+                if k in s:
+                    child = tuple(a for a in s if a != k)
+                    self.up.append((s, child, tuple(1 if a == k else domain.sizes[a] for a in s)))
+                else:
+                    parent = tuple(sorted(s + (k,)))
+                    if parent in members:
+                        self.down.append((s, parent, parent.index(k)))
+
+    def views(self, flat: np.ndarray) -> dict[Clique, np.ndarray]:
+        """Per-γ views (shape n_γ) of a flat workload-cell buffer."""
+        return {g: flat[a:b] for g, (a, b) in self.blocks.items()}
 
     def alpha(self, lam: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
         """α*(λ) = argmin_α ℒ(α, λ) (closed form; module docstring)."""
-        d = self.domain
-        bt = {t: np.zeros(self.m[t]) for t in self.closure}
-        for g, pairs in self.pairs:
-            lg = lam[g]
-            for t, scale in pairs:
-                bt[t] += scale * marginal_to_residual(d, g, t, lg)
+        v = {t: np.zeros(self.shape[t]) for t in self.closure}
+        for g in self.workload:
+            v[g] += lam[g].reshape(self.shape[g]) * (1.0 / self.n[g])
+        for s, parent, axis in self.down:
+            v[s] += v[parent].sum(axis=axis)
         out = {}
         for t in self.closure:
+            x = v[t]
+            for ax in range(len(t)):
+                x = d_apply(x, axis=ax)
+            bt = x.reshape(-1) * self.ntau[t]
             if t in self.measured:
                 zbar, c, _ = self.measured[t]
-                out[t] = zbar - c * bt[t]
+                out[t] = zbar - c * bt
             else:
-                out[t] = bt[t] * (-0.5 / self.eta)
+                out[t] = bt * (-0.5 / self.eta)
         return out
 
-    def marginals(self, alpha: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
-        """μ_γ(α) = Σ_{τ⊆γ} A_{γ,τ} α_τ for γ ∈ 𝒲."""
-        d = self.domain
-        out = {}
-        for g, pairs in self.pairs:
-            acc = np.zeros(self.n[g])
-            for t, _ in pairs:
-                acc += residual_to_marginal(d, g, t, alpha[t])
-            out[g] = acc
-        return out
+    def marginals(self, alpha: dict[Clique, np.ndarray], out: np.ndarray | None = None) -> dict[Clique, np.ndarray]:
+        """μ_γ(α) = Σ_{τ⊆γ} A_{γ,τ} α_τ for γ ∈ 𝒲 (written into the flat buffer ``out`` when given)."""
+        u = {}
+        for t in self.closure:
+            x = alpha[t].reshape(self.rshape[t])
+            for ax in range(len(t)):
+                x = dpinv_apply(x, axis=ax)
+            u[t] = x * self.ntau[t]
+        for s, child, shape in self.up:
+            u[s] += u[child].reshape(shape)
+        if out is None:
+            out = np.empty(self.total_cells)
+        mu = self.views(out)
+        for g in self.workload:
+            np.multiply(u[g].reshape(-1), 1.0 / self.n[g], out=mu[g])
+        return mu
 
     def objective(self, alpha: dict[Clique, np.ndarray]) -> float:
         """F(α) = ½ Σ_{τ∈S} Σ_i (α_τ − z_{τ,i})ᵀK_{τ,i}⁻¹(α_τ − z_{τ,i}) + η Σ_{ν∉S} ‖A_{ν,ν}α_ν‖²."""
@@ -398,21 +441,22 @@ def _run(prob: _Problem, rounds: int, s: float, lam0: float, started: float, tim
          early_stopping: bool, neg_tol: float, neg_after: int, cs_tol: float, cs_after: int, check_every: int,
          callback):
     """One dual-ascent run; None if it diverged (non-finite μ or dual objective)."""
-    d = prob.domain
-    lam = {g: np.full(d.size(g), lam0) for g in prob.workload}
+    lam_flat = np.full(prob.total_cells, lam0)
+    mu_flat = np.empty(prob.total_cells)
+    lam = prob.views(lam_flat)
     history: list[tuple[int, float, float]] = []
     reason = "rounds"
     with np.errstate(over="ignore", invalid="ignore"):
         for it in range(1, rounds + 1):
             alpha = prob.alpha(lam)
-            mu = prob.marginals(alpha)
-            if not math.isfinite(sum(float(m.sum()) for m in mu.values())):
+            mu = prob.marginals(alpha, out=mu_flat)
+            if not math.isfinite(float(mu_flat.sum())):
                 return None
             last = it == rounds
             timed_out = time_limit is not None and time.perf_counter() - started >= time_limit
             if it % check_every == 0 or last or timed_out:
-                neg = float(sum(np.minimum(m, 0.0).sum() for m in mu.values()))
-                cs = float(sum(lam[g] @ mu[g] for g in prob.workload))
+                neg = float(np.minimum(mu_flat, 0.0).sum())
+                cs = float(lam_flat @ mu_flat)
                 dual = prob.objective(alpha) + cs
                 if not math.isfinite(dual):
                     return None
@@ -432,8 +476,7 @@ def _run(prob: _Problem, rounds: int, s: float, lam0: float, started: float, tim
                     break
                 if last:
                     break
-            for g in prob.workload:
-                lg = lam[g]
-                lg += s * mu[g]
-                np.minimum(lg, 0.0, out=lg)
+            # projected dual ascent on all workload cells at once: λ ← min(λ + s μ, 0)
+            lam_flat += s * mu_flat
+            np.minimum(lam_flat, 0.0, out=lam_flat)
     return alpha, mu, lam, it, reason, history, dual, neg, cs

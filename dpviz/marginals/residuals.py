@@ -25,7 +25,7 @@ stack of measurements (e.g. Monte-Carlo trials) goes through in one call.
 Closed forms (1-indexed; digest §1.3, verified against ``np.linalg.pinv`` in the tests):
 
 * Dᵀu:      (Dᵀu)_i = u_i − u_{i−1} with u_0 = u_n = 0;
-* D⁺v:      r_i = Σ_{j≥i} v_j (so r_n = 0), D⁺v = r − mean(r) (mean(r) = (1/n)Σ_j j v_j);
+* D⁺v:      r_i = Σ_{j≥i} v_j (so r_n = 0), D⁺v = r − mean(r) = mean(c) − c with c_i = Σ_{j<i} v_j;
 * (D⁺)ᵀw:   ((D⁺)ᵀw)_j = Σ_{i≤j} (w_i − mean(w)), j = 1..n−1;
 * (DDᵀ)⁻¹ = (D⁺)ᵀD⁺ (entries min(i,j)(n−max(i,j))/n), so the solve is D⁺ followed by (D⁺)ᵀ.
 """
@@ -106,12 +106,23 @@ def dt_apply(u: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def dpinv_apply(v: np.ndarray, axis: int = -1) -> np.ndarray:
-    """D⁺ along ``axis``: length n−1 → n. Reverse cumulative sum padded with a trailing 0, minus its mean."""
+    """D⁺ along ``axis``: length n−1 → n.
+
+    With c = (0, v_1, v_1+v_2, …, Σ_j v_j) (length n), the reverse cumulative sum is r = c_n − c, so
+    D⁺v = r − mean(r) = mean(c) − c: one cumulative sum per fibre.
+    """
     v = _float(v)
-    _length(v, axis, 0, "dpinv_apply")
-    r = np.flip(np.cumsum(np.flip(v, axis=axis), axis=axis), axis=axis)
-    r = np.concatenate([r, _zeros_like_slab(v, axis)], axis=axis)
-    return r - r.mean(axis=axis, keepdims=True)
+    n = _length(v, axis, 0, "dpinv_apply") + 1
+    axis = axis % v.ndim
+    c = np.cumsum(v, axis=axis)
+    mean = np.add.reduce(c, axis=axis, keepdims=True) * (1.0 / n)   # mean of (0, c)
+    shape = list(v.shape)
+    shape[axis] = n
+    out = np.empty(shape)
+    head = (slice(None),) * axis
+    out[head + (slice(0, 1),)] = mean
+    np.subtract(mean, c, out=out[head + (slice(1, None),)])
+    return out
 
 
 def dpinv_t_apply(w: np.ndarray, axis: int = -1) -> np.ndarray:
