@@ -63,7 +63,7 @@ from dpviz.marginals.reconstruct import MarginalMeasurement, ResidualMeasurement
 EPSILON, DELTA, SEED = 1.0, 1e-9, 0
 GIB = 2**30
 RP_LNN = {"rounds": 4000, "step": 0.1, "lam0": -1.0}               # paper App. H, ResidualPlanner
-MWEM_LNN = {"rounds": 1000, "step": 0.02, "lam0": -1.0, "eta": 40.0}  # paper App. H, Scalable MWEM
+MWEM_LNN = {"rounds": 1000, "step": 0.02, "lam0": -1.0, "eta": 1 / 40}  # App. H; η as the authors' code (lnn.ETA)
 PGM_ITERS = 1000  # mbi's default for Estimator.estimate
 PGM_WALL_EXTRA = 150.0  # part 3: a Private-PGM worker is killed at its fit time cap + this (setup, JIT)
 LOW_MEMORY = 1.0 * GIB  # the watchdog also stops a worker when the machine has less than this available

@@ -18,7 +18,15 @@ from scipy.optimize import minimize
 
 from dpviz.errors import InputError
 from dpviz.marginals.domain import Domain, downward_closure, subsets
-from dpviz.marginals.lnn import LNNResult, _Problem, grem_lnn, lnn_objective
+from dpviz.marginals.lnn import (
+    ETA,
+    SOLVER_ACCELERATED,
+    SOLVER_PLAIN,
+    LNNResult,
+    _Problem,
+    grem_lnn,
+    lnn_objective,
+)
 from dpviz.marginals.reconstruct import ResidualMeasurement, grem_mle
 from dpviz.marginals.residuals import (
     dense_marginal_matrix,
@@ -108,6 +116,10 @@ class DenseQP:
     def marginals(self, x):
         return {g: self.G[sl] @ x for g, sl in self.rows.items()}
 
+    def dual_hessian(self):
+        """−∇²g = G H⁻¹ Gᵀ for g(λ) = min_α F(α) + λᵀGα."""
+        return self.G @ np.linalg.solve(self.H, self.G.T)
+
 
 # --------------------------------------------------------------------------- problems
 
@@ -152,12 +164,14 @@ QP_CASES = [  # (id, case, eta, weights, weight_base)
 
 
 @pytest.mark.parametrize("case,eta,weights,base", [c[1:] for c in QP_CASES], ids=[c[0] for c in QP_CASES])
-def test_matches_generic_qp_solver(request, case, eta, weights, base):
+@pytest.mark.parametrize("accelerate", [True, False], ids=["fista", "alg6"])
+def test_matches_generic_qp_solver(request, case, eta, weights, base, accelerate):
     _, meas = request.getfixturevalue(f"{case}_case")
     qp = DenseQP(DOM, W2, meas, eta, weights, base)
     assert (qp.G @ qp.unconstrained()).min() < -0.5, "constraints must be active for this test to mean anything"
     ref = qp.solve()
-    r = grem_lnn(DOM, W2, meas, eta=eta, weights=weights, weight_base=base, early_stopping=False, rounds=1500)
+    r = grem_lnn(DOM, W2, meas, eta=eta, weights=weights, weight_base=base, early_stopping=False, rounds=1500,
+                 accelerate=accelerate)
     assert r.restarts == 0 and r.iterations == 1500 and r.stop_reason == "rounds"
     x = qp.stack(r.alpha)
     assert r.objective == pytest.approx(qp.F(x), rel=1e-10)  # the documented objective, evaluated densely
@@ -269,14 +283,40 @@ def test_dual_objective_increases(full_case):
 def test_huge_step_restarts_with_smaller_step_and_converges(full_case):
     _, meas = full_case
     good = grem_lnn(DOM, W2, meas, early_stopping=False, rounds=1000)
-    r = grem_lnn(DOM, W2, meas, step=100.0, early_stopping=False, rounds=1000)
-    assert r.restarts >= 2
+    r = grem_lnn(DOM, W2, meas, step=100.0, early_stopping=False, rounds=1000, accelerate=False)
+    assert r.restarts >= 2 and r.solver == SOLVER_PLAIN
     assert r.step == pytest.approx(100.0 / math.sqrt(10.0) ** r.restarts, rel=1e-12)
     assert r.converged and r.stop_reason == "rounds"
     for g in W2:
         np.testing.assert_allclose(r.marginals[g], good.marginals[g], atol=1e-6)
     with pytest.raises(InputError, match="diverged"):
-        grem_lnn(DOM, W2, meas, step=100.0, max_restarts=0)
+        grem_lnn(DOM, W2, meas, step=100.0, max_restarts=0, accelerate=False)
+
+
+def test_accelerated_step_is_capped_by_the_dual_lipschitz_constant(full_case):
+    """FISTA needs s ≤ 1/L: a huge step is capped at 0.9/L̂ up front (no divergence, no restart), with L̂ the
+    largest eigenvalue of the dual Hessian, checked against a dense eigen-decomposition."""
+    _, meas = full_case
+    qp = DenseQP(DOM, W2, meas, ETA, "heuristic", 2.0)
+    lip = float(np.linalg.eigvalsh(qp.dual_hessian()).max())
+    r = grem_lnn(DOM, W2, meas, step=100.0, early_stopping=False, rounds=1000)
+    assert r.restarts == 0 and r.solver == SOLVER_ACCELERATED
+    assert r.step == pytest.approx(0.9 / lip, rel=1e-3)
+    good = grem_lnn(DOM, W2, meas, early_stopping=False, rounds=3000, accelerate=False)
+    for g in W2:
+        np.testing.assert_allclose(r.marginals[g], good.marginals[g], atol=1e-6)
+
+
+def test_acceleration_needs_fewer_rounds(full_case):
+    """Same stopping rule, same answer, fewer rounds than Alg. 6's plain ascent."""
+    _, meas = full_case
+    fast = grem_lnn(DOM, W2, meas, neg_tol=1e-6, cs_tol=1e-6, neg_after=0, cs_after=0, check_every=10)
+    slow = grem_lnn(DOM, W2, meas, neg_tol=1e-6, cs_tol=1e-6, neg_after=0, cs_after=0, check_every=10,
+                    accelerate=False)
+    assert fast.converged and slow.converged
+    assert fast.iterations < slow.iterations
+    for g in W2:
+        np.testing.assert_allclose(fast.marginals[g], slow.marginals[g], atol=1e-3)
 
 
 def test_time_limit_stops(full_case):

@@ -136,9 +136,12 @@ def _mechanism(name: str) -> str:
 
 def lnn_defaults(mechanism: str) -> dict:
     """GReM-LNN settings of the paper's experiments (App. H): ResidualPlanner T = 4000, s = 0.1, λ0 = −1;
-    Scalable MWEM T = 1000, s = 0.02, λ0 = −1, η = 40 (unmeasured residuals are regularised)."""
+    Scalable MWEM T = 1000, s = 0.02, λ0 = −1 and the regulariser of the unmeasured residuals at the authors'
+    code's strength (η = 1/40 in Eq. 9's notation; :data:`dpviz.marginals.lnn.ETA` says why)."""
+    from dpviz.marginals.lnn import ETA
+
     if mechanism == "mwem":
-        return {"rounds": 1000, "step": 0.02, "lam0": -1.0, "eta": 40.0}
+        return {"rounds": 1000, "step": 0.02, "lam0": -1.0, "eta": ETA}
     return {"rounds": 4000, "step": 0.1, "lam0": -1.0}
 
 
@@ -570,7 +573,7 @@ def reconstruct(meas_json: object, method: str = "mle", *, lnn_options: Mapping 
 
     ``method="mle"``: EMP, the weighted least-squares (pseudoinverse of the σ-scaled measurement matrix)
     reconstruction — each entry also carries its analytic per-cell ``variance``; ``"lnn"``: GReM-LNN on the
-    residual decomposition of the measurements (every cell ≥ 0; unmeasured residuals regularised with η = 40
+    residual decomposition of the measurements (every cell ≥ 0; unmeasured residuals regularised with η = 1/40
     as in the paper's MWEM experiment, unless every residual of the workload closure is measured).
     """
     from dpviz.marginals.lnn import grem_lnn
