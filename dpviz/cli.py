@@ -1,7 +1,8 @@
 """python -m dpviz: every simulation, release and structure view, headless.
 
 The command groups come from the capability registry (:mod:`dpviz.core.registry`): each capability
-adds its own verbs (``simulate``, ``release``, ...). Bad input exits with code 2 and one clear line on
+adds its own verbs (``simulate``, ``release``, ...); :data:`TOOLS` adds the groups that work across
+capabilities (``audit``). Bad input exits with code 2 and one clear line on
 stderr, never a traceback.
 """
 
@@ -12,8 +13,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dpviz.core.registry import CAPABILITIES
+from dpviz.core.registry import CAPABILITIES, resolve
 from dpviz.errors import InputError
+
+TOOLS: tuple[str, ...] = ("dpviz.audit.cli:register",)
+"""Command groups that work across capabilities (``"module:function"`` registrars, like a capability's ``cli``):
+``audit`` (empirical privacy audit)."""
 
 EPILOG = ("Modes: 'simulate' is seeded and shows the truth and errors (teaching, what-if; not a private "
           "release). 'release' draws discrete noise from the OS CSPRNG, takes no seed and writes no truth. "
@@ -32,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     groups = parser.add_subparsers(dest="capability", required=True, parser_class=_Parser)
     for cap in CAPABILITIES:
         cap.register_cli(groups)
+    for tool in TOOLS:
+        resolve(tool)(groups)
     return parser
 
 

@@ -740,7 +740,11 @@ def build_all() -> dict[str, bytes]:
     files = {COUNTY_OUT: to_csv_bytes(county), FLIGHTS_OUT: to_csv_bytes(flights), BIKE_OUT: to_csv_bytes(bike),
              ADULT_OUT: gzip_bytes(to_csv_bytes(adult)), ADULT_DOMAIN_OUT: json_bytes(adult_domain),
              TITANIC_OUT: gzip_bytes(to_csv_bytes(titanic)), TITANIC_DOMAIN_OUT: json_bytes(titanic_domain)}
-    files["SOURCES.md"] = render_sources(files, cf, ff, bf, af, tf).encode("utf-8")
+    # the graph section comes from tools/extract_graphs.py (Debian python3-graph-tool), built from assets/graphs/
+    import extract_graphs
+
+    sources = extract_graphs.merged_sources(render_sources(files, cf, ff, bf, af, tf), extract_graphs.sources_section())
+    files["SOURCES.md"] = sources.encode("utf-8")
     return files
 
 

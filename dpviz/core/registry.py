@@ -104,6 +104,31 @@ CAPABILITIES: tuple[Capability, ...] = (
         samples=(Sample("adult", "UCI Adult (census income), 48,842 rows, discretised", "dpviz.marginals.data:load_adult_sample"),
                  Sample("titanic", "Titanic passengers (teaching)", "dpviz.marginals.data:load_titanic_sample")),
     ),
+    Capability(
+        name="graph",
+        title="Graph release",
+        description="A simple undirected graph released under edge-level DP: the DRF flattening kd-tree made "
+                    "private (drf-dp), the published DRF for comparison (not edge-DP), and baselines (kd-hybrid, "
+                    "quadtree, random, degree sequence).",
+        unit_of_privacy="one edge: neighbouring graphs on the same, public vertex set differ in one undirected "
+                        "edge {u, v}, which is one cell (u, v), u < v, of the upper triangle of the adjacency "
+                        "matrix, so every region count on the upper triangle changes by at most 1 (a vertex and "
+                        "all its edges are not protected: no node-level privacy)",
+        cli="dpviz.graph.cli:register",
+        page="pages/4_Graph.py",
+        icon=":material/hub:",
+        samples=(Sample("karate", "Zachary's karate club, 34 nodes / 78 edges (teaching)",
+                        "dpviz.graph.data:load_karate_sample"),
+                 Sample("netscience", "Network-science co-authorships, 1,589 / 2,742",
+                        "dpviz.graph.data:load_netscience_sample"),
+                 Sample("polblogs", "US political blogs 2005, 1,490 / 16,715 (symmetrised)",
+                        "dpviz.graph.data:load_polblogs_sample"),
+                 Sample("power", "US Western power grid, 4,941 / 6,594", "dpviz.graph.data:load_power_sample"),
+                 Sample("hep-th", "hep-th co-authorships 1995-99, 8,361 / 15,751",
+                        "dpviz.graph.data:load_hepth_sample"),
+                 Sample("email-enron", "Enron e-mail network, 36,692 / 183,831",
+                        "dpviz.graph.data:load_enron_sample")),
+    ),
 )
 
 

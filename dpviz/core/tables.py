@@ -21,7 +21,7 @@ import pandas as pd
 
 from dpviz.errors import InputError
 
-__all__ = ["write_table", "write_text", "write_release", "meta_path", "to_csv_text"]
+__all__ = ["write_table", "write_text", "write_release", "meta_path", "to_csv_text", "check_destination"]
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
@@ -36,7 +36,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-def _check_destination(path: Path, inputs: Iterable[str | Path | None]) -> Path:
+def check_destination(path: str | Path, inputs: Iterable[str | Path | None] = ()) -> Path:
+    """``path`` as a Path if it can be an output: not a folder, in an existing folder, not one of ``inputs``.
+
+    Commands call it on every output path before any work, so a bad ``--output`` costs nothing."""
     path = Path(path)
     if path.is_dir():
         raise InputError(f"--output: {path} is a directory; expected a file name")
@@ -53,7 +56,7 @@ def _check_destination(path: Path, inputs: Iterable[str | Path | None]) -> Path:
 
 def write_text(text: str, path: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
-    path = _check_destination(Path(path), inputs)
+    path = check_destination(Path(path), inputs)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -87,7 +90,7 @@ def write_release(df: pd.DataFrame, path: str | Path, meta: dict[str, Any], *,
     """Write a release table and its ``.meta.json`` sidecar (the table last, so its presence means
     both are complete). ``meta`` must not hold anything computed from the private data."""
     inputs = list(inputs)
-    path = _check_destination(Path(path), inputs)
+    path = check_destination(Path(path), inputs)
     write_text(json.dumps(meta, indent=2, default=_json_default) + "\n", meta_path(path), inputs=inputs)
     return write_text(to_csv_text(df), path, inputs=inputs)
 

@@ -38,9 +38,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from dpviz.core.accounting import positive
+from dpviz.core.exponential import exponential_mechanism as em_epsilon
 from dpviz.core.samplers import (
     MAX_SCALE,
-    csprng_uint64,
     discrete_gaussian,
     discrete_gaussian_variance,
 )
@@ -183,12 +183,6 @@ def measure_marginal(data: Dataset, clique: Sequence[int], sigma: float, rng: np
     return MarginalMeasurement(g, noisy, math.sqrt(var) if discrete else sigma)
 
 
-def _uniform53(rng: np.random.Generator | None) -> float:
-    """A uniform on [0, 1) with 53 random bits (k·2^-53)."""
-    word = int(csprng_uint64(1)[0]) if rng is None else int(rng.integers(0, 2**64, dtype=np.uint64))
-    return (word >> 11) * 2.0**-53
-
-
 def exponential_mechanism(scores: np.ndarray | Sequence[float], rho: float, rng: np.random.Generator | None,
                           sensitivity: float = 1.0) -> int:
     """Index r drawn with Pr[r] ∝ exp(ε/(2Δ) · score_r), ε = √(8ρ): an ε-DP mechanism, hence ε²/8 = ρ-zCDP
@@ -197,12 +191,8 @@ def exponential_mechanism(scores: np.ndarray | Sequence[float], rho: float, rng:
     ``sensitivity`` Δ bounds how much any score changes between neighbours (Δ = 1 for the L1 marginal
     score of Scalable MWEM). ``rng=None`` takes the uniform from the OS CSPRNG.
 
-    Floating point: the log-weights are shifted by their maximum (stable softmax), exponentiated and
-    cumulated in float64, and inverted with one 53-bit uniform. Each probability therefore carries a
-    relative error of order k·2^-52 (k = number of candidates) plus the 2^-53 granularity of the uniform;
-    candidates whose weight is below ~2^-1074 relative to the best are never drawn. The implemented
-    mechanism is within total variation ~k·1e-16 of the exact one — negligible, but it is an approximation
-    (the exact privacy guarantee holds for the ideal distribution).
+    The ε-DP sampler itself is :func:`dpviz.core.exponential.exponential_mechanism` (Gumbel-max; its
+    docstring states the floating-point caveat); this is its ρ-zCDP form.
     """
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim != 1 or s.size == 0:
@@ -210,11 +200,6 @@ def exponential_mechanism(scores: np.ndarray | Sequence[float], rho: float, rng:
     if not np.isfinite(s).all():
         raise InputError("exponential mechanism: scores must be finite")
     rho = positive("rho", rho)
-    sensitivity = positive("sensitivity", sensitivity)
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise InputError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
-    eps = math.sqrt(8.0 * rho)
-    logw = eps / (2.0 * sensitivity) * s
-    cdf = np.cumsum(np.exp(logw - logw.max()))
-    u = _uniform53(rng) * cdf[-1]
-    return int(min(np.searchsorted(cdf, u, side="right"), s.size - 1))
+    return em_epsilon(s, math.sqrt(8.0 * rho), sensitivity, rng)

@@ -1,0 +1,391 @@
+"""Read and write edge lists: CSV/TSV/whitespace-separated text, any vertex ids, size caps checked first.
+
+:func:`read_edges` turns a file (a path, its bytes, or an open binary file; optionally gzip-compressed)
+into a :class:`~dpviz.graph.model.Graph`:
+
+- **Rows.** One edge per line: two vertex ids ``u`` and ``v``, separated by a comma, a tab, a semicolon
+  or spaces (the first data line decides: comma if it has one, else tab, else semicolon, else runs of
+  whitespace). An optional third column must be a number (an edge weight): it is ignored, with a
+  notice (the graph is unweighted). Blank lines and lines starting with ``#`` or ``%`` (comments, as in
+  SNAP and KONECT files) are skipped. CSV quoting (``"a, b"``) is understood with a comma, tab or
+  semicolon.
+- **Header.** Optional. ``header=None`` (default) detects it: the first line is a header when its first
+  two fields are usual column names (``u,v``, ``source,target``, ``src,dst``, ``from,to``, ``node1,node2``
+  ...), or when every other line has integer ids and it does not. Pass ``header=True/False`` (CLI:
+  ``--header yes|no``) for any other file.
+- **Vertex ids.** If every id is an integer (``[+-]?digits``), vertices are numbered 0..n-1 in
+  **increasing numeric order** of the ids that occur (so 0-based ids 0..n-1 map to themselves and a
+  1-based file is shifted by one; such ids are written back in decimal form, ``007`` as ``7``);
+  otherwise every id is a string label and vertices are numbered in **first-seen order** (reading row
+  by row, u before v). ``Graph.labels`` keeps the original id of each
+  vertex (None when the ids are 0..n-1 themselves), and :func:`write_edges` writes the labels back.
+  Only ids that occur in an edge become vertices, unless ``n_nodes`` is given: then the ids must be
+  integers in 0..n_nodes-1 and are used as they are (vertices in no edge are isolated; this is how the
+  bundled samples keep their isolated vertices).
+- **Undirected, simple.** An edge list is read as an undirected graph: (a, b) and (b, a) are the same
+  edge (a directed input is thereby symmetrised, with a notice saying how many pairs appeared in both
+  directions); self-loops and repeated edges are dropped. ``Graph.notices`` says how many of each.
+
+Size caps (module constants, each a keyword argument, and a CLI flag): :data:`MAX_BYTES` is checked
+before anything is read (from the file size, or ``len(bytes)``; and on the decompressed size of a
+gzip file while it is decompressed); :data:`MAX_EDGES` while reading, in chunks of 4 MiB, by counting
+data lines before anything is parsed (and again exactly after parsing); :data:`MAX_NODES` on
+``n_nodes`` before parsing and on the number of distinct ids after. Every problem is an
+:class:`~dpviz.errors.InputError` naming the line (1-based, as in an editor) and what was expected.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpviz.core.tables import write_table
+from dpviz.errors import InputError
+from dpviz.graph.model import Graph, canonical_edges, check_n_nodes, sorted_unique
+
+__all__ = ["read_edges", "write_edges", "edges_frame", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "HEADER_NAMES"]
+
+MAX_BYTES = 100_000_000
+"""Default cap on the size of an edge-list file (and on its decompressed size if gzip-compressed)."""
+MAX_EDGES = 2_000_000
+"""Default cap on the number of edge rows."""
+MAX_NODES = 5_000_000
+"""Default cap on the number of vertices (``n_nodes``, or distinct ids)."""
+HEADER_NAMES = frozenset({
+    "u", "v", "i", "j", "source", "target", "src", "dst", "from", "to", "node1", "node2", "node_1", "node_2",
+    "id1", "id2", "source_id", "target_id", "from_id", "to_id", "vertex1", "vertex2", "head", "tail",
+    "sender", "receiver", "fromnodeid", "tonodeid", "node", "neighbor", "neighbour",
+})
+"""Column names that make the first line a header (case-insensitive; both of its first two fields)."""
+
+_CHUNK = 1 << 22
+_GZIP_MAGIC = b"\x1f\x8b"
+_SKIP_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*(?:[#%][^\n]*)?\n")
+"""A blank or comment line (with its newline), in raw bytes."""
+_INT = r"[+-]?\d{1,18}"
+_PARSER_LINE = re.compile(r"line (\d+)")
+_STEM_SUFFIXES = (".gz", ".csv", ".tsv", ".txt", ".edges", ".edgelist", ".el")
+
+
+def _cap_hint(what: str, flag: str, value: int) -> str:
+    return (f"the limit is {value:,} ({what}); raise it with read_edges(..., {flag.lstrip('-').replace('-', '_')}=N) "
+            f"or the CLI flag {flag} N")
+
+
+# ----------------------------------------------------------------------------------------------- raw bytes
+
+
+def _chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str, str]:
+    """(raw chunks, label for messages, graph name); a file's size is checked before it is opened."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        view = memoryview(source).cast("B")
+        if view.nbytes > max_bytes:
+            raise InputError(f"the upload is {view.nbytes:,} bytes, above the size cap; "
+                             + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
+        return (bytes(view[i:i + _CHUNK]) for i in range(0, view.nbytes, _CHUNK)), "the upload", "upload"
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"edge list file {str(source)!r} does not exist")
+        if path.is_dir():
+            raise InputError(f"edge list {str(source)!r} is a folder; expected a file")
+        size = path.stat().st_size
+        label = repr(path.name)
+        if size > max_bytes:
+            raise InputError(f"{label} is {size:,} bytes, above the size cap; "
+                             + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
+        name = path.name
+        for suffix in _STEM_SUFFIXES:
+            name = name.removesuffix(suffix)
+
+        def read() -> Iterator[bytes]:
+            with path.open("rb") as fh:
+                while chunk := fh.read(_CHUNK):
+                    yield chunk
+
+        return read(), label, name or "graph"
+    if hasattr(source, "read"):
+        name = Path(str(getattr(source, "name", "upload"))).name or "upload"
+        return iter(lambda: source.read(_CHUNK), b""), repr(name), name
+    raise InputError(f"edge list: expected a file path, bytes or a binary file, got {type(source).__name__}")
+
+
+def _read_capped(source: object, max_bytes: int, max_edges: int) -> tuple[bytes, str, str, bool]:
+    """(decompressed bytes, label, name, whether any blank/comment line was seen).
+
+    Reads in chunks; stops as soon as the bytes read (or decompressed) exceed ``max_bytes`` or the data
+    lines counted so far exceed ``max_edges`` + 1 (one line may be a header), before any parsing.
+    """
+    chunks, label, name = _chunks(source, max_bytes)
+    out = bytearray()
+    dec = None
+    read_in = counted_to = data_lines = 0
+    skipped = False
+    for k, chunk in enumerate(chunks):
+        if not isinstance(chunk, (bytes, bytearray)):
+            raise InputError(f"{label}: expected bytes; open the file in binary mode ('rb')")
+        read_in += len(chunk)
+        if read_in > max_bytes:
+            raise InputError(f"{label} is more than {max_bytes:,} bytes, above the size cap; "
+                             + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
+        if k == 0 and chunk[:2] == _GZIP_MAGIC:
+            dec = zlib.decompressobj(wbits=31)
+        if dec is not None:
+            try:
+                piece = dec.decompress(chunk, max_bytes - len(out) + 1)
+            except zlib.error as exc:
+                raise InputError(f"{label} starts like a gzip file but cannot be decompressed ({exc})") from None
+            if len(out) + len(piece) > max_bytes or dec.unconsumed_tail:
+                raise InputError(f"{label} decompresses to more than {max_bytes:,} bytes, above the size cap; "
+                                 + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
+            chunk = piece
+        out += chunk
+        end = out.rfind(b"\n") + 1
+        if end > counted_to:
+            seg = bytes(out[counted_to:end])
+            n_skip = len(_SKIP_LINE.findall(seg))
+            skipped = skipped or n_skip > 0
+            data_lines += seg.count(b"\n") - n_skip
+            counted_to = end
+            if data_lines > max_edges + 1:
+                raise InputError(f"{label} has more than {max_edges:,} edge rows, above the edge cap (counted "
+                                 "while reading, before parsing); " + _cap_hint("MAX_EDGES", "--max-edges", max_edges))
+    if dec is not None and not dec.eof:
+        raise InputError(f"{label} is a truncated gzip file")
+    return bytes(out), label, name, skipped
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _is_data(line: str) -> bool:
+    s = line.strip()
+    return bool(s) and s[0] not in "#%"
+
+
+def _line_numbers(text: str) -> np.ndarray:
+    """1-based line number of each data line (error path only)."""
+    return np.array([i + 1 for i, line in enumerate(text.splitlines()) if _is_data(line)], dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------------------------- parsing
+
+
+def _separator(first: str) -> tuple[str, str]:
+    """(pandas separator, its name for messages) chosen from the first data line."""
+    if "," in first:
+        return ",", "a comma"
+    if "\t" in first:
+        return "\t", "a tab"
+    if ";" in first:
+        return ";", "a semicolon"
+    return r"\s+", "spaces"
+
+
+def _parse(body: str, sep: str, label: str, lines: Callable[[], np.ndarray]) -> pd.DataFrame:
+    """Up to 4 string columns (missing fields are ''); more than 4 fields is an error naming the line."""
+    try:
+        df = pd.read_csv(io.StringIO(body), sep=sep, header=None, names=range(4), dtype=str,
+                         keep_default_na=False, skipinitialspace=True, skip_blank_lines=True, engine="c",
+                         quoting=3 if sep == r"\s+" else 0)
+    except pd.errors.ParserError as exc:
+        m = _PARSER_LINE.search(str(exc))
+        where = f"line {int(lines()[int(m.group(1)) - 1])}" if m else "a line"
+        raise InputError(f"{label}, {where}: too many fields; expected 2 (u, v) or 3 (u, v, weight)") from None
+    except pd.errors.EmptyDataError:
+        df = pd.DataFrame({k: pd.Series([], dtype=str) for k in range(4)})
+    return df
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def read_edges(
+    source: str | os.PathLike | bytes,
+    *,
+    n_nodes: int | None = None,
+    header: bool | None = None,
+    max_bytes: int = MAX_BYTES,
+    max_edges: int = MAX_EDGES,
+    max_nodes: int = MAX_NODES,
+    name: str | None = None,
+) -> Graph:
+    """Read an edge list into a simple undirected :class:`~dpviz.graph.model.Graph` (see the module
+    docstring for the format, the id mapping and the caps).
+
+    InputError (naming the line) for: a missing file or a folder, a file above ``max_bytes``, more than
+    ``max_edges`` edge rows, more than ``max_nodes`` vertices, an empty file (or only comments), a
+    header and no edge, a row with fewer than 2 fields or an empty id, more than 3 fields, a third field
+    that is not a number, and (with ``n_nodes``) an id that is not an integer in 0..n_nodes-1.
+    """
+    for what, value in (("max_bytes", max_bytes), ("max_edges", max_edges), ("max_nodes", max_nodes)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise InputError(f"{what}: expected a whole number >= 1, got {value!r}")
+    if header not in (None, True, False):
+        raise InputError(f"header: expected True, False or None (detect), got {header!r}")
+    if n_nodes is not None:
+        n_nodes = check_n_nodes(n_nodes)
+        if n_nodes > max_nodes:
+            raise InputError(f"n_nodes = {n_nodes:,} is above the vertex cap; "
+                             + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
+    raw, label, default_name, skipped = _read_capped(source, max_bytes, max_edges)
+    name = name or default_name
+    text = _decode(raw)
+    del raw
+    if skipped:
+        kept = [line for line in text.splitlines() if _is_data(line)]
+        body, first = "\n".join(kept), (kept[0] if kept else "")
+    else:
+        body = text
+        first = text.lstrip("\ufeff").split("\n", 1)[0]
+    if not first.strip():
+        raise InputError(f"{label} is empty: expected one edge per line, two vertex ids u, v "
+                         "(e.g. 0,1), with an optional header line u,v")
+    sep, sep_name = _separator(first)
+
+    def lines() -> np.ndarray:
+        return _line_numbers(text)
+
+    df = _parse(body, sep, label, lines)
+    del body
+    u_raw = df[0].str.strip()
+    v_raw = df[1].str.strip()
+    w_raw = df[2].str.strip()
+    extra = df[3].str.strip() != ""
+    rows = len(df)
+    u_int = u_raw.str.fullmatch(_INT).to_numpy(dtype=bool)
+    v_int = v_raw.str.fullmatch(_INT).to_numpy(dtype=bool)
+    if header is None:
+        head = (u_raw.iloc[0].lower() in HEADER_NAMES and v_raw.iloc[0].lower() in HEADER_NAMES) or (
+            rows > 1 and not (u_int[0] and v_int[0]) and bool(u_int[1:].all() and v_int[1:].all()))
+    else:
+        head = header
+    start = 1 if head else 0
+
+    def line_of(i: int) -> int:
+        return int(lines()[i])
+
+    if head and v_raw.iloc[0] == "":
+        raise InputError(f"{label}, line {line_of(0)}: the header has fewer than 2 columns; expected u, v "
+                         f"separated by {sep_name}")
+    m = rows - start
+    if m <= 0:
+        raise InputError(f"{label} has a header but no edge: expected at least one line u, v after it")
+    if m > max_edges:
+        raise InputError(f"{label} has {m:,} edge rows, above the edge cap; "
+                         + _cap_hint("MAX_EDGES", "--max-edges", max_edges))
+    u_raw, v_raw, w_raw, extra = u_raw.iloc[start:], v_raw.iloc[start:], w_raw.iloc[start:], extra.iloc[start:]
+    u_int, v_int = u_int[start:], v_int[start:]
+    if extra.any():
+        i = _first_bad(extra.to_numpy(dtype=bool)) + start
+        raise InputError(f"{label}, line {line_of(i)}: 4 fields; expected 2 (u, v) or 3 (u, v, weight) "
+                         f"separated by {sep_name}")
+    missing = (u_raw == "").to_numpy(dtype=bool) | (v_raw == "").to_numpy(dtype=bool)
+    if missing.any():
+        i = _first_bad(missing) + start
+        raise InputError(f"{label}, line {line_of(i)}: expected two vertex ids u, v separated by {sep_name}; "
+                         "found fewer than 2 fields or an empty id")
+    notices: list[str] = []
+    has_w = (w_raw != "").to_numpy(dtype=bool)
+    if has_w.any():
+        w = pd.to_numeric(w_raw[has_w], errors="coerce").to_numpy(dtype=float)
+        if np.isnan(w).any():
+            i = int(np.flatnonzero(has_w)[np.flatnonzero(np.isnan(w))[0]]) + start
+            raise InputError(f"{label}, line {line_of(i)}: third field {w_raw.iloc[i - start]!r} is not a number; "
+                             "expected u, v or u, v, weight (a numeric weight, ignored)")
+        notices.append(f"third column (edge weights) ignored on {int(has_w.sum()):,} rows: the graph is unweighted")
+
+    labels: tuple[str, ...] | None = None
+    if n_nodes is not None:
+        bad = ~(u_int & v_int)
+        if bad.any():
+            i = _first_bad(bad)
+            raise InputError(f"{label}, line {line_of(i + start)}: vertex ids {u_raw.iloc[i]!r}, {v_raw.iloc[i]!r}; "
+                             f"with n_nodes = {n_nodes:,} every id must be an integer in 0..{n_nodes - 1}")
+        pairs = np.column_stack([u_raw.to_numpy().astype(np.int64), v_raw.to_numpy().astype(np.int64)])
+        out = (pairs < 0) | (pairs >= n_nodes)
+        if out.any():
+            i = _first_bad(out.any(axis=1))
+            raise InputError(f"{label}, line {line_of(i + start)}: vertex id {int(pairs[i][out[i]][0])} is outside "
+                             f"0..{n_nodes - 1} (n_nodes = {n_nodes:,})")
+        n = n_nodes
+    elif u_int.all() and v_int.all():
+        ids = np.concatenate([u_raw.to_numpy().astype(np.int64), v_raw.to_numpy().astype(np.int64)])
+        uniq, inv = np.unique(ids, return_inverse=True)
+        n = int(uniq.size)
+        pairs = inv.reshape(2, m).T
+        if not (uniq[0] == 0 and uniq[-1] == n - 1):
+            labels = tuple(str(x) for x in uniq.tolist())
+    else:
+        both = np.empty(2 * m, dtype=object)
+        both[0::2] = u_raw.to_numpy(dtype=object)
+        both[1::2] = v_raw.to_numpy(dtype=object)
+        codes, uniq = pd.factorize(both)
+        n = int(len(uniq))
+        pairs = codes.reshape(m, 2).astype(np.int64)
+        labels = tuple(str(x) for x in uniq)
+    if n > max_nodes:
+        raise InputError(f"{label} has {n:,} distinct vertex ids, above the vertex cap; "
+                         + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
+    notices.extend(_undirected_notices(pairs, n))
+    c = canonical_edges(pairs, n)
+    return Graph(n_nodes=n, edges=c.edges, labels=labels, notices=tuple(notices), name=name)
+
+
+def _undirected_notices(pairs: np.ndarray, n: int) -> list[str]:
+    """Notices for self-loops, repeated rows and pairs listed in both directions (symmetrised)."""
+    loops = pairs[:, 0] == pairs[:, 1]
+    arcs = pairs[~loops]
+    directed = sorted_unique(arcs[:, 0] * np.int64(n) + arcs[:, 1]).size
+    lo, hi = np.minimum(arcs[:, 0], arcs[:, 1]), np.maximum(arcs[:, 0], arcs[:, 1])
+    undirected = sorted_unique(lo * np.int64(n) + hi).size
+    out = []
+    n_loops = int(loops.sum())
+    if n_loops:
+        out.append(f"{n_loops:,} self-loop{'s' if n_loops != 1 else ''} (u, u) dropped: the graph is simple")
+    repeated = int(arcs.shape[0] - directed)
+    if repeated:
+        out.append(f"{repeated:,} repeated row{'s' if repeated != 1 else ''} (the same u, v again) dropped")
+    both = int(directed - undirected)
+    if both:
+        out.append(f"read as undirected (symmetrised): {both:,} pair{'s' if both != 1 else ''} listed in both "
+                   f"directions, (a, b) and (b, a), count{'s' if both == 1 else ''} as one edge each; the "
+                   f"{both:,} reverse row{'s' if both != 1 else ''} dropped as duplicates")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- writing
+
+
+def edges_frame(edges: np.ndarray, labels: Sequence[str] | None = None) -> pd.DataFrame:
+    """The table ``u, v`` of ``edges`` (int array (k, 2)), with vertex ids mapped back to ``labels``."""
+    arr = np.asarray(edges)
+    if arr.size == 0:
+        arr = np.zeros((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+        raise InputError(f"edges: expected an integer array of shape (k, 2), got {arr.dtype} {arr.shape}")
+    if labels is None:
+        return pd.DataFrame({"u": arr[:, 0].astype(np.int64), "v": arr[:, 1].astype(np.int64)})
+    lab = np.asarray(labels, dtype=object)
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= lab.size):
+        raise InputError(f"edges: vertex ids must be in 0..{lab.size - 1} to map them to the {lab.size:,} labels")
+    return pd.DataFrame({"u": lab[arr[:, 0]], "v": lab[arr[:, 1]]})
+
+
+def write_edges(path: str | os.PathLike, edges: np.ndarray, labels: Sequence[str] | None = None, *,
+                inputs: Sequence[str | os.PathLike | None] = ()) -> Path:
+    """Write ``edges`` as a CSV ``u,v`` (original ``labels`` if given) atomically, never over ``inputs``
+    (:func:`dpviz.core.tables.write_table`)."""
+    return write_table(edges_frame(edges, labels), Path(path), inputs=inputs)

@@ -1,0 +1,104 @@
+"""The result type every graph method returns, and the one ``release`` entry point.
+
+Unit of privacy: **one edge** (edge-level DP). Neighbouring graphs on the same, public vertex set
+{0..n-1} differ in exactly one undirected edge {u, v}; in the symmetric adjacency matrix that is two
+cells, (u, v) and (v, u), so counts are taken on the upper triangle (u < v) only, where it is one cell.
+
+``release(edges, n_nodes, epsilon, method="drf-dp", rng=None)`` dispatches by name to the functions in
+:data:`METHODS` (``"module:function"`` targets, imported lazily), each with the signature
+``f(edges, n_nodes, epsilon, *, rng=None, **options) -> GraphRelease``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpviz.core.accounting import positive
+from dpviz.core.registry import resolve
+from dpviz.errors import InputError
+
+__all__ = ["Partition", "GraphRelease", "METHODS", "DEFAULT_METHOD", "PRIVATE_METHODS", "NOT_PRIVATE_LABEL",
+           "release"]
+
+NOT_PRIVATE_LABEL = "not edge-DP as published"
+DEFAULT_METHOD = "drf-dp"
+
+METHODS: dict[str, str] = {
+    "drf-dp": "dpviz.graph.drf:drf_dp",
+    "drf": "dpviz.graph.drf:drf_published",
+    "kdh": "dpviz.graph.baselines:kd_hybrid",
+    "quadtree": "dpviz.graph.baselines:quadtree",
+    "random": "dpviz.graph.baselines:random_uniform",
+    "degree": "dpviz.graph.baselines:degree_chung_lu",
+}
+"""Method name -> ``"module:function"``. ``drf`` is the algorithm as published (not edge-DP)."""
+
+PRIVATE_METHODS: tuple[str, ...] = ("drf-dp", "kdh", "quadtree", "random", "degree")
+"""Every method except the published DRF is edge-DP; only these may run in release mode."""
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Rectangular regions of the (relabelled) adjacency matrix, as parallel arrays of length k.
+
+    Region i is the half-open rectangle rows [r0[i], r1[i]) x columns [c0[i], c1[i]) of the matrix
+    whose rows/columns are the relabelled vertices (``GraphRelease.order``). ``depth`` is the kd-tree
+    depth at which the region was created, ``parent`` the index of its parent region in the same arrays
+    (-1 for the root), ``leaf`` whether it is a final region, and ``noisy`` its released (noisy,
+    post-processed) edge count on the upper triangle. Internal nodes are kept so that a page can step
+    through the decomposition depth by depth.
+    """
+
+    r0: np.ndarray
+    r1: np.ndarray
+    c0: np.ndarray
+    c1: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    leaf: np.ndarray
+    noisy: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.r0.shape[0])
+
+    def to_json(self) -> dict:
+        """A JSON-ready mapping (lists), for ``--partitions P.json`` and the page's download."""
+        return {name: getattr(self, name).tolist() for name in
+                ("r0", "r1", "c0", "c1", "depth", "parent", "leaf", "noisy")}
+
+
+@dataclass(frozen=True)
+class GraphRelease:
+    """A released graph.
+
+    ``edges``: int64 (k, 2), u < v, no duplicates, no self-loops, in the caller's vertex ids 0..n-1.
+    ``budget``: sub-budget name -> ε spent; the values sum to the requested ε (to 1e-9).
+    ``private``: False only for the published DRF; ``label`` then says :data:`NOT_PRIVATE_LABEL`.
+    ``order``: the vertex order used for the matrix layout (``order[i]`` = vertex at row i), if any.
+    """
+
+    edges: np.ndarray
+    budget: Mapping[str, float]
+    method: str
+    n_nodes: int
+    private: bool = True
+    label: str = ""
+    partition: Partition | None = None
+    order: np.ndarray | None = None
+    info: Mapping[str, object] = field(default_factory=dict)
+
+
+def release(edges: np.ndarray, n_nodes: int, epsilon: float, method: str = DEFAULT_METHOD,
+            rng: np.random.Generator | None = None, **options) -> GraphRelease:
+    """Release a graph with ``method`` at ``epsilon`` (edge-DP for every method but ``"drf"``).
+
+    ``rng=None`` draws from the OS CSPRNG (release mode); a ``numpy.random.Generator`` makes the run
+    reproducible (simulation).
+    """
+    if method not in METHODS:
+        raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
+    epsilon = positive("epsilon", epsilon)
+    return resolve(METHODS[method])(edges, n_nodes, epsilon, rng=rng, **options)
