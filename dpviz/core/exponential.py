@@ -29,20 +29,24 @@ from dpviz.core.accounting import positive
 from dpviz.core.samplers import csprng_uint64
 from dpviz.errors import InputError
 
-__all__ = ["gumbel", "exponential_mechanism", "exponential_mechanism_grouped"]
+__all__ = ["uniform53", "gumbel", "exponential_mechanism", "exponential_mechanism_grouped"]
 
 
-def gumbel(size: int, rng: np.random.Generator | None) -> np.ndarray:
-    """``size`` standard Gumbel variates −log(−log U) (U from ``rng``, or the OS CSPRNG when None)."""
+def uniform53(size: int, rng: np.random.Generator | None) -> np.ndarray:
+    """``size`` uniforms in (0, 1) with 53 random bits each, (k + 1/2)·2^-53: from ``rng`` (simulation) or,
+    when ``rng`` is None, from the OS CSPRNG (:func:`dpviz.core.samplers.csprng_uint64`)."""
     if rng is None:
         words = csprng_uint64(int(size))
-        u = ((words >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53  # in (0, 1)
     else:
         if not isinstance(rng, np.random.Generator):
             raise InputError(f"rng: expected a numpy.random.Generator or None, got {type(rng).__name__}")
-        u = rng.random(int(size))
-        u = np.where(u > 0.0, u, 2.0**-54)  # rng.random is in [0, 1)
-    return -np.log(-np.log(u))
+        words = rng.integers(0, 2**64, size=int(size), dtype=np.uint64)
+    return ((words >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def gumbel(size: int, rng: np.random.Generator | None) -> np.ndarray:
+    """``size`` standard Gumbel variates −log(−log U), U = :func:`uniform53` (OS CSPRNG when ``rng`` is None)."""
+    return -np.log(-np.log(uniform53(size, rng)))
 
 
 def _as_scores(scores: object) -> np.ndarray:

@@ -116,7 +116,7 @@ import numpy as np
 
 from dpviz.core.accounting import positive, probability
 from dpviz.core.noise import Noise
-from dpviz.core.samplers import csprng_uint64
+from dpviz.core.exponential import gumbel, uniform53
 from dpviz.errors import InputError
 from dpviz.graph.model import canonical_edges
 from dpviz.graph.regions import count_upper, place_uniform, upper_cells
@@ -205,12 +205,6 @@ def _sorted_edges(e: np.ndarray) -> np.ndarray:
         return np.zeros((0, 2), dtype=np.int64)
     order = np.lexsort((e[:, 1], e[:, 0]))
     return np.ascontiguousarray(e[order])
-
-
-def _uniform53(size: int, rng: np.random.Generator | None) -> np.ndarray:
-    """Uniforms in (0, 1) with 53 random bits: (k + 1/2)·2^-53, from ``rng`` or the OS CSPRNG."""
-    words = csprng_uint64(size) if rng is None else rng.integers(0, 2**64, size=size, dtype=np.uint64)
-    return ((words >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
 
 
 def _laplace(true: np.ndarray, scales: np.ndarray, rng: np.random.Generator | None,
@@ -460,13 +454,12 @@ def private_medians(coords: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: 
     ok = length > 0
     with np.errstate(divide="ignore"):
         logw = np.where(ok, np.log(np.maximum(length, 1)) - 0.5 * epsilon * np.abs(2 * j - c), -np.inf)
-    gumbel = -np.log(-np.log(_uniform53(logw.shape[0], rng)))
-    key = np.where(ok, logw + gumbel, -np.inf)
+    key = np.where(ok, logw + gumbel(logw.shape[0], rng), -np.inf)
     best = np.maximum.reduceat(key, seg_start)
     hit = np.flatnonzero(key == best[node])
     _, first = np.unique(node[hit], return_index=True)
     pick = hit[first]
-    u = _uniform53(kk, rng)
+    u = uniform53(kk, rng)
     offset = np.minimum(np.floor(u * length[pick]).astype(np.int64), length[pick] - 1)
     return a[pick] + offset
 
