@@ -57,8 +57,6 @@ import numbers
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import erfcx, log_ndtr, ndtri
 
 from dpviz.errors import InputError
 
@@ -145,6 +143,7 @@ def probability(name: str, value: object) -> float:
 
 def _mills(t: float) -> float:
     """Mills ratio R(t) = Φ(−t)/φ(t), accurate for t ≥ 0 (and moderate negative t)."""
+    from scipy.special import erfcx  # lazy: keeps `import dpviz` and --help light
     return _SQRT_HALF_PI * float(erfcx(t * _SQRT_HALF))
 
 
@@ -173,6 +172,7 @@ def _find_bracket(f: Callable[[float], float], lo: float, hi: float,
 
 def _root(f: Callable[[float], float], lo: float, hi: float) -> float:
     """Root of an increasing f on a bracket, to (near) machine precision."""
+    from scipy.optimize import brentq  # lazy: keeps `import dpviz` and --help light
     flo, fhi = f(lo), f(hi)
     if flo == 0.0:
         return lo
@@ -217,6 +217,7 @@ def _gaussian_log_delta(mu: float, eps: float) -> float:
     the second form using e^ε φ(x + μ) = φ(x).  It is used for x ≥ 0, where the first form
     cancels; for x < 0, Φ(−x) > 1/2 and the first form is evaluated in log space.
     """
+    from scipy.special import log_ndtr  # lazy: keeps `import dpviz` and --help light
     x = eps / mu - 0.5 * mu
     if x >= 0.0:
         diff = _mills(x) - _mills(x + mu)
@@ -291,6 +292,8 @@ def gaussian_epsilon(rho: float, delta: float) -> float:
     >>> round(gaussian_epsilon(0.5, 1e-6), 6)
     4.886554
     """
+    from scipy.optimize import brentq  # lazy: keeps `import dpviz` and --help light
+    from scipy.special import ndtri  # lazy: keeps `import dpviz` and --help light
     rho = positive("rho", rho)
     delta = probability("delta", delta)
     mu = math.sqrt(2.0 * rho)
