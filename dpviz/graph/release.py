@@ -21,7 +21,7 @@ from dpviz.core.registry import resolve
 from dpviz.errors import InputError
 
 __all__ = ["Partition", "GraphRelease", "METHODS", "DEFAULT_METHOD", "PRIVATE_METHODS", "NOT_PRIVATE_LABEL",
-           "release"]
+           "release", "method_rng", "metrics_rng", "partition_json"]
 
 NOT_PRIVATE_LABEL = "not edge-DP as published"
 DEFAULT_METHOD = "drf-dp"
@@ -102,3 +102,31 @@ def release(edges: np.ndarray, n_nodes: int, epsilon: float, method: str = DEFAU
         raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
     epsilon = positive("epsilon", epsilon)
     return resolve(METHODS[method])(edges, n_nodes, epsilon, rng=rng, **options)
+
+
+def method_rng(seed: int, method: str) -> np.random.Generator:
+    """Simulation noise stream of one method, from the seed and the method's place in :data:`METHODS`, so a
+    method's draw does not depend on which other methods run (the CLI and the page use the same streams)."""
+    if method not in METHODS:
+        raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(list(METHODS).index(method),)))
+
+
+def metrics_rng(seed: int) -> np.random.Generator:
+    """The cut-query vertex sets of a simulation: the same for every method (a fresh Generator per call)."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1_000,)))
+
+
+def partition_json(rel: GraphRelease, labels=None) -> dict:
+    """The released partition as JSON (``--partitions`` and the page's download): regions, the vertex order
+    and, when the input had labels, the order as labels. Released quantities only."""
+    if rel.partition is None:
+        raise InputError(f"method {rel.method!r} has no partition to write")
+    order = None if rel.order is None else [int(x) for x in rel.order]
+    out = {"method": rel.method, "n_nodes": int(rel.n_nodes), "mode": "release",
+           "note": "regions are half-open rectangles [r0, r1) x [c0, c1) of the adjacency matrix whose row i is "
+                   "vertex order[i]; noisy = released (noisy, post-processed) edge count on the upper triangle",
+           "order": order, "partition": rel.partition.to_json()}
+    if labels is not None and order is not None:
+        out["order_labels"] = [labels[i] for i in order]
+    return out

@@ -1,0 +1,409 @@
+"""Graph page: a simple undirected graph released under edge-level DP (DRF made private, and peers).
+
+A thin view in the shared page skeleton (:data:`dpviz.core.registry.PAGE_SKELETON`): Data → Privacy →
+Strategy and estimator → Simulation → Private release. It reads the widgets, calls :mod:`dpviz.graph`
+(``release``, ``metrics``) and :mod:`dpviz.audit`, and draws the figures of :mod:`dpviz.viz.graph`.
+
+* Simulation (under the simulation banner): every selected method on one seeded draw (one noise
+  stream per method, derived from the seed as in ``python -m dpviz graph simulate --seed``), the
+  metrics against the true graph, the degree distributions, and for one inspected method its
+  accounting, the adjacency matrix before and after relabelling (Step 1), the decomposition with a
+  depth slider (Step 2) and the reconstructed adjacency (Step 4). The published DRF is always labelled
+  "not edge-DP as published". The privacy audit (a simulation too) runs on a button with a progress bar.
+* Private release (:func:`ui.private_release_panel`): drf-dp only, discrete noise from the OS CSPRNG
+  (``rng=None``), fresh at every click; it never shows the truth or a number derived from it.
+
+Cached (``st.cache_resource``) per structure: the bundled graph, a parsed upload, the true graph's
+communities and degree histogram and its input-order adjacency image; per (data, method, ε, split,
+seed): the simulated release and its metrics — so moving ε recomputes only what depends on ε.
+"""
+
+import json
+import time
+
+import numpy as np
+import streamlit as st
+
+import ui
+from dpviz.audit.auditor import AUDIT_NOTICE, format_result
+from dpviz.audit.targets import graph_target
+from dpviz.audit.targets import run as run_audit
+from dpviz.core.modes import SIMULATION_NOTICE, output_name, release_metadata
+from dpviz.core.noise import Noise
+from dpviz.core.registry import SAMPLE_PREFIX, capability
+from dpviz.core.tables import to_csv_text
+from dpviz.errors import InputError
+from dpviz.graph import METHODS, NOT_PRIVATE_LABEL, release
+from dpviz.graph.cli import SPLIT_METHODS
+from dpviz.graph.release import method_rng, metrics_rng, partition_json
+from dpviz.graph.data import sample_info
+from dpviz.graph.io import edges_frame, read_edges
+from dpviz.graph.metrics import HIGHER, METRIC_INFO, degree_histogram, evaluate, true_communities
+from dpviz.viz import graph as vg
+
+CAP = capability("graph")
+ui.page_setup(CAP)
+EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0]
+SHARE_OPTIONS = list(range(1, 11))
+DEFAULT_SPLIT = (3, 7, 3)  # ε_D^d : ε_D^c : ε_R (the paper's 3 : 7 : 3)
+SAMPLES = {s.name: s.title for s in CAP.samples}
+DEFAULT_SAMPLE = "karate" if "karate" in SAMPLES else next(iter(SAMPLES))
+SOURCES = {"bundled": "Bundled graph", "upload": "Upload an edge list"}
+UPLOAD_MAX_BYTES = 50_000_000  # the page's caps, checked before the file is parsed (dpviz.graph.io)
+UPLOAD_MAX_EDGES = 500_000
+UPLOAD_MAX_NODES = 1_000_000
+BIG = 10_000  # vertices: above this the page says that metrics take a few seconds
+AUDIT_TRIALS = [20, 50, 100, 200, 500, 1000, 2000, 5000]
+METHOD_NOTES = {
+    "drf-dp": "DRF made edge-DP (the default): relabelling from noisy degrees, the flattening kd-tree on the upper "
+              "triangle with exponential-mechanism splits and geometric count budgets, reconstruction from "
+              "noisy counts only.",
+    "drf": f"DRF exactly as published (Gong, Lessoy, Lu & Lv, IJPE 2020) — {NOT_PRIVATE_LABEL}: it relabels "
+           "from the true degrees and copies true edges into the output (Step 4). For comparison only.",
+    "kdh": "kd-hybrid (Cormode et al., ICDE 2012): private-median kd levels, then quadtree levels; least squares.",
+    "quadtree": "quadtree (Cormode et al., ICDE 2012): data-independent, geometric budget, least squares.",
+    "random": "Random (the paper's §4 baseline, edge-DP form): one noisy edge count, edges placed uniformly.",
+    "degree": "degree sequence: noisy degrees (sensitivity 2), then a Chung–Lu random graph.",
+}
+
+ss = st.session_state
+
+
+# ---- cached structure work -----------------------------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=8)
+def true_structure(data_key: tuple, _graph) -> tuple:
+    """Per graph: Louvain communities (for the modularity error) and the true degree histogram."""
+    return (true_communities(_graph.edges, _graph.n_nodes), degree_histogram(_graph.edges, _graph.n_nodes))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def input_adjacency(data_key: tuple, _graph):
+    return vg.adjacency_figure(_graph.edges, _graph.n_nodes, labels=_graph.labels,
+                               title="True adjacency, input order")
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def simulated_release(data_key: tuple, method: str, epsilon: float, split: tuple | None, seed: int, _graph):
+    """One seeded release (simulation: continuous noise from the method's own stream of ``seed``)."""
+    t0 = time.perf_counter()
+    rel = release(_graph.edges, _graph.n_nodes, epsilon, method=method, rng=method_rng(seed, method),
+                  **({"split": split} if split is not None else {}))
+    return rel, time.perf_counter() - t0
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def simulated_metrics(data_key: tuple, method: str, epsilon: float, split: tuple | None, seed: int, _graph, _rel):
+    """The metrics of one simulated release against the truth, and its degree histogram."""
+    communities, _ = true_structure(data_key, _graph)
+    values = evaluate(_graph.edges, _rel.edges, _graph.n_nodes, metrics_rng(seed), communities=communities)
+    return values, degree_histogram(_rel.edges, _graph.n_nodes)
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+def _stem(name: str) -> str:
+    for suffix in (".gz", ".csv", ".tsv", ".txt", ".edges", ".edgelist", ".el"):
+        name = name.removesuffix(suffix)
+    return name or "upload"
+
+
+def _parse_upload(raw: bytes, name: str):
+    return read_edges(raw, name=_stem(name), max_bytes=UPLOAD_MAX_BYTES, max_edges=UPLOAD_MAX_EDGES,
+                      max_nodes=UPLOAD_MAX_NODES)
+
+
+def _bundled_current(name: str) -> tuple:
+    return ("bundled", name), ui.load_bundled("graph", name), name
+
+
+def _split_for(method: str, split: tuple) -> tuple | None:
+    return split if method in SPLIT_METHODS else None
+
+
+def _fmt_split(split: tuple) -> str:
+    return ":".join(f"{x:g}" for x in split)
+
+
+# ---- page ----------------------------------------------------------------------------------------
+st.title("Graph release")
+st.caption("A simple undirected graph released under edge-level differential privacy: DRF — the flattening "
+           "kd-tree decomposition and reconstruction of Gong, Lessoy, Lu & Lv (IJPE 2020) — made edge-DP "
+           "(drf-dp), the published DRF for comparison (not edge-DP), and the baselines kd-hybrid, quadtree, "
+           f"Random and a degree-sequence model. Unit of privacy: {CAP.unit_of_privacy}.")
+
+# 1. Data ------------------------------------------------------------------------------------------
+st.subheader(":material/database: Data")
+source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="graph_source", horizontal=True)
+if source == "bundled":
+    sample = st.selectbox("Graph", list(SAMPLES), index=list(SAMPLES).index(DEFAULT_SAMPLE),
+                          format_func=lambda s: f"{SAMPLES[s]} ({SAMPLE_PREFIX}{s})", key="graph_sample")
+    with st.spinner("Loading the graph ..."):
+        current = _bundled_current(sample)
+else:
+    up = st.file_uploader(
+        "Edge list (CSV/TSV/space-separated, one edge u, v per line; optionally gzip-compressed)",
+        type=["csv", "tsv", "txt", "gz", "edges", "el"], key="graph_upload_file",
+        help=f"Header optional (u,v / source,target ...); any vertex ids (mapped to 0..n-1 and back on output); "
+             f"a third numeric column (weight) is ignored; self-loops and duplicates are dropped; a directed "
+             f"list is symmetrised. Caps, checked before parsing: {UPLOAD_MAX_BYTES // 1_000_000} MB, "
+             f"{UPLOAD_MAX_EDGES:,} edges, {UPLOAD_MAX_NODES:,} vertices.")
+    ui.handle_upload(up, "graph", _parse_upload)
+    current = None
+    if ss.get("graph_upload") is not None:
+        ukey, parsed = ss["graph_upload"]
+        current = (ukey, parsed, _stem(ukey[1]))
+    else:
+        current = ss.get("graph_last") or _bundled_current(DEFAULT_SAMPLE)
+        st.info(f"No valid edge list uploaded yet: still showing {current[1].name}.", icon=":material/info:")
+ss["graph_last"] = current
+data_key, graph, stem = current
+n, m = graph.n_nodes, graph.n_edges
+c1, c2, c3 = st.columns(3)
+c1.metric("Vertices |V|", f"{n:,}")
+c2.metric("Edges |E|", f"{m:,}")
+c3.metric("Average degree", f"{2 * m / n:.3g}")
+for notice in graph.notices:
+    st.caption(f":material/info: {notice}")
+if data_key[0] == "bundled":
+    info = sample_info(data_key[1])
+    with st.expander(f"**{info.get('title', data_key[1])}**: source and citation", icon=":material/menu_book:"):
+        st.write({k: info[k] for k in ("source", "citation", "licence", "transformation") if k in info})
+st.caption("Edge-level DP treats the vertex set (and |V|) as public; the edges are what is protected.")
+
+# 2. Privacy ---------------------------------------------------------------------------------------
+st.subheader(":material/tune: Privacy")
+eps = float(st.select_slider("Privacy budget ε (log scale; total over all steps)", EPS_OPTIONS, value=1.0,
+                             key="graph_epsilon", format_func=lambda v: f"{v:g}"))
+st.markdown("**Budget split** ε_D^d : ε_D^c : ε_R (drf-dp and drf; the paper's default is 3 : 7 : 3)")
+s1, s2, s3 = st.columns(3)
+split = (int(s1.select_slider("ε_D^d — split points", SHARE_OPTIONS, value=DEFAULT_SPLIT[0], key="graph_split_d")),
+         int(s2.select_slider("ε_D^c — region counts", SHARE_OPTIONS, value=DEFAULT_SPLIT[1], key="graph_split_c")),
+         int(s3.select_slider("ε_R — relabelling (drf-dp) / reconstruction (drf)", SHARE_OPTIONS,
+                              value=DEFAULT_SPLIT[2], key="graph_split_r")))
+parts = [eps * s / sum(split) for s in split]
+st.caption(f"ε = {eps:g} split {_fmt_split(split)}: ε_D^d = {parts[0]:.4g} (2·h_max exponential-mechanism split "
+           f"stages), ε_D^c = {parts[1]:.4g} (geometric per-depth count budgets), ε_R = {parts[2]:.4g} (drf-dp: "
+           "noisy degrees for the relabelling; the published drf: its reconstruction EM). The other methods "
+           "split ε their own way; every method's accounting is listed under Simulation and sums to ε. "
+           "Simulation: continuous Laplace from a seeded generator. Private release: discrete Laplace and the "
+           "exponential mechanism from the OS CSPRNG.")
+
+# 3. Strategy and estimator ------------------------------------------------------------------------
+st.subheader(":material/account_tree: Strategy and estimator")
+if "graph_methods" not in ss:
+    ss["graph_methods"] = list(METHODS)
+methods = st.multiselect("Methods to compare (simulation: all on one seeded draw)", list(METHODS),
+                         key="graph_methods", format_func=vg.method_label)
+inspect = st.selectbox("Method to inspect (accounting, relabelling, decomposition, reconstruction, downloads)",
+                       list(METHODS), key="graph_inspect", format_func=vg.method_label)
+st.markdown("\n".join(f"- **{vg.method_label(k)}** — {v}" for k, v in METHOD_NOTES.items()))
+if "drf" in methods or inspect == "drf":
+    st.warning(f"**The published DRF (drf): {NOT_PRIVATE_LABEL}.** Its Step 1 relabels from the true degrees without "
+               "budget, its Step 4 copies true edges into the output, and its counts on the symmetric matrix have "
+               "sensitivity 2 — see the audit below. It is shown for comparison with the paper only and is never "
+               "offered for a private release.", icon=":material/warning:")
+if not methods:
+    st.warning("Select at least one method to compare.", icon=":material/warning:")
+
+# 4. Simulation ------------------------------------------------------------------------------------
+seed = ui.simulation_section(CAP)
+todo = list(dict.fromkeys([*methods, inspect]))
+with st.spinner(f"Releasing {len(todo)} method{'s' if len(todo) != 1 else ''} and measuring them "
+                f"(|V| = {n:,}{': a few seconds' if n > BIG else ''}) ..."):
+    try:
+        releases = {k: simulated_release(data_key, k, eps, _split_for(k, split), seed, graph) for k in todo}
+        true_hist = true_structure(data_key, graph)[1]
+        scores = {k: simulated_metrics(data_key, k, eps, _split_for(k, split), seed, graph, releases[k][0])
+                  for k in methods}
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
+cli_source = f"{SAMPLE_PREFIX}{stem}" if data_key[0] == "bundled" else "EDGES"
+st.caption(f":material/casino: simulation seed **{seed}**, ε = {eps:g}: each method draws from its own stream of "
+           f"this seed — the same draws as `python -m dpviz graph simulate {cli_source} --epsilon {eps:g} "
+           f"--method all --seed {seed}" + (f" --budget-split {_fmt_split(split)}" if split != DEFAULT_SPLIT else "")
+           + "`.")
+
+if scores:
+    st.markdown("**Metrics per method** (released vs true graph; this seed)")
+    table = vg.metrics_frame({k: v for k, (v, _) in scores.items()})
+    table.insert(1, "seconds", [releases[k][1] for k in scores])
+    st.dataframe(table, hide_index=True, key="graph_metrics_table", width="stretch",
+                 column_config={
+                     "seconds": st.column_config.NumberColumn(format="%.3g", help="time of the release"),
+                     **{info[0]: st.column_config.NumberColumn(
+                         format="%.4g" if not k.startswith("n_edges") else "%d",
+                         help=f"{info[2]} ({info[1]})") for k, info in METRIC_INFO.items()}})
+    higher = [info[0] for info in METRIC_INFO.values() if info[1] == HIGHER]
+    st.caption("Lower is better except " + ", ".join(higher) + " (higher is better). Cut queries: 100 random cuts "
+               "(S, V∖S) per size 0.2..0.8 |V|, the same for every method. Modularity on the true graph's Louvain "
+               "communities." + (f" DRF as published: {NOT_PRIVATE_LABEL}." if "drf" in scores else ""))
+    st.plotly_chart(vg.degree_figure({"true": true_hist} | {vg.method_label(k): h for k, (_, h) in scores.items()},
+                                     title="Degree distribution, true vs released (log-log)"),
+                    key="graph_degree_chart", width="stretch")
+
+rel, seconds = releases[inspect]
+label = vg.method_label(inspect)
+st.markdown(f"#### Inspect: {label}")
+if not rel.private:
+    st.error(f"{label}: {NOT_PRIVATE_LABEL}. The budget below is the paper's nominal accounting, not a guarantee.",
+             icon=":material/gpp_bad:")
+b1, b2 = st.columns([2, 3])
+with b1:
+    st.markdown(f"**Accounting** ({len(rel.budget)} sub-budgets, Σ = ε = {eps:g})")
+    st.dataframe(vg.budget_frame(rel.budget, eps), hide_index=True, key="graph_budget_table", width="stretch",
+                 column_config={"ε": st.column_config.NumberColumn(format="%.4g"),
+                                "share of ε": st.column_config.NumberColumn(format="%.3f")})
+b2.plotly_chart(vg.budget_figure(rel.budget, eps, title=f"{label}: budget, Σ = ε = {eps:g}"),
+                key="graph_budget_chart", width="stretch")
+
+a1, a2 = st.columns(2)
+a1.plotly_chart(input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
+if rel.order is not None:
+    a2.plotly_chart(vg.adjacency_figure(graph.edges, n, order=rel.order, labels=graph.labels,
+                                        title=f"True adjacency, relabelled by {inspect} (Step 1)"),
+                    key="graph_adj_relabelled", width="stretch")
+    history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
+    if history:
+        st.plotly_chart(vg.labelling_figure(history, title="Step 1 (Alg. 1): q(L) per iteration"
+                                            + (" on the noisy degrees" if rel.private else " on the true degrees")),
+                        key="graph_labelling_chart", width="stretch")
+    st.caption("Alg. 1 moves high-degree vertices to the middle rows (Eq. 1), so dense and sparse blocks form. "
+               + ("drf-dp orders by noisy degrees (budget ε_R): the order is private."
+                  if rel.private else f"The published DRF orders by the true degrees with no budget: {NOT_PRIVATE_LABEL}."))
+else:
+    a2.info(f"{label} does not relabel the vertices: its matrix is in the input order.", icon=":material/info:")
+
+
+@st.fragment
+def decomposition_view() -> None:
+    """The partition at a chosen depth and the reconstructed adjacency (a depth move reruns only this)."""
+    p = rel.partition
+    if p is None:
+        st.info(f"{label} has no spatial decomposition (it releases from noisy degrees).", icon=":material/info:")
+        deep = None
+    else:
+        top = int(p.depth.max())
+        if ss.get("graph_depth_for") != (data_key, inspect) or ss.get("graph_depth", 0) > top:
+            ss["graph_depth"] = min(top, 2) if top else 0
+            ss["graph_depth_for"] = (data_key, inspect)
+        deep = int(st.slider("Depth of the decomposition", min_value=0, max_value=max(top, 1), key="graph_depth",
+                             disabled=top == 0, help="Step through the kd-tree: the regions after this many "
+                                                     "levels (deeper leaves are not drawn yet)."))
+    d1, d2 = st.columns(2)
+    if p is not None:
+        d1.plotly_chart(vg.partition_figure(p, n, min(deep, int(p.depth.max())), symmetric=not rel.private,
+                                            title=f"{label}: decomposition"),
+                        key="graph_partition_chart", width="stretch")
+    d2.plotly_chart(vg.adjacency_figure(rel.edges, n, order=rel.order, labels=graph.labels,
+                                        title=f"Reconstructed adjacency ({label})"),
+                    key="graph_adj_released", width="stretch")
+    if p is not None:
+        st.caption(f"{len(p):,} regions, {int(p.leaf.sum()):,} final; colour = released (noisy, post-processed) "
+                   f"edge count / cells of the region. {rel.edges.shape[0]:,} edges released in {seconds:.3g} s "
+                   "(placed uniformly inside each final region: Step 4 uses the noisy counts only"
+                   + (")." if rel.private else f"; the published DRF copies true edges — {NOT_PRIVATE_LABEL})."))
+
+
+decomposition_view()
+
+sim_stem = f"{stem}.{inspect}.eps{eps:g}.seed{seed}"
+d1, d2 = st.columns(2)
+d1.download_button(f"Simulated release of {inspect}{'' if rel.private else f' ({NOT_PRIVATE_LABEL})'} "
+                   "(CSV edge list, original labels)",
+                   data=lambda: to_csv_text(edges_frame(rel.edges, graph.labels)),
+                   file_name=ui.simulation_file_name(CAP, sim_stem), mime="text/csv", key="graph_sim_csv",
+                   icon=":material/download:", on_click="ignore")
+if rel.partition is not None:
+    d2.download_button("Its partition (JSON)", data=lambda: json.dumps(
+        {**partition_json(rel, graph.labels), "mode": "simulate", "notice": SIMULATION_NOTICE, "seed": seed,
+         "epsilon": eps, "budget": {str(k): float(v) for k, v in rel.budget.items()},
+         **({} if rel.private else {"warning": NOT_PRIVATE_LABEL})}),
+        file_name=output_name(CAP.name, "simulate", sim_stem, "partitions.json"), mime="application/json",
+        key="graph_sim_partition", icon=":material/data_object:", on_click="ignore")
+st.caption("A simulation, not a private release: the seed reproduces the noise and the page shows the truth.")
+
+# the privacy audit (a simulation: seeded releases on a tiny neighbouring pair)
+with st.container(border=True):
+    st.markdown("#### :material/policy: Privacy audit")
+    st.caption(f"{AUDIT_NOTICE[0].upper() + AUDIT_NOTICE[1:]}. Runs the method many times on a small sparse graph G "
+               "and on G plus one edge, counts two events (the added edge appears; many released edges at its "
+               "endpoints) and turns Clopper–Pearson 95% bounds into a lower bound on ε (Jagielski et al., "
+               "NeurIPS 2020). ε_lower above the claimed ε refutes the claim.")
+    u1, u2, u3 = st.columns(3)
+    audit_method = u1.selectbox("Method to audit", list(METHODS), key="graph_audit_method",
+                                format_func=vg.method_label)
+    audit_eps = float(u2.select_slider("Claimed ε", EPS_OPTIONS, value=1.0, key="graph_audit_epsilon",
+                                       format_func=lambda v: f"{v:g}"))
+    trials = int(u3.select_slider("Trials per input", AUDIT_TRIALS, value=1000, key="graph_audit_trials"))
+    audit_split = _split_for(audit_method, split)
+    target = graph_target(audit_method, audit_eps, **({"split": audit_split} if audit_split else {}))
+    st.caption(target.title + (f"; budget split {_fmt_split(split)}" if audit_split else "")
+               + f"; seed {seed} (the simulation seed).")
+    audit_settings = (audit_method, audit_eps, trials, audit_split, seed)
+    if st.button("Run the audit", icon=":material/play_arrow:", key="graph_audit_run"):
+        bar = st.progress(0.0, text="Auditing ...")
+        t0 = time.monotonic()
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(min(1.0, done / total), text=f"release {done:,} of {total:,} "
+                                                      f"({time.monotonic() - t0:,.0f} s)")
+
+        try:
+            result = run_audit(target, trials=trials, rng=np.random.default_rng(seed), progress=progress)
+        except InputError as exc:
+            st.error(str(exc), icon=":material/error:")
+        else:
+            ss["graph_audit"] = (audit_settings, result, target.title)
+        bar.empty()
+    held = ss.get("graph_audit")
+    if held is None:
+        st.caption("Press **Run the audit** (1,000 trials take a few seconds).")
+    elif held[0] != audit_settings:
+        st.caption("The audit settings changed: press **Run the audit** again.")
+    else:
+        _, result, title = held
+        k1, k2, k3 = st.columns(3)
+        k1.metric("ε lower bound (95%)", f"{result.epsilon_lower:.3f}")
+        k2.metric("Claimed ε", f"{result.epsilon:g}")
+        k3.metric("Trials per input", f"{result.trials:,}")
+        (st.success if result.consistent else st.error)(
+            result.verdict, icon=":material/verified:" if result.consistent else ":material/gpp_bad:")
+        st.dataframe(vg.audit_frame(result), hide_index=True, key="graph_audit_table", width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                    for c in ("p̂ on G", "p̂ on G′", "ε lower bound")})
+        st.plotly_chart(vg.audit_figure(result), key="graph_audit_chart", width="stretch")
+        with st.expander("The audit as text (as printed by `python -m dpviz audit graph`)"):
+            st.code(format_result(result, title=title), language=None)
+
+
+# 5. Private release --------------------------------------------------------------------------------
+release_settings = (data_key, eps, split)
+
+
+def _run_release():  # no seed, no truth: drf-dp with discrete noise from the OS CSPRNG
+    out = release(graph.edges, n, eps, method="drf-dp", rng=None, split=split)
+    budget = {str(k): float(v) for k, v in out.budget.items()}
+    meta = release_metadata(
+        CAP.name, Noise.laplace(eps, discrete=True), seeded=False, sensitivity=1.0, method="drf-dp",
+        budget=budget, options={"split": list(split)}, n_nodes=int(n),
+        vertex_set="public (edge-level DP protects edges, not vertices)",
+        n_edges_released=int(out.edges.shape[0]), source=stem, columns={"u": "vertex label", "v": "vertex label"})
+    ss["graph_release_partition"] = (release_settings, json.dumps(partition_json(out, graph.labels)))
+    return edges_frame(out.edges, graph.labels), meta
+
+
+ui.private_release_panel(
+    CAP, settings=release_settings,
+    describe=f"drf-dp (DRF made edge-DP) at ε = {eps:g}, budget split {_fmt_split(split)} (split points : counts "
+             f": relabelling), discrete Laplace and exponential-mechanism draws from the OS CSPRNG; columns u, v "
+             "(the input's vertex labels)",
+    run=_run_release, file_stem=stem)
+held_partition = ss.get("graph_release_partition")
+held_release = ss.get(f"{CAP.name}_private_release")
+if held_partition is not None and held_partition[0] == release_settings and held_release is not None \
+        and held_release[0] == release_settings:
+    st.download_button("Download the released partition (JSON)", data=held_partition[1],
+                       file_name=output_name(CAP.name, "release", stem, "partitions.json"), mime="application/json",
+                       key="graph_release_partition_download", icon=":material/data_object:", on_click="ignore")
+    st.caption("The partition is part of the release: regions, their released (noisy, post-processed) counts and "
+               "the vertex order from noisy degrees.")

@@ -1,0 +1,221 @@
+"""pages/4_Graph.py: AppTest layer (in-process) + one real-browser test (Playwright)."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from dpviz.core.registry import PAGE_SKELETON, capability
+from dpviz.graph import METHODS, NOT_PRIVATE_LABEL
+from dpviz.graph.data import load_graph_sample
+from dpviz.graph.io import read_edges
+from dpviz.viz.graph import method_label
+from tests.apptest_helpers import app_test, decode_plotly_array, input_error_message, metrics, ok, plotly_json, \
+    upload_bytes
+from tests.e2e_helpers import metric_value, open_page, wait_idle, wait_plotly
+
+PAGE = "pages/4_Graph.py"
+GOOD = b"source,target\nalice,bob\nbob,carol\ncarol,alice\ncarol,dave\ndave,erin\nerin,alice\nbob,alice\n"
+BAD = b"u,v\n1,2\n3\n4,5\n"  # line 3 has one field
+
+
+SEED = 20_240_613
+
+
+@pytest.fixture
+def at():
+    return ok(app_test(PAGE, session_state={"graph_seed": SEED}))  # a fixed simulation seed: reproducible
+
+
+def metrics_table(at):
+    tables = [d.value for d in at.dataframe if "Degree KL" in d.value.columns]
+    return tables[0] if tables else None
+
+
+def budget_table(at):
+    return next(d.value for d in at.dataframe if "sub-budget" in d.value.columns)
+
+
+def release_tables(at) -> list:
+    return [d.value for d in at.dataframe if list(d.value.columns) == ["u", "v"]]
+
+
+def chart(at, key: str) -> dict:
+    figs = [plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if c.proto.id.endswith(key)]
+    assert len(figs) == 1, f"{key}: {len(figs)} charts"
+    return figs[0]
+
+
+def chart_keys(at) -> set[str]:
+    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+def upload_graph(at, name="friends.csv", raw=GOOD):
+    if at.radio(key="graph_source").value != "upload":
+        ok(at.radio(key="graph_source").set_value("upload").run())
+    return upload_bytes(at, "graph_upload_file", name, raw)
+
+
+# ---- default load ---------------------------------------------------------------------------------
+def test_default_load_karate_all_methods(at):
+    assert [h.value.split(" ", 1)[-1] for h in at.subheader] == list(PAGE_SKELETON)
+    m = metrics(at)
+    assert (m["Vertices |V|"], m["Edges |E|"]) == ("34", "78")
+    banner = [i.value for i in at.info if "Simulation — not a private release" in i.value]
+    assert len(banner) == 1 and capability("graph").unit_of_privacy in banner[0]
+    table = metrics_table(at)
+    assert list(table["method"]) == [method_label(k) for k in METHODS]
+    drf_row = table[table["method"].str.contains("DRF \\(")]
+    assert len(drf_row) == 1 and NOT_PRIVATE_LABEL in drf_row["method"].item()
+    assert (table["Edges (true)"] == 78).all() and np.all(np.isfinite(table["Degree KL"].to_numpy(float)))
+    assert any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf is selected: the warning is shown
+    assert {"graph_degree_chart", "graph_budget_chart", "graph_adj_input", "graph_adj_relabelled",
+            "graph_labelling_chart", "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
+    # the degree chart: the true distribution first, then one series per method
+    names = [t["name"] for t in chart(at, "graph_degree_chart")["data"]]
+    assert names == ["true"] + [method_label(k) for k in METHODS]
+    # the input-order adjacency is the true 0/1 matrix (karate: the labelled heatmap)
+    g = load_graph_sample("karate")
+    z = np.asarray(decode_plotly_array(chart(at, "graph_adj_input")["data"][0]["z"]), float)
+    assert z.sum() == 2 * g.n_edges and np.all(z[g.edges[:, 0], g.edges[:, 1]] == 1)
+    # accounting of the inspected drf-dp: sums to ε, the relabelling gets 3/13 of it
+    budget = budget_table(at)
+    assert budget["ε"].iloc[-1] == pytest.approx(1.0) and budget["ε"].iloc[:-1].sum() == pytest.approx(1.0)
+    assert budget.loc[budget["sub-budget"] == "relabel (noisy degrees)", "ε"].item() == pytest.approx(3 / 13)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Simulated release of drf-dp (CSV edge list, original labels)" in labels
+    assert "Its partition (JSON)" in labels and not release_tables(at) and not at.error
+
+
+# ---- widgets --------------------------------------------------------------------------------------
+def test_epsilon_split_and_method_selection(at):
+    first = metrics_table(at)
+    ok(at.select_slider(key="graph_epsilon").set_value(50.0).run())
+    second = metrics_table(at)
+    assert second["Edges (released)"].tolist() != first["Edges (released)"].tolist()
+    budget = budget_table(at)
+    assert budget["ε"].iloc[-1] == pytest.approx(50.0)
+    ok(at.select_slider(key="graph_split_r").set_value(10).run())  # 3 : 7 : 10
+    budget = budget_table(at)
+    assert budget.loc[budget["sub-budget"] == "relabel (noisy degrees)", "ε"].item() == pytest.approx(50 * 10 / 20)
+    # a fixed seed reproduces the draw; kdh does not take the split, so its row is unchanged
+    assert metrics_table(at).loc[2].tolist() == second.loc[2].tolist()
+    ok(at.multiselect(key="graph_methods").set_value(["drf-dp", "kdh"]).run())
+    assert list(metrics_table(at)["method"]) == [method_label("drf-dp"), method_label("kdh")]
+    assert not any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf no longer on the page
+    ok(at.selectbox(key="graph_inspect").set_value("degree").run())
+    assert "graph_partition_chart" not in chart_keys(at) and "graph_adj_relabelled" not in chart_keys(at)
+    assert any("no spatial decomposition" in i.value for i in at.info)
+    assert budget_table(at)["sub-budget"].tolist()[0] == "degrees"
+    ok(at.multiselect(key="graph_methods").set_value([]).run())
+    assert metrics_table(at) is None and any("at least one method" in w.value for w in at.warning)
+
+
+def test_depth_slider_steps_through_the_decomposition(at):
+    depth = at.slider(key="graph_depth")
+    assert depth.value == 2 and depth.max >= 2
+    titles = {}
+    for d in range(int(depth.max) + 1):
+        ok(at.slider(key="graph_depth").set_value(d).run())
+        fig = chart(at, "graph_partition_chart")
+        titles[d] = fig["layout"]["title"]["text"]
+        assert f"depth {d}: " in titles[d]
+    assert "depth 0: 1 regions" in titles[0]
+    z0 = np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
+    ok(at.slider(key="graph_depth").set_value(0).run())
+    z1 = np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
+    assert np.nanstd(z1) == 0 and np.nanstd(z0) > 0  # the root is one colour; the leaves are not
+    ok(at.selectbox(key="graph_inspect").set_value("random").run())  # one region: slider disabled
+    assert at.slider(key="graph_depth").disabled
+
+
+# ---- data upload ----------------------------------------------------------------------------------
+def test_upload_good_then_malformed_keeps_the_last_good_graph(at):
+    ok(at.radio(key="graph_source").set_value("upload").run())
+    assert any("still showing karate" in i.value for i in at.info) and metrics(at)["Vertices |V|"] == "34"
+    upload_graph(at)
+    m = metrics(at)
+    assert (m["Vertices |V|"], m["Edges |E|"]) == ("5", "6") and not at.error
+    assert any("duplicate" in c.value or "both directions" in c.value for c in at.caption)  # bob,alice again
+    z = chart(at, "graph_adj_input")["data"][0]
+    assert list(z["x"]) == ["alice", "bob", "carol", "dave", "erin"]  # original labels on the axes
+    upload_graph(at, "bad.csv", BAD)
+    expected = input_error_message(read_edges, BAD, name="bad")
+    assert [e.value for e in at.error] == [expected] and "line 3" in expected
+    assert metrics(at) == m  # the last good upload is still shown, the page stays usable
+    assert metrics_table(at) is not None and (metrics_table(at)["Edges (true)"] == 6).all()
+
+
+def test_bad_first_upload_keeps_karate(at):
+    upload_graph(at, "empty.csv", b"")
+    assert at.error and "empty" in at.error[0].value
+    assert metrics(at)["Vertices |V|"] == "34" and metrics_table(at) is not None
+
+
+# ---- audit ----------------------------------------------------------------------------------------
+def test_audit_panel_runs_and_shows_the_violation_of_published_drf(at):
+    ok(at.selectbox(key="graph_audit_method").set_value("drf").run())
+    ok(at.select_slider(key="graph_audit_trials").set_value(100).run())
+    assert any("Press **Run the audit**" in c.value for c in at.caption)
+    ok(at.button(key="graph_audit_run").click().run())
+    m = metrics(at)
+    assert m["Trials per input"] == "100" and m["Claimed ε"] == "1"
+    result = at.session_state["graph_audit"][1]
+    assert not result.consistent and result.epsilon_lower > 1.0  # published DRF: the claim is refuted
+    assert float(m["ε lower bound (95%)"]) == pytest.approx(result.epsilon_lower, abs=1e-3)
+    table = next(d.value for d in at.dataframe if "ε lower bound" in d.value.columns)
+    assert len(table) == 2 and table["n"].tolist() == [r.n for r in result.events]
+    verdict = [e.value for e in at.error if e.value.startswith(("VIOLATION", "CONSISTENT"))] + \
+              [s.value for s in at.success if s.value.startswith("CONSISTENT")]
+    assert verdict == [result.verdict]
+    assert "graph_audit_chart" in chart_keys(at)
+    ok(at.select_slider(key="graph_audit_epsilon").set_value(2.0).run())  # other settings: result dropped
+    assert "graph_audit_chart" not in chart_keys(at) and any("settings changed" in c.value for c in at.caption)
+
+
+# ---- private release ------------------------------------------------------------------------------
+def test_private_release_draws_fresh_drf_dp_output_without_truth(at):
+    g = load_graph_sample("karate")
+    ok(at.button(key="graph_release_button").click().run())
+    (first,) = release_tables(at)
+    true_set = set(map(tuple, g.edges.tolist()))
+    released = set(map(tuple, first[["u", "v"]].to_numpy().tolist()))
+    assert released and released != true_set and all(u < v for u, v in released)
+    success = at.success[-1].value
+    assert success.startswith(f"Private release ready: {len(first)} rows") and "discrete Laplace" in success
+    settings, _, meta = at.session_state["graph_private_release"]
+    assert meta["mode"] == "release" and meta["method"] == "drf-dp" and sum(meta["budget"].values()) == \
+        pytest.approx(1.0)
+    assert meta["n_edges_released"] == len(first) and "n_edges" not in meta  # no true edge count
+    assert not any("true" in str(k).lower() for k in meta)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"Download the release (CSV)", "Download its description (JSON)",
+            "Download the released partition (JSON)"} <= set(labels)
+    part = json.loads(at.session_state["graph_release_partition"][1])
+    assert part["method"] == "drf-dp" and part["mode"] == "release" and sorted(part["order"]) == list(range(34))
+    ok(at.button(key="graph_release_button").click().run())  # a second click: fresh noise
+    (second,) = release_tables(at)
+    assert set(map(tuple, second[["u", "v"]].to_numpy().tolist())) != released
+    ok(at.select_slider(key="graph_epsilon").set_value(2.0).run())  # other settings: the release is dropped
+    assert not release_tables(at)
+    assert "Download the released partition (JSON)" not in [b.proto.label for b in at.get("download_button")]
+
+
+# ---- real browser ---------------------------------------------------------------------------------
+def test_browser_graph_page_renders(page, streamlit_server):
+    open_page(page, streamlit_server, "Graph")
+    for name in PAGE_SKELETON:
+        expect(page.get_by_role("heading", name=re.compile(rf"{name}$"))).to_be_visible()
+    expect(metric_value(page, "Vertices |V|")).to_have_text("34")
+    expect(metric_value(page, "Edges |E|")).to_have_text("78")
+    charts = wait_plotly(page, 7, timeout=60_000)
+    expect(charts.filter(has_text="Degree distribution")).to_have_count(1)
+    expect(charts.filter(has_text="decomposition")).to_have_count(1)
+    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="Degree KL")).to_have_count(1)
+    expect(page.get_by_text(NOT_PRIVATE_LABEL).first).to_be_visible()
+    expect(page.get_by_role("button", name="Run the audit")).to_be_visible()
+    expect(page.get_by_role("button", name="Draw a private release")).to_be_visible()
+    wait_idle(page)
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
