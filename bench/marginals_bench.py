@@ -17,7 +17,8 @@ three tables, all measured in this run; there are no timing assertions in the un
      not run).
    * Scalable MWEM measurements (Titanic, Adult; the paper's Private-PGM experiment, App. G / Table 2): the
      total plus T adaptively selected 3-way marginals with isotropic Gaussian noise, fed to EMP, GReM-LNN
-     (the paper's MWEM settings T = 1000, s = 0.02, η = 40) and Private-PGM (identity queries).
+     (the paper's MWEM settings T = 1000, s = 0.02 and η = 1/40, the authors' code's regulariser; see
+     dpviz.marginals.lnn.ETA) and Private-PGM (identity queries).
 3. Where Private-PGM's memory line falls on this machine: Adult, the total plus the first K 3-way
    marginals of a seeded random order (isotropic noise, 10 % of ρ on the total, 90 % split evenly), K
    growing until Private-PGM exceeds the memory cap (RSS watchdog, default 16 GiB) or its time cap, while
