@@ -1,54 +1,126 @@
-"""dpviz dashboard: home page.
+"""dpviz dashboard: the entry point (navigation) and the home page.
 
-Classic Streamlit multipage layout: every file in ``pages/`` is discovered automatically and shows up
-in the sidebar. This page stays thin: a short introduction, the two modes, and a link per capability
-from the registry (:mod:`dpviz.core.registry`).
+``streamlit run app.py``. Navigation is explicit (``st.navigation``): the home page (a function here,
+titled "Home" in the sidebar) first, then every ``pages/*.py`` file, sorted by name; the capability
+pages get their icon from the registry (:mod:`dpviz.core.registry`). Titles and URL paths are Streamlit's
+defaults, derived from the file names (``pages/1_Tree.py`` → "Tree", ``/Tree``).
+
+The home page is the map: what DP is, the four data shapes of the registry (a thumbnail of each one's
+first bundled sample, built by :mod:`dpviz.viz.thumbnails` and cached), the two modes (simulation and
+private release), and where each of the three uses starts (analyst, teacher, planner). Pages that
+do not exist yet (e.g. the Planner or the Ledger) are never linked.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from dpviz.core.registry import CAPABILITIES
+from dpviz.core.registry import CAPABILITIES, Capability
 
 ROOT = Path(__file__).resolve().parent
+TITLE = "dpviz — differentially private data release"
+PLANNER_PAGE = "pages/5_Planner.py"
+LEDGER_PAGE = "pages/7_Ledger.py"
+ICONS = {cap.page: cap.icon for cap in CAPABILITIES if cap.page is not None} | {
+    PLANNER_PAGE: ":material/calculate:", LEDGER_PAGE: ":material/receipt_long:"}
 
-# Planned capabilities: listed as "coming next" (never linked) until their page and registry entry land.
-PLANNED = [
-    ("Graph", "Edge-private release of a graph's adjacency structure (DRF)."),
-    ("Budget planner", "Split a privacy budget across releases and see the expected error; a privacy ledger."),
-]
+
+def page_files() -> list[str]:
+    """Every page file, as a path relative to this file ("pages/1_Tree.py"), sorted by name."""
+    return [f"pages/{f.name}" for f in sorted((ROOT / "pages").glob("*.py"))]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def thumbnail_figure(capability: str):
+    """The thumbnail of a capability's first bundled sample (cached per server: built once)."""
+    import ui
+    from dpviz.core.registry import capability as find
+    from dpviz.viz.thumbnails import thumbnail
+
+    return thumbnail(capability, ui.load_bundled(capability, find(capability).samples[0].name))
+
+
+def link(rel: str, label: str, icon: str | None = None) -> bool:
+    """A link to page ``rel`` if that file exists; returns whether it was drawn."""
+    page = PAGES.get(rel)
+    if page is None:
+        return False
+    st.page_link(page, label=label, icon=icon)
+    return True
+
+
+def capability_card(cap: Capability) -> None:
+    """One data shape: link (or its name when the page is missing), thumbnail, summary, unit of privacy."""
+    from dpviz.errors import InputError
+    from dpviz.viz.thumbnails import PLOT_CONFIG
+
+    if not (cap.page and link(cap.page, cap.title, cap.icon)):
+        st.markdown(f"**{cap.title}** (no page yet: `python -m dpviz {cap.name} --help`)")
+    try:
+        st.plotly_chart(thumbnail_figure(cap.name), key=f"thumb_{cap.name}", config=PLOT_CONFIG, width="stretch")
+        st.caption(f"`sample:{cap.samples[0].name}` — {cap.samples[0].title}")
+    except (InputError, OSError) as exc:  # a missing bundled file must not take the home page down
+        st.caption(f"(no thumbnail: {exc})")
+    st.caption(cap.description)
+    with st.expander("Unit of privacy"):
+        st.markdown(cap.unit_of_privacy[0].upper() + cap.unit_of_privacy[1:] + ".")
+
+
+def home() -> None:
+    st.set_page_config(page_title="dpviz", page_icon=":material/lock:", layout="wide")
+    st.title(TITLE)
+    st.markdown(
+        "**Differential privacy (DP)** publishes statistics about a data set with calibrated random noise, "
+        "so that the output barely changes whether or not any one person (record, event, edge) is in it. "
+        "A budget **ε** bounds that change: smaller ε, more privacy, more noise."
+    )
+
+    st.header("Four data shapes")
+    for col, cap in zip(st.columns(len(CAPABILITIES)), CAPABILITIES, strict=True):
+        with col:
+            capability_card(cap)
+
+    st.header("Simulate or release")
+    sim, rel = st.columns(2)
+    sim.markdown(
+        "**Simulation — not a private release.** Seeded floating-point noise on bundled or uploaded data, "
+        "with the true values and the errors shown, every method on one noise draw, and an ε slider: for "
+        "teaching and what-if questions. A seed reproduces it; nothing it shows may be published."
+    )
+    rel.markdown(
+        "**Private release.** One mechanism, discrete noise drawn from the operating system's cryptographic "
+        "random generator, fresh at every click, and an output with no true value in it: what you may "
+        "publish. Every page ends with this panel; the CLI's `release` verbs do the same headless."
+    )
+
+    st.header("Where to start")
+    analyst, teacher, planner = st.columns(3)
+    with analyst:
+        st.subheader(":material/publish: Analyst")
+        st.markdown("*I hold data and want to publish statistics.* Open the page of your data shape, load your "
+                    "file under **Data**, choose ε under **Privacy**, and draw a **Private release** at the "
+                    "bottom; or headless: `python -m dpviz tree release --help` (and `stream`, `marginals`, "
+                    "`graph`).")
+        link(LEDGER_PAGE, "Ledger: the budget spent per dataset", ICONS[LEDGER_PAGE])
+    with teacher:
+        st.subheader(":material/school: Teacher")
+        st.markdown("*I want to show how DP works.* Use the **Simulation** section of any page on its bundled "
+                    "data: move ε and watch the error, compare methods on one draw, press *New noise draw*. "
+                    "Small inputs show the matrices behind the mechanisms (a synthetic tree, a stream horizon "
+                    "N ≤ 64, the Titanic marginals, the karate-club graph); the Stream page plays a continual "
+                    "release step by step.")
+    with planner:
+        st.subheader(":material/calculate: Planner")
+        st.markdown("*How much ε do I need for the accuracy I want, and how do I split a budget?* Every page "
+                    "shows the analytic error of each mechanism at the chosen ε (no data involved).")
+        link(PLANNER_PAGE, "Planner: accuracy first, the ε it needs", ICONS[PLANNER_PAGE])
+        link(LEDGER_PAGE, "Ledger: what has been spent", ICONS[LEDGER_PAGE])
+
+    st.divider()
+    st.caption("Every page is a thin view over the `dpviz` Python library, which can also be used directly or "
+               "through its command line (`python -m dpviz --help`).")
+
 
 st.set_page_config(page_title="dpviz", page_icon=":material/lock:", layout="wide")
-
-st.title("dpviz — differentially private data release")
-
-st.markdown(
-    """
-**Differential privacy (DP)** lets you publish statistics about a data set while bounding how much
-the output can reveal about any single person in it: calibrated random noise is added to each
-released number, and the privacy loss is controlled by a budget **ε** (smaller ε = more privacy,
-more noise).
-
-Every page has two modes:
-
-* **Simulation — not a private release.** Seeded floating-point noise on bundled or uploaded data,
-  with the true values and the errors shown, many methods on one noise draw, and an ε slider: for
-  teaching and what-if questions.
-* **Private release.** One mechanism, discrete noise drawn from the operating system's
-  cryptographic random generator, fresh every time, and an output with no true value in it: what you
-  may publish.
-
-Every page is a thin view over the `dpviz` Python library, which can also be used directly or
-through its command line (`python -m dpviz`).
-"""
-)
-
-st.header("Capabilities")
-for cap in CAPABILITIES:
-    if cap.page is not None and (ROOT / cap.page).is_file():
-        st.page_link(cap.page, label=cap.title, icon=cap.icon)
-        st.caption(f"{cap.description} Unit of privacy: {cap.unit_of_privacy}.")
-
-st.subheader("Coming next")
-st.markdown("\n".join(f"- **{label}** — {desc}" for label, desc in PLANNED))
+PAGES = {rel: st.Page(rel, icon=ICONS.get(rel)) for rel in page_files()}
+st.navigation([st.Page(home, title="Home", icon=":material/home:", default=True), *PAGES.values()]).run()

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from dpviz.core.registry import CAPABILITIES, resolve
 from dpviz.errors import InputError
 
-TOOLS: tuple[str, ...] = ("dpviz.audit.cli:register",)
+TOOLS: tuple[str, ...] = ("dpviz.audit.cli:register",
+                          "dpviz.sweep.cli:register",
+                          "dpviz.ledger.cli:register",)
 """Command groups that work across capabilities (``"module:function"`` registrars, like a capability's ``cli``):
 ``audit`` (empirical privacy audit)."""
 

@@ -244,6 +244,22 @@ b3.caption(f"Play advances {frame:,} step{'s' if frame > 1 else ''} every {PLAY_
            "each released total uses only the counts up to its step.")
 
 
+def view_caption(error: bool) -> str:
+    """Why the error view is the default: the noise is tiny next to long running totals."""
+    total = float(series.sum())
+    if not releases or total <= 0:
+        return "Error view: released − true running total, with each mechanism's ±2σ band."
+    rmse = [rel.empirical_rmse(series) for rel in releases.values()]
+    lo, hi = min(rmse), max(rmse)
+    spread = f"{lo:,.3g}" if f"{lo:,.3g}" == f"{hi:,.3g}" else f"{lo:,.3g} to {hi:,.3g}"
+    size = (f"The simulated releases are off by an RMSE of {spread} while the true total reaches {total:,.0f} "
+            f"(at most {100 * hi / total:.2g}% of it)")
+    if error:
+        return (f"{size}: drawn as running totals, the released lines would sit on the true one, so the error "
+                "(released − true, ±2σ band) is shown by default. Choose **Running totals** to see the series.")
+    return f"{size}: at this scale the noise is hard to see; choose **Error** to see it."
+
+
 @st.fragment(run_every=PLAY_INTERVAL if playing else None)
 def release_view() -> None:
     if ss.get("playing"):
@@ -254,7 +270,7 @@ def release_view() -> None:
     v1, v2 = st.columns([3, 1])
     upto = int(v1.slider("Released up to t", min_value=1, max_value=max(horizon, 2), key="upto",
                          disabled=horizon < 2))
-    error_view = v2.radio("Show", ["totals", "error"], key="release_view", horizontal=True,
+    error_view = v2.radio("Show", ["totals", "error"], index=1, key="release_view", horizontal=True,
                           format_func={"totals": "Running totals", "error": "Error (released − true)"}.get)
     upto = min(upto, horizon)
     when = f" ({np.datetime_as_string(stamps_n[upto - 1], unit='m')})" if stamps_n is not None else ""
@@ -263,6 +279,7 @@ def release_view() -> None:
                + (f"; simulated: {shown}" if shown else ""))
     st.plotly_chart(vs.release_figure(series, releases, stamps_n, upto=upto, error=error_view == "error"),
                     key="release_chart", width="stretch")
+    st.caption(view_caption(error_view == "error"))
 
 
 release_view()

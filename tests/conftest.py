@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -26,6 +27,19 @@ CHROMIUM_ARGS = [
 ]
 # Fixtures that mean "this test needs the real server and/or the browser".
 E2E_FIXTURES = {"page", "context", "browser", "streamlit_server"}
+
+
+def pytest_configure(config):
+    """Isolate the privacy ledger: no test (nor a CLI or server it starts) may read or charge the
+    developer's real default ledger. XDG_DATA_HOME points at a fresh temporary folder and DPVIZ_LEDGER
+    is unset for the whole session; tests that need a ledger pass --ledger or set the variable."""
+    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dpviz-test-data-")
+    os.environ.pop("DPVIZ_LEDGER", None)
+    # .streamlit/config.toml hides error details from browser users ("none"); in-process AppTests need
+    # the real message in at.exception, so tests (never the served app) see full details.
+    from streamlit import config as st_config
+
+    st_config.set_option("client.showErrorDetails", "full")
 
 
 def _in_ci() -> bool:

@@ -1,38 +1,184 @@
-"""Home page (app.py): AppTest layer + one browser test."""
+"""Home page (app.py) and its navigation, the thumbnails (dpviz.viz.thumbnails), the server config
+(.streamlit/config.toml): AppTest layer, unit tests and one browser test."""
 
+import json
+import math
+import re
+import subprocess
+import sys
+import tomllib
+
+import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from dpviz.core.registry import CAPABILITIES
-from tests.apptest_helpers import ROOT, app_test, page_links
-from tests.e2e_helpers import heading, open_page
+from dpviz.core.registry import CAPABILITIES, load_sample
+from dpviz.errors import InputError
+from dpviz.viz import thumbnails as T
+from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, ok, page_links
+from tests.e2e_helpers import heading, open_page, sidebar_link, wait_idle, wait_plotly
 
 TITLE = "dpviz — differentially private data release"
-# page file -> link label: the registry's capabilities; planned ones are listed, never linked
-CAPABILITY_PAGES = {c.page: c.title for c in CAPABILITIES if c.page is not None}
-PLANNED_LABELS = ("Graph", "Budget planner")
+OPTIONAL_PAGES = {"pages/5_Planner.py": "Planner: accuracy first, the ε it needs",
+                  "pages/7_Ledger.py": "Ledger: what has been spent"}  # linked only once the file exists
+CONFIG = ROOT / ".streamlit" / "config.toml"
+SLOW = 60_000  # ms: a page's first run imports its libraries (the machine may be busy)
 
 
-def test_home_renders_with_links_for_existing_pages():
-    at = app_test()
-    assert not at.exception, at.exception
-    assert at.title[0].value == TITLE
-    labels = {label for label, _ in page_links(at)}
-    coming = " ".join(m.value for m in at.markdown)
-    for path, label in CAPABILITY_PAGES.items():
-        assert (ROOT / path).is_file(), f"registry names {path}, which does not exist"
-        assert label in labels, f"{path} exists but is not linked"
-    for label in PLANNED_LABELS:
-        assert label not in labels, f"{label} is planned but linked"
-        assert label in coming, f"{label} not listed as coming next"
-    text = " ".join(m.value for m in at.markdown)
-    assert "Simulation — not a private release" in text and "Private release" in text
+def page_files() -> list[str]:
+    return [f"pages/{f.name}" for f in sorted((ROOT / "pages").glob("*.py"))]
 
 
+def url_path(rel: str) -> str:
+    """Streamlit's default URL path of a page file: "pages/1_Tree.py" -> "Tree"."""
+    return re.sub(r"^[0-9]*[_ -]*", "", rel.removeprefix("pages/").removesuffix(".py"))
+
+
+@pytest.fixture(scope="module")
+def home():
+    return ok(app_test())
+
+
+def thumbnails(at) -> dict[str, dict]:
+    return {c.proto.id.split("thumb_", 1)[1].split("-", 1)[0]: json.loads(c.proto.spec)
+            for c in at.get("plotly_chart") if "thumb_" in c.proto.id}
+
+
+# ---- home page (AppTest) ---------------------------------------------------------------------------
+def test_home_lists_the_four_data_shapes_with_links(home):
+    assert home.title[0].value == TITLE
+    assert [c.name for c in CAPABILITIES] == ["tree", "stream", "marginals", "graph"]
+    links = dict(page_links(home))
+    text = " ".join(m.value for m in home.markdown)
+    for cap in CAPABILITIES:
+        if cap.page is not None and (ROOT / cap.page).is_file():
+            assert links.get(cap.title) == url_path(cap.page), f"{cap.page} exists but is not linked"
+        else:  # listed by name, with its CLI, never linked
+            assert cap.title not in links and f"**{cap.title}** (no page yet" in text
+        assert any(c.value == cap.description for c in home.caption)
+        assert any(cap.unit_of_privacy[1:] in m.value for m in home.markdown)
+    assert [e.label for e in home.expander] == ["Unit of privacy"] * 4
+
+
+def test_home_shows_a_thumbnail_of_each_shape(home):
+    thumbs = thumbnails(home)
+    assert sorted(thumbs) == sorted(c.name for c in CAPABILITIES)
+    for name, fig in thumbs.items():
+        assert fig["layout"]["height"] == T.THUMB_HEIGHT and fig["data"], name
+    charts = {c.proto.id: json.loads(c.proto.config) for c in home.get("plotly_chart")}
+    assert all(cfg.get("staticPlot") is True for cfg in charts.values())
+    for cap in CAPABILITIES:
+        assert any(c.value.startswith(f"`sample:{cap.samples[0].name}`") for c in home.caption)
+
+
+def test_home_explains_the_modes_and_where_to_start(home):
+    text = " ".join(m.value for m in home.markdown)
+    assert "Simulation — not a private release" in text and "**Private release.**" in text
+    assert "Coming next" not in text and not any("Coming next" in h.value for h in home.subheader)
+    assert [h.value.split(": ", 1)[-1] for h in home.subheader] == ["Analyst", "Teacher", "Planner"]
+    assert [h.value for h in home.header] == ["Four data shapes", "Simulate or release", "Where to start"]
+    assert "python -m dpviz tree release --help" in text
+
+
+def test_planner_and_ledger_are_linked_only_when_their_page_exists(home):
+    links = dict(page_links(home))
+    for rel, label in OPTIONAL_PAGES.items():
+        if (ROOT / rel).is_file():
+            assert links.get(label) == url_path(rel)
+        else:
+            assert label not in links
+
+
+def test_navigation_registers_every_page_file(home):
+    # switch_page raises ValueError for a file st.navigation did not register
+    for rel in page_files():
+        home.switch_page(rel)
+    with pytest.raises(ValueError):
+        home.switch_page("app.py")  # the home is a function page, not the file
+
+
+# ---- thumbnails (unit) -----------------------------------------------------------------------------
+def trace(fig, i: int = 0) -> dict:
+    return {k: decode_plotly_array(v) for k, v in fig.to_plotly_json()["data"][i].items()}
+
+
+def test_thumbnails_draw_the_samples():
+    td = load_sample("tree", "sample:county")
+    t = trace(T.thumbnail("tree", td))
+    assert t["type"] == "icicle" and t["values"][0] == pytest.approx(td.x.sum())  # the root: everyone
+    assert len(t["ids"]) == int(np.sum(td.tree.depth <= 3)) == 1 + 4 + 9  # US, regions, divisions
+    sd = load_sample("stream", "sample:flights")
+    s = trace(T.thumbnail("stream", sd))
+    np.testing.assert_array_equal(s["y"], sd.counts)  # 181 points: nothing dropped
+    ds = load_sample("marginals", "sample:titanic")
+    m = trace(T.thumbnail("marginals", ds))
+    assert m["z"].shape == (3, 2) and m["z"].sum() == ds.N  # class × survived, every passenger once
+    g = load_sample("graph", "sample:karate")
+    a = trace(T.thumbnail("graph", g))["z"]
+    assert a.shape == (34, 34) and a.sum() == 2 * 78 and np.array_equal(a, a.T)
+
+
+def test_shrink_strips_labels():
+    fig = T.thumbnail("marginals", load_sample("marginals", "sample:titanic"))
+    lay = fig.to_plotly_json()["layout"]
+    assert lay["height"] == T.THUMB_HEIGHT and lay["showlegend"] is False
+    assert lay["xaxis"]["showticklabels"] is False and lay["yaxis"]["showticklabels"] is False
+    assert not lay["xaxis"].get("title", {}).get("text") and not lay["yaxis"].get("title", {}).get("text")
+    assert not lay.get("title", {}).get("text")
+    h = fig.data[0]
+    assert h.showscale is False and h.text is None and h.texttemplate is None
+
+
+def test_thumbnail_bad_input():
+    with pytest.raises(InputError, match="no thumbnail for capability 'nope'"):
+        T.thumbnail("nope", None)
+    ds = load_sample("marginals", "sample:titanic")
+    with pytest.raises(InputError, match="not two distinct attributes"):
+        T.marginals_thumbnail(ds, (1, 1))
+
+
+# ---- server config ---------------------------------------------------------------------------------
+def test_server_config_file():
+    cfg = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    assert cfg["client"]["toolbarMode"] == "viewer"  # no Deploy button
+    assert cfg["client"]["showErrorDetails"] == "none"  # no traceback, path or message in the browser
+    assert cfg["browser"]["gatherUsageStats"] is False
+    from dpviz.graph.io import MAX_BYTES as GRAPH_BYTES
+    from dpviz.marginals.data import MAX_BYTES as MARGINALS_BYTES
+
+    biggest = max(GRAPH_BYTES, MARGINALS_BYTES)  # 100,000,000 bytes
+    assert cfg["server"]["maxUploadSize"] == math.ceil(biggest / 10**6)  # the largest reader cap, in MB
+    assert cfg["server"]["maxUploadSize"] * 2**20 >= biggest  # Streamlit counts MiB: never below the cap
+
+
+def test_streamlit_reads_the_config():
+    out = subprocess.run([sys.executable, "-m", "streamlit", "config", "show"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    for line in ('toolbarMode = "viewer"', 'showErrorDetails = "none"', "maxUploadSize = 100",
+                 "gatherUsageStats = false"):
+        assert re.search(rf"^{re.escape(line)}$", out, re.MULTILINE), line
+
+
+# ---- real browser ----------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_home_in_browser(page, streamlit_server):
     open_page(page, streamlit_server)
     expect(heading(page, TITLE)).to_be_visible()
-    expect(page.locator("[data-testid=stException]")).to_have_count(0)
-    if (ROOT / "pages/1_Tree.py").is_file():
-        expect(page.get_by_role("link", name="Tree release")).to_be_visible()
+    expect(sidebar_link(page, "Home")).to_be_visible()  # not "app"
+    expect(sidebar_link(page, "app")).to_have_count(0)
+    expect(page.locator("[data-testid=stToolbar]")).to_be_attached()
+    expect(page.locator("[data-testid=stAppDeployButton]")).to_have_count(0)
+    expect(page.get_by_role("button", name="Deploy")).to_have_count(0)
+    wait_plotly(page, len(CAPABILITIES))  # the thumbnails
+    main = page.locator("[data-testid=stMain]")
+    for cap in CAPABILITIES:
+        if cap.page is None or not (ROOT / cap.page).is_file():
+            continue
+        main.get_by_role("link", name=cap.title).click()
+        expect(heading(page, cap.title)).to_be_visible(timeout=SLOW)
+        expect(page).to_have_url(f"{streamlit_server}/{url_path(cap.page)}", timeout=SLOW)
+        wait_idle(page, SLOW)
+        sidebar_link(page, "Home").click()
+        expect(heading(page, TITLE)).to_be_visible(timeout=SLOW)
+        expect(page).to_have_url(f"{streamlit_server}/", timeout=SLOW)
+        wait_idle(page, SLOW)

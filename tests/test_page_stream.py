@@ -236,13 +236,30 @@ def test_play_control_reveals_fewer_steps(at):
     assert at.slider(key="upto").value == 5 and release_trace_len(at) == 5
 
 
-def test_error_view_shows_released_minus_true(at):
-    ok(at.radio(key="release_view").set_value("error").run())
-    fig = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "release_chart" in c.proto.id)
+def release_chart(at) -> dict:
+    return next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "release_chart" in c.proto.id)
+
+
+def test_error_view_is_the_default_and_explained(at):
+    # the default view: released − true (on 181 days of ~3M running totals the noise is invisible)
+    assert at.radio(key="release_view").value == "error"
+    fig = release_chart(at)
     assert fig["layout"]["yaxis"]["title"]["text"] == "released − true"
     assert not np.any(decode_plotly_array(fig["data"][-1]["y"]))  # the truth is the zero line
     err = np.abs(decode_plotly_array(fig["data"][1]["y"]))
     assert 0 < err.max() < 1_000  # noise scale, not the ~3M totals
+    total = flights_truth()[-1]
+    (why,) = [c.value for c in at.caption if "shown by default" in c.value]
+    assert f"{total:,.0f}" in why and "RMSE" in why and "Running totals" in why
+    rmse = float(metrics(at)["Naive empirical RMSE"])
+    assert rmse / total < 1e-4  # why: the error is a tiny fraction of the totals
+    # the running totals are one click away, with a caption that points back to the error view
+    ok(at.radio(key="release_view").set_value("totals").run())
+    fig = release_chart(at)
+    assert fig["layout"]["yaxis"]["title"]["text"] == "running total"
+    np.testing.assert_allclose(decode_plotly_array(fig["data"][-1]["y"])[-1], total)
+    assert any("choose **Error** to see it" in c.value for c in at.caption)
+    assert not any("shown by default" in c.value for c in at.caption)
 
 
 def test_simulation_download_button(at):

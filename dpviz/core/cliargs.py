@@ -2,7 +2,8 @@
 
 ``simulate`` verbs take ``--seed``; ``release`` verbs refuse it (exit 2, pointing to ``simulate``) and
 require ``--output``. Noise flags are the same everywhere: ``--noise laplace|gaussian`` with
-``--epsilon`` (Laplace), ``--epsilon --delta`` or ``--rho`` (Gaussian).
+``--epsilon`` (Laplace), ``--epsilon --delta`` or ``--rho`` (Gaussian). Release verbs also take
+``--ledger PATH`` (:mod:`dpviz.ledger`: the privacy ledger they charge before writing).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from pathlib import Path
 from dpviz.core.modes import check_seed, fresh_seed
 from dpviz.core.noise import FAMILIES, Noise
 from dpviz.errors import InputError
+from dpviz.ledger import add_ledger_arg
 
 __all__ = ["add_noise_args", "noise_from_args", "add_simulate_args", "add_release_args", "seed_from_args",
-           "refuse_seed"]
+           "refuse_seed", "add_ledger_arg"]
 
 
 def add_noise_args(p: argparse.ArgumentParser, *, epsilon_required: bool = False) -> None:
@@ -42,6 +44,7 @@ def add_release_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", type=Path, required=True,
                    help="CSV to write atomically (never the input); a OUTPUT.meta.json describes the release")
     p.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)
+    add_ledger_arg(p)  # --ledger PATH (else $DPVIZ_LEDGER, else the default ledger if it exists)
 
 
 def seed_from_args(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source, source_stem
@@ -152,21 +153,6 @@ def _budget_lines(budget, epsilon: float, suffix: str = "") -> list[str]:
     return lines
 
 
-def _rng(seed: int, method: str):
-    """A noise stream per method, derived from the seed and the method's place in METHODS (so a method's
-    draw does not depend on which other methods run)."""
-    import numpy as np
-
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(list(_methods()).index(method),)))
-
-
-def _metrics_rng(seed: int):
-    """The cut-query vertex sets: the same for every method (a fresh Generator per method)."""
-    import numpy as np
-
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1_000,)))
-
-
 # ----------------------------------------------------------------------------------------------- verbs
 
 
@@ -182,7 +168,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dpviz.graph import metrics
-    from dpviz.graph.release import NOT_PRIVATE_LABEL, release
+    from dpviz.graph.release import NOT_PRIVATE_LABEL, method_rng, metrics_rng, release
 
     methods = list(_methods()) if args.method == ALL else [args.method]
     if split is not None and not set(methods) & set(SPLIT_METHODS):
@@ -196,13 +182,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     rows = []
     for method in methods:
         t0 = time.perf_counter()
-        rel = release(graph.edges, graph.n_nodes, epsilon, method=method, rng=_rng(seed, method),
+        rel = release(graph.edges, graph.n_nodes, epsilon, method=method, rng=method_rng(seed, method),
                       **_options(method, split))
         seconds = time.perf_counter() - t0
         suffix = f"  [{NOT_PRIVATE_LABEL}]" if not rel.private else ""
         print(f"{method} ({_label(method)}): {rel.edges.shape[0]:,} edges released in {seconds:.3g} s; budget:")
         print("\n".join(_budget_lines(rel.budget, epsilon, suffix)))
-        values = metrics.evaluate(graph.edges, rel.edges, graph.n_nodes, _metrics_rng(seed), communities=communities)
+        values = metrics.evaluate(graph.edges, rel.edges, graph.n_nodes, metrics_rng(seed), communities=communities)
         rows.append({"method": method if rel.private else f"{method} ({NOT_PRIVATE_LABEL})", **values})
     table = pd.DataFrame(rows)
     print("metrics (simulation: released vs true graph):")
@@ -210,17 +196,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for key, (label, direction, definition) in metrics.METRIC_INFO.items():
         print(f"  {key}: {label} ({direction}) — {definition}")
     return 0
-
-
-def _partition_json(rel, labels) -> dict:
-    order = None if rel.order is None else [int(x) for x in rel.order]
-    out = {"method": rel.method, "n_nodes": int(rel.n_nodes), "mode": "release",
-           "note": "regions are half-open rectangles [r0, r1) x [c0, c1) of the adjacency matrix whose row i is "
-                   "vertex order[i]; noisy = released (noisy, post-processed) edge count on the upper triangle",
-           "order": order, "partition": rel.partition.to_json()}
-    if labels is not None and order is not None:
-        out["order_labels"] = [labels[i] for i in order]
-    return out
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -254,7 +229,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpviz.core.noise import Noise
     from dpviz.core.tables import write_release, write_text
     from dpviz.graph.io import edges_frame
-    from dpviz.graph.release import release
+    from dpviz.graph.release import partition_json, release
 
     rel = release(graph.edges, graph.n_nodes, epsilon, method=args.method, rng=None, **_options(args.method, split))
     if args.partitions is not None and rel.partition is None:
@@ -271,10 +246,12 @@ def cmd_release(args: argparse.Namespace) -> int:
         n_nodes=int(graph.n_nodes), vertex_set="public (edge-level DP protects edges, not vertices)",
         n_edges_released=int(rel.edges.shape[0]), source=source_stem(args.edges),
         columns={"u": "vertex label", "v": "vertex label"})
-    path = write_release(edges_frame(rel.edges, graph.labels), args.output, meta, inputs=[src])
+    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
+    with ledger.charge(args, CAP, args.edges, graph, Noise.laplace(epsilon, discrete=True), args.method):
+        path = write_release(edges_frame(rel.edges, graph.labels), args.output, meta, inputs=[src])
     written = [str(path), meta_path(path).name]
     if args.partitions is not None:
-        write_text(json.dumps(_partition_json(rel, graph.labels)) + "\n", args.partitions, inputs=[src])
+        write_text(json.dumps(partition_json(rel, graph.labels)) + "\n", args.partitions, inputs=[src])
         written.append(str(args.partitions))
     if args.report is not None:
         report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(graph.n_nodes),

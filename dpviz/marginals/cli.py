@@ -19,10 +19,13 @@ import json
 import os
 from pathlib import Path
 
+from dpviz import ledger
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
+from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, load_source
 from dpviz.core.tables import meta_path, write_text
 from dpviz.errors import InputError
+from dpviz.ledger import add_ledger_arg
 from dpviz.marginals import pipeline
 from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, DEFAULT_ROUNDS
 
@@ -68,6 +71,7 @@ def register(groups) -> argparse.ArgumentParser:
     r.add_argument("--output", type=Path, required=True,
                    help="JSON to write atomically (never the input); OUTPUT.meta.json describes the release")
     r.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)
+    add_ledger_arg(r)
     _lnn_args(r)
     r.set_defaults(func=cmd_release)
 
@@ -266,8 +270,11 @@ def cmd_release(args: argparse.Namespace) -> int:
                            repeats=args.repeats, lnn_options=_lnn_options(args))
     body = _dump_marginals(pipeline.release_json(rel))
     meta = _dump(pipeline.release_meta(rel))
-    write_text(meta, meta_path(out), inputs=[src])
-    write_text(body, out, inputs=[src])
+    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
+    with ledger.charge(args, CAP, args.data, data, Noise.from_params(
+            "gaussian", epsilon=args.epsilon, delta=args.delta, rho=args.rho, discrete=True), args.mechanism):
+        write_text(meta, meta_path(out), inputs=[src])
+        write_text(body, out, inputs=[src])
     var = [rel.variance[g] for g in rel.workload]
     print(RELEASE_NOTICE)
     print(f"mechanism: {pipeline.LABELS[rel.mechanism]}; method: {pipeline.LABELS[rel.method]}")

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, output_name
 from dpviz.core.noise import FAMILIES
@@ -188,8 +189,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     check_release(args.mechanism, noise)
     data = load_source(args.input, count_column=args.count_column, time_column=args.time_column)
     rel = release(data.counts, args.mechanism, noise, horizon=args.horizon)
-    path = write_release(release_table(rel, data.timestamps, data.time_column), args.output,
-                         release_metadata(rel), inputs=[_input_path(args.input)])
+    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
+    with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
+        path = write_release(release_table(rel, data.timestamps, data.time_column), args.output,
+                             release_metadata(rel), inputs=[_input_path(args.input)])
     var = rel.variance
     print(RELEASE_NOTICE)
     print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "

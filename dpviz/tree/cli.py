@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.registry import SAMPLE_PREFIX
@@ -155,7 +156,9 @@ def _release(args: argparse.Namespace) -> int:
     data = load_source(args.input)
     rel = release(data, noise, args.split, args.method)
     table, meta = release_table(rel)
-    write_release(table, args.output, meta, inputs=[src])
+    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
+    with ledger.charge(args, "tree", args.input, data, noise, args.method):
+        write_release(table, args.output, meta, inputs=[src])
     t = rel.tree
     scales = ", ".join(f"{s:.4g}" for s in rel.level_scales)
     print(RELEASE_NOTICE)

@@ -1,0 +1,178 @@
+"""A persistent privacy ledger: what each dataset has spent, across processes and sessions.
+
+Peers keep a budget only inside one Python process (Tumult Analytics' ``Session``, OpenDP's
+compositors); this ledger is one SQLite file (:mod:`dpviz.ledger.store`) that every ``release`` command
+of every capability charges **before** it writes its output, so a dataset's budget holds across runs,
+shells and concurrent processes.
+
+* **Dataset** — identified by the SHA-256 of its canonical content (:mod:`dpviz.ledger.identity`).
+* **Charge** — pure ε for Laplace releases, ρ for Gaussian ones; totals reported both ways
+  (:mod:`dpviz.ledger.accounts`).
+* **Where** — ``--ledger PATH``, else ``$DPVIZ_LEDGER``, else the default under the user's data
+  directory (:func:`default_path`: ``$XDG_DATA_HOME/dpviz/ledger.sqlite3``, ``~/.local/share/...``
+  on Linux, ``~/Library/Application Support/...`` on macOS, ``%LOCALAPPDATA%\\...`` on Windows).
+* **Never implicit** — a release records to a ledger named by ``--ledger``/``DPVIZ_LEDGER`` (created if
+  absent), or to the default ledger *only if that file exists*; the default ledger is created by
+  ``ledger init`` or ``ledger set-budget``. A release with no ledger says so (one line on stderr) and is
+  not recorded.
+* **No budget set** — the release is recorded (spent accumulates) and never refused; with a budget, a
+  release that does not fit exits with code 3, prints what remains, and writes nothing.
+
+This module stays light (no numpy at import): the CLI parser imports it for the ``--ledger`` flag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LEDGER_ENV", "PAUSE_AFTER_CHARGE_ENV", "EXIT_BUDGET", "default_path", "ledger_path", "LedgerPath",
+           "add_ledger_arg", "charge", "receipt_line", "file_sha256", "PAGE", "PageInfo"]
+
+LEDGER_ENV = "DPVIZ_LEDGER"
+PAUSE_AFTER_CHARGE_ENV = "DPVIZ_LEDGER_TEST_PAUSE_AFTER_CHARGE"
+"""Test only: seconds to sleep after the charge is committed and before the output is written (the
+window a SIGKILL test aims at)."""
+EXIT_BUDGET = 3
+"""Exit code of a release refused by the ledger."""
+FILE_NAME = "ledger.sqlite3"
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """Title and icon of the ledger page (what :func:`ui.page_setup` reads)."""
+
+    title: str
+    icon: str
+
+
+PAGE = PageInfo("Privacy ledger", ":material/receipt_long:")
+
+
+def data_dir() -> Path:
+    """The user's data directory: ``$XDG_DATA_HOME`` if set (absolute), else the platform's usual place."""
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg)
+    if sys.platform == "win32":  # pragma: no cover - platform-specific
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    if sys.platform == "darwin":  # pragma: no cover - platform-specific
+        return Path.home() / "Library" / "Application Support"
+    return Path.home() / ".local" / "share"
+
+
+def default_path() -> Path:
+    """Where the ledger lives when neither ``--ledger`` nor ``$DPVIZ_LEDGER`` names one."""
+    return data_dir() / "dpviz" / FILE_NAME
+
+
+@dataclass(frozen=True)
+class LedgerPath:
+    """The ledger a command uses: ``explicit`` (``--ledger`` or the environment: created if absent) or the
+    default (used only if it exists, except by ``ledger init``/``set-budget``)."""
+
+    path: Path
+    origin: str
+
+    @property
+    def explicit(self) -> bool:
+        return self.origin != "default"
+
+
+def ledger_path(flag: str | Path | None = None) -> LedgerPath:
+    """``--ledger`` if given, else ``$DPVIZ_LEDGER`` if set and not empty, else :func:`default_path`."""
+    if flag is not None and str(flag):
+        return LedgerPath(Path(flag).expanduser(), "--ledger")
+    env = os.environ.get(LEDGER_ENV, "")
+    if env:
+        return LedgerPath(Path(env).expanduser(), LEDGER_ENV)
+    return LedgerPath(default_path(), "default")
+
+
+def add_ledger_arg(p: Any) -> None:
+    """The ``--ledger PATH`` flag (release commands and the ``ledger`` group)."""
+    p.add_argument("--ledger", metavar="PATH", default=None,
+                   help=f"privacy ledger (SQLite) to charge; default ${LEDGER_ENV}, else {default_path()} "
+                        "if that file exists (releases never create the default ledger)")
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _pause_after_charge(release_id: int) -> None:
+    seconds = float(os.environ.get(PAUSE_AFTER_CHARGE_ENV) or 0)
+    if seconds > 0:
+        print(f"ledger: charged release {release_id}; test pause {seconds:g} s before writing", file=sys.stderr,
+              flush=True)
+        time.sleep(seconds)
+
+
+@contextmanager
+def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any, mechanism: str) -> Iterator[Any]:
+    """Charge a release to the ledger, then let the caller write its output (``args.output``)::
+
+        with ledger.charge(args, CAP, args.input, data, noise, args.method):
+            write_release(table, args.output, meta, inputs=[src])
+
+    Before the body: the dataset is identified, the charge committed in one ``BEGIN IMMEDIATE``
+    transaction; a release that does not fit prints one line (what remains) and exits with code
+    :data:`EXIT_BUDGET` (3) — the body never runs, nothing is written. After the body: the output's
+    SHA-256 is recorded. If the body fails (or the process dies), the charge stays (conservative).
+    With no ledger in use the body just runs and a line says the release was not recorded. The ledger's
+    lines go to stderr (stdout stays the release's own report).
+    """
+    where = ledger_path(getattr(args, "ledger", None))
+    if not where.explicit and not where.path.exists():
+        yield None
+        print(f"ledger: not recorded (no ledger at {where.path}; create it with `python -m dpviz ledger init`, "
+              f"or pass --ledger PATH / set {LEDGER_ENV})", file=sys.stderr)
+        return
+    from dpviz.core.registry import SAMPLE_PREFIX
+    from dpviz.core.tables import check_destination
+    from dpviz.ledger.accounts import Charge
+    from dpviz.ledger.identity import identify
+    from dpviz.ledger.store import BudgetExceeded, open_ledger
+
+    # a bad --output must not cost budget: check it before the charge (exit 2, nothing charged)
+    check_destination(args.output, [None if str(source).startswith(SAMPLE_PREFIX) else source])
+    ds = identify(capability, source, data)
+    cost = Charge.of_noise(noise)
+    with open_ledger(where.path, create=where.explicit) as led:
+        try:
+            receipt = led.charge(ds, cost, mechanism=mechanism, source=str(source), output=args.output)
+        except BudgetExceeded as exc:
+            print(f"dpviz: error: ledger {where.path}: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(EXIT_BUDGET) from None
+        _pause_after_charge(receipt.release_id)
+        yield receipt
+        led.finish(receipt.release_id, file_sha256(args.output))
+    print(receipt_line(receipt), file=sys.stderr)
+
+
+def receipt_line(receipt: Any) -> str:
+    """One line for stderr: what was charged, to which dataset (by name: the fingerprint stays in the
+    ledger), and what is spent and left."""
+    rep = receipt.spent.report(receipt.budget)
+    delta = "" if rep["delta"] is None else f" at δ = {rep['delta']:.3g}"
+    spent = (f"spent ε = {rep['epsilon_spent']:.6g}{delta} (basic {rep['epsilon_basic']:.6g}, zCDP "
+             f"{rep['epsilon_zcdp']:.6g}; ρ = {rep['rho']:.6g}) in {rep['releases']} release(s)")
+    if receipt.budget is None:
+        left = "no budget set for this dataset (recorded, never refused)"
+    else:
+        from dpviz.ledger.accounts import Room
+
+        left = (f"budget {receipt.budget.describe}, remaining ε = {rep['epsilon_remaining']:.6g}: "
+                + Room(rep["room_epsilon"], rep["room_rho"]).describe)
+    return f"ledger: charged {receipt.charge.describe} to {receipt.dataset.name} in {receipt.path}; {spent}; {left}"

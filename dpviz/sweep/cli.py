@@ -1,0 +1,172 @@
+"""``python -m dpviz sweep tree|stream|marginals|graph DATA --epsilons ... --trials ...``: Monte-Carlo sweeps.
+
+Each verb simulates ``--trials`` releases at every ε of ``--epsilons`` with every method of ``--methods``,
+as Dask tasks on a local cluster (``--workers``, default 2 processes), on an existing cluster
+(``--scheduler tcp://host:8786``) or in this process (``--workers 0``). A progress bar goes to stderr;
+the summary (mean, 95% interval and analytic value per ε × method × metric) to stdout; the tidy table
+(one row per ε, trial, method and metric) to ``--output`` as Parquet. Exit code 2 for bad input.
+
+This module imports nothing heavy at import time (the parser is built for every ``python -m dpviz``
+call); numpy, pandas and dask are imported when a verb runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["ProgressBar", "cmd_sweep", "register"]
+
+VERBS = {
+    "tree": "tree methods (GMC, Lee, PrivTrie, Boosting, Processless) on a tree file or sample:county",
+    "stream": "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt) on a count series",
+    "marginals": "marginal reconstructions (mle, lnn, trunc, trunc-rescale) on a categorical data set",
+    "graph": "graph methods (drf-dp, drf, kdh, quadtree, random, degree) on an edge list",
+}
+
+
+def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``sweep`` parser and its verbs to ``groups``."""
+    sweep = groups.add_parser(
+        "sweep", help="Monte-Carlo sweep: ε grid × trials × methods on Dask (simulation), tidy Parquet + summary",
+        description=__doc__.splitlines()[0],
+        epilog="A sweep is a simulation (seeded continuous noise, errors against the truth), never a release. "
+               "Same --seed, same numbers, whatever the cluster.")
+    subs = sweep.add_subparsers(dest="sweep_command", required=True, parser_class=type(sweep))
+    parsers = {}
+    for verb, text in VERBS.items():
+        p = subs.add_parser(verb, help=text)
+        p.add_argument("input", metavar="DATA", help="a file or bundled data sample:NAME (see python -m dpviz --help)")
+        _common(p)
+        parsers[verb] = p
+    t = parsers["tree"]
+    t.add_argument("--split", choices=("uniform", "geometric"), default="uniform", help="budget split over levels")
+    t.add_argument("--queries", type=int, default=10_000, help="random leaf ranges for rmse_RQ (default 10000)")
+    s = parsers["stream"]
+    s.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
+    s.add_argument("--count-column", help="name of the count column")
+    s.add_argument("--time-column", help="name of the timestamp column")
+    m = parsers["marginals"]
+    m.add_argument("--workload", default="2", metavar="K|FILE", help="k (every k-way marginal, default 2) or a file")
+    m.add_argument("--mechanism", choices=("rp", "mwem"), default="rp", help="ResidualPlanner (default) or MWEM")
+    m.add_argument("--rounds", type=int, default=None, help="MWEM rounds T")
+    g = parsers["graph"]
+    g.add_argument("--budget-split", metavar="A:B:C", default=None, help="ε_D^d:ε_D^c:ε_R for drf and drf-dp")
+    g.add_argument("--cut-queries", type=int, default=100, help="cut queries per size (default 100)")
+    for p in parsers.values():
+        p.set_defaults(func=cmd_sweep)
+    return sweep
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilons", required=True, help="comma-separated ε grid, e.g. 0.1,0.5,1,2")
+    p.add_argument("--trials", type=int, default=100, help="simulated releases per ε (default 100)")
+    p.add_argument("--methods", default="all", help="comma-separated methods or all (default)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="δ: Gaussian noise calibrated to (ε, δ) (tree, stream; required for marginals)")
+    p.add_argument("--seed", type=int, default=None, help="root seed (default: fresh entropy, printed)")
+    p.add_argument("--batch", type=int, default=None, help="trials per Dask task (default 25)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="an existing Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="local cluster size when no --scheduler: worker processes, 1 thread each (default 2); "
+                        "0 runs in this process without Dask")
+    p.add_argument("--output", type=Path, default=None, help="write the tidy table (Parquet) here")
+    p.add_argument("--summary", type=Path, default=None, help="also write the summary as CSV here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+class ProgressBar:
+    """``progress(done, total)`` as a bar on stderr: redrawn in place on a terminal, every 10% otherwise."""
+
+    width = 30
+
+    def __init__(self, label: str = "sweep", stream=None) -> None:
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = time.perf_counter()
+        self.first: tuple[int, float] | None = None  # (done, time) at the first report: the rate is measured from it
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        tenth = 10 * done // total
+        if not self.tty and tenth == self.last and done != total:
+            return
+        self.last = tenth
+        filled = self.width * done // total
+        now = time.perf_counter()
+        elapsed = now - self.start
+        if self.first is None:
+            self.first = (done, now)
+        d0, t0 = self.first
+        eta = f", ~{(now - t0) * (total - done) / (done - d0):.0f} s left" if d0 < done < total else ""
+        line = f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} tasks ({elapsed:.1f} s{eta})"
+        end = "\n" if done == total or not self.tty else ""
+        print(("\r" if self.tty else "") + line, end=end, file=self.stream, flush=True)
+
+
+def _spec(args: argparse.Namespace):
+    from dpviz.sweep.spec import SweepSpec
+
+    verb = args.sweep_command
+    if verb == "tree":
+        options = {"split": args.split, "queries": args.queries}
+    elif verb == "stream":
+        options = {"horizon": args.horizon, "count_column": args.count_column, "time_column": args.time_column}
+    elif verb == "marginals":
+        options = {"workload": args.workload, "mechanism": args.mechanism, "rounds": args.rounds}
+    else:
+        options = {"budget_split": args.budget_split, "cut_queries": args.cut_queries}
+    return SweepSpec(verb, args.input, args.epsilons, trials=args.trials, methods=args.methods, seed=args.seed,
+                     delta=args.delta, batch=args.batch, options=options).resolved()
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from dpviz.core.modes import SIMULATION_NOTICE
+    from dpviz.core.registry import SAMPLE_PREFIX
+    from dpviz.core.tables import check_destination, write_table
+    from dpviz.errors import InputError
+    from dpviz.sweep.runner import open_client, run, summarise, write_parquet
+    from dpviz.sweep.targets import prepare
+
+    spec = _spec(args)
+    if args.workers < 0 or (args.workers == 0 and args.scheduler):
+        raise InputError(f"--workers: expected a positive number of local workers, or 0 (in-process) without "
+                         f"--scheduler; got {args.workers}")
+    inputs = [None if str(args.input).startswith(SAMPLE_PREFIX) else Path(args.input)]
+    for out in (args.output, args.summary):
+        if out is not None:
+            check_destination(out, inputs)
+    target = prepare(spec)  # bad data or options fail here, before a cluster starts
+    print(SIMULATION_NOTICE)
+    where = (f"on the Dask scheduler {args.scheduler}" if args.scheduler else
+             "in this process (no Dask)" if args.workers == 0 else
+             f"on a local Dask cluster ({args.workers} worker process(es) × 1 thread)")
+    print(f"sweep {spec.capability} {args.input}: ε ∈ {{{', '.join(f'{e:g}' for e in spec.epsilons)}}}, "
+          f"{spec.trials} trials, methods {args.methods}, seed {spec.seed} (retype --seed {spec.seed} to reproduce)")
+    progress = None if args.quiet else ProgressBar(f"sweep {spec.capability}")
+    t0 = time.perf_counter()
+    if args.workers == 0 and not args.scheduler:
+        df = run(spec, progress=progress, target=target)
+    else:
+        with open_client(args.scheduler, workers=args.workers, timeout=args.timeout) as client:
+            df = run(spec, client=client, progress=progress, target=target)
+    seconds = time.perf_counter() - t0
+    meta = df.attrs["sweep"]
+    print(f"ran {meta['tasks']} tasks ({spec.batch_size} trials each) {where} in {seconds:.1f} s; "
+          f"noise: {meta['noise']}")
+    summary = summarise(df)
+    print("summary: mean, 95% CI of the mean (ci_low, ci_high), central 95% of trials (q025, q975), "
+          "analytic expectation (NaN: none)")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    if args.output is not None:
+        write_parquet(df, args.output, inputs=tuple(inputs))
+        print(f"wrote {len(df):,} rows (epsilon, trial, method, metric, value, analytic) to {args.output}")
+    if args.summary is not None:
+        write_table(summary, args.summary, inputs=inputs)
+        print(f"wrote the summary to {args.summary}")
+    return 0

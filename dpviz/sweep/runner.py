@@ -1,0 +1,204 @@
+"""Running a sweep: in this process, or as Dask tasks on a ``distributed`` cluster (local or real).
+
+Dask (M. Rocklin, "Dask: Parallel Computation with Blocked algorithms and Task Scheduling", Proc. 14th
+Python in Science Conference, 2015) ships each task — a batch of trials at one ε — to a worker; the
+target (data + shared precomputation) is scattered to every worker once. Results are put back in task
+order, not completion order, and every trial draws from its own seed (:func:`dpviz.sweep.spec.trial_seed`),
+so ``run(spec, client=c)`` returns the same table as ``run(spec)``, value for value.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpviz.core.modes import SIMULATION_NOTICE
+from dpviz.core.tables import check_destination
+from dpviz.errors import InputError
+from dpviz.sweep.spec import SweepSpec, Task, plan_tasks, trial_seed
+from dpviz.sweep.targets import Target, prepare
+
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "TIDY_COLUMNS",
+    "Progress",
+    "open_client",
+    "run",
+    "run_task",
+    "summarise",
+    "write_parquet",
+]
+
+TIDY_COLUMNS = ("epsilon", "trial", "method", "metric", "value", "analytic")
+"""One row per ε, trial, method and metric; ``analytic`` is the exact expectation of ``value`` (or NaN)."""
+SUMMARY_COLUMNS = ("epsilon", "method", "metric", "trials", "mean", "std", "ci_low", "ci_high", "q025", "q975",
+                   "analytic")
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called after each finished task (``total`` tasks)."""
+
+
+def run_task(target: Target, task: Task) -> pd.DataFrame:
+    """The tidy rows of trials ``task.start .. task.stop - 1`` at ``task.epsilon`` (runs on a worker)."""
+    records, trials = [], []
+    for j in range(task.start, task.stop):
+        rows = target.trial(task.epsilon, trial_seed(task.seed, task.eps_index, j))
+        records += rows
+        trials += [j] * len(rows)
+    method, metric, value, analytic = zip(*records) if records else ((), (), (), ())
+    return pd.DataFrame({"epsilon": np.full(len(records), task.epsilon), "trial": np.asarray(trials, np.int64),
+                         "method": list(method), "metric": list(metric), "value": np.asarray(value, float),
+                         "analytic": np.asarray(analytic, float)})
+
+
+def _in_process(target: Target, tasks: list[Task], progress: Progress | None) -> list[pd.DataFrame]:
+    parts = []
+    for k, task in enumerate(tasks, 1):
+        parts.append(run_task(target, task))
+        if progress is not None:
+            progress(k, len(tasks))
+    return parts
+
+
+def _on_cluster(client: Any, target: Target, tasks: list[Task], progress: Progress | None) -> list[pd.DataFrame]:
+    from distributed import as_completed
+
+    token = uuid.uuid4().hex[:12]
+    shared = client.scatter(target, broadcast=True, hash=False)
+    futures = [client.submit(run_task, shared, task, key=f"dpviz-sweep-{token}-{k}", pure=False)
+               for k, task in enumerate(tasks)]
+    slot = {f.key: k for k, f in enumerate(futures)}
+    parts: list[pd.DataFrame | None] = [None] * len(futures)
+    try:
+        for done, fut in enumerate(as_completed(futures), 1):
+            parts[slot[fut.key]] = fut.result()  # re-raises a worker's exception here
+            if progress is not None:
+                progress(done, len(futures))
+    finally:
+        client.cancel([*futures, shared])
+    return parts  # type: ignore[return-value]
+
+
+def run(spec: SweepSpec, *, client: Any = None, progress: Progress | None = None,
+        target: Target | None = None) -> pd.DataFrame:
+    """Run ``spec`` and return the tidy table (:data:`TIDY_COLUMNS`; ``method`` and ``metric`` are ordered
+    categoricals). ``client=None``: sequentially in this process (what a page's Monte-Carlo dots use);
+    a ``distributed.Client``: as Dask tasks on its workers, with the same result. ``df.attrs["sweep"]``
+    holds the settings and the seed (a fresh one when ``spec.seed`` is None: rerun with it to reproduce).
+    ``target``: ``prepare(spec)`` done beforehand (e.g. to fail on bad data before starting a cluster).
+    """
+    if not isinstance(spec, SweepSpec):
+        raise InputError(f"run: expected a SweepSpec, got {type(spec).__name__}")
+    spec = spec.resolved()
+    target = prepare(spec) if target is None else target
+    tasks = plan_tasks(spec)
+    parts = _in_process(target, tasks, progress) if client is None else _on_cluster(client, target, tasks, progress)
+    df = pd.concat(parts, ignore_index=True)
+    metrics = list(dict.fromkeys(df["metric"]))
+    df["method"] = pd.Categorical(df["method"], categories=list(target.methods), ordered=True)
+    df["metric"] = pd.Categorical(df["metric"], categories=metrics, ordered=True)
+    df.attrs["sweep"] = {**spec.describe(), "source": target.name, "mode": "simulate", "notice": SIMULATION_NOTICE,
+                         "tasks": len(tasks), "noise": _noise_text(spec)}
+    return df
+
+
+def _noise_text(spec: SweepSpec) -> str:
+    if spec.capability == "marginals":
+        return f"continuous Gaussian, ρ from (ε, δ = {spec.delta:g}) (CKS conversion)"
+    if spec.capability == "graph":
+        return "Laplace (pure ε-DP), as each graph method draws it"
+    return "Laplace (pure ε-DP)" if spec.delta is None else f"Gaussian calibrated to (ε, δ = {spec.delta:g})"
+
+
+def summarise(df: pd.DataFrame) -> pd.DataFrame:
+    """Per ε × method × metric: trials, mean, std, the 95% confidence interval of the mean
+    (``ci_low``, ``ci_high``: mean ± t₀.₉₇₅,ₙ₋₁ · s/√n, Student's t), the central 95% of the trials
+    (``q025``, ``q975``: where one release's value lands) and the analytic expectation (or NaN)."""
+    from scipy.stats import t as student_t
+
+    missing = [c for c in TIDY_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"summarise: expected a sweep table with columns {', '.join(TIDY_COLUMNS)}; "
+                         f"missing {', '.join(missing)}")
+    keys = ["epsilon", "method", "metric"]
+    g = df.groupby(keys, sort=False, observed=True)
+    out = g["value"].agg(trials="count", mean="mean", std="std")
+    q = g["value"].quantile([0.025, 0.975]).unstack()
+    out["q025"], out["q975"] = q[0.025], q[0.975]
+    out["analytic"] = g["analytic"].first()
+    n = out["trials"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = student_t.ppf(0.975, n - 1) * out["std"].to_numpy(float) / np.sqrt(n)
+    out["ci_low"], out["ci_high"] = out["mean"] - half, out["mean"] + half
+    out = out.reset_index()
+    out["trials"] = out["trials"].astype(np.int64)
+    out = out.sort_values(keys, kind="stable", ignore_index=True)
+    return out[list(SUMMARY_COLUMNS)]
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path, *, inputs: tuple[str | Path | None, ...] = ()) -> Path:
+    """Write ``df`` as Parquet (pyarrow) atomically: a temporary file in the destination's folder, fsync,
+    then ``os.replace``; the destination is checked like every output (:func:`check_destination`).
+    ``df.attrs`` (the sweep's settings) travel in the file's metadata."""
+    path = check_destination(path, inputs)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            df.to_parquet(fh, index=False, engine="pyarrow")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+@contextmanager
+def open_client(scheduler: str | None = None, *, workers: int = 2, timeout: float = 10.0) -> Iterator[Any]:
+    """A ``distributed.Client``: connected to ``scheduler`` (``tcp://host:8786``, an existing cluster whose
+    workers have the same dpviz installed), or to a fresh ``LocalCluster(n_workers=workers,
+    threads_per_worker=1, processes=True)`` closed on exit. A scheduler that cannot be reached, or workers
+    with another dpviz version, raise InputError."""
+    from distributed import Client, LocalCluster
+
+    import dpviz
+    from dpviz.core.accounting import positive
+
+    timeout = positive("--timeout", timeout)
+    if scheduler is None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise InputError(f"--workers: expected a positive integer, got {workers!r}")
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(scheduler, timeout=f"{timeout}s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(f"--scheduler: cannot connect to {scheduler}: {exc}") from None
+    with client:
+        versions = client.run(_dpviz_version)
+        if not versions:
+            raise InputError(f"--scheduler: {scheduler} has no workers")
+        other = {addr: v for addr, v in versions.items() if v != dpviz.__version__}
+        if other:
+            addr, v = next(iter(other.items()))
+            raise InputError(f"--scheduler: worker {addr} runs dpviz {v}, this client {dpviz.__version__}: install "
+                             "the same dpviz on every machine")
+        yield client
+
+
+def _dpviz_version() -> str:
+    try:
+        import dpviz
+    except ImportError:  # pragma: no cover - a worker without dpviz
+        return "(not installed)"
+    return dpviz.__version__

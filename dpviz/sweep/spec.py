@@ -1,0 +1,160 @@
+"""What a sweep runs (:class:`SweepSpec`), how it is cut into tasks (:func:`plan_tasks`) and how each
+trial gets its own random stream (:func:`trial_seed`).
+
+Seeding follows NumPy's recommendation for parallel streams: one root :class:`numpy.random.SeedSequence`
+and spawned children, whose states are hashed from (entropy, spawn key) and are independent for all
+practical purposes (M. E. O'Neill, "PCG: A Family of Simple Fast Space-Efficient Statistically Good
+Algorithms for Random Number Generation", HMC-CS-2014-0905, 2014, the design behind
+``SeedSequence``; NumPy's "Parallel random number generation" guide). Trial j at ε index i uses the
+child with spawn key (i, j): ``SeedSequence(seed, spawn_key=(i, j))`` is exactly
+``SeedSequence(seed).spawn(n_eps)[i].spawn(n_trials)[j]``, built without spawning every sibling, so a
+task can build the seeds of its own trials only.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from dpviz.core.accounting import positive, probability
+from dpviz.core.modes import check_seed, fresh_seed
+from dpviz.errors import InputError
+
+__all__ = ["CAPABILITIES", "DEFAULT_BATCH", "MAX_TRIALS", "SweepSpec", "Task", "parse_epsilons", "plan_tasks",
+           "trial_seed"]
+
+CAPABILITIES: tuple[str, ...] = ("tree", "stream", "marginals", "graph")
+DEFAULT_BATCH = 25
+"""Trials per task when the spec gives none: enough work per task (~0.1–1 s on the bundled data) to
+amortise Dask's few milliseconds of scheduling overhead, small enough to keep both workers busy."""
+MAX_TRIALS = 1_000_000
+
+
+def _count(name: str, value: object, upper: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= upper:
+        raise InputError(f"{name}: expected an integer from 1 to {upper:,}, got {value!r}")
+    return int(value)
+
+
+def parse_epsilons(text: str | Sequence[float]) -> tuple[float, ...]:
+    """``"0.1,0.5,1,2"`` (or a sequence of numbers) → (0.1, 0.5, 1.0, 2.0): positive, finite, distinct.
+
+    >>> parse_epsilons("0.1, 1,2")
+    (0.1, 1.0, 2.0)
+    """
+    if isinstance(text, str):
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        try:
+            values: list[object] = [float(p) for p in parts]
+        except ValueError:
+            raise InputError(f"--epsilons: expected comma-separated positive numbers, e.g. 0.1,0.5,1,2; got {text!r}")
+    elif isinstance(text, (int, float)) and not isinstance(text, bool):
+        values = [text]
+    else:
+        values = list(text)
+    if not values:
+        raise InputError("--epsilons: expected at least one ε, e.g. 0.1,0.5,1,2")
+    eps = tuple(positive("--epsilons", v) for v in values)
+    if len(set(eps)) != len(eps):
+        raise InputError(f"--epsilons: each ε once, got {', '.join(f'{e:g}' for e in eps)}")
+    return eps
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """One sweep: ``capability`` on ``source`` at every ε of ``epsilons``, ``trials`` simulated releases
+    each, every method of ``methods`` on each (the same noise draw where the capability shares one).
+
+    ``source``: ``"sample:NAME"``, a file path, or data already loaded (a tree ``TreeData``, a stream
+    ``StreamData`` or array of counts, a marginals ``Dataset``, a graph ``Graph``). ``methods``: ``"all"``,
+    a comma list or a sequence of names (tree methods, stream mechanisms, marginals reconstructions, graph
+    methods). ``delta``: Gaussian noise calibrated to (ε, δ) instead of Laplace (tree, stream); required by
+    marginals (its ρ comes from (ε, δ)); refused by graph (pure ε). ``seed``: None draws a fresh one
+    (:meth:`resolved` fixes it before running). ``batch``: trials per task (default
+    :data:`DEFAULT_BATCH`). ``options``: the capability's own settings (tree: ``split``, ``queries``; stream:
+    ``horizon``, ``count_column``, ``time_column``; marginals: ``workload``, ``mechanism``, ``rounds``;
+    graph: ``budget_split``, ``cut_queries``).
+    """
+
+    capability: str
+    source: Any
+    epsilons: tuple[float, ...]
+    trials: int = 100
+    methods: str | tuple[str, ...] = "all"
+    seed: int | None = None
+    delta: float | None = None
+    batch: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.capability not in CAPABILITIES:
+            raise InputError(f"sweep: unknown capability {self.capability!r}; expected one of {', '.join(CAPABILITIES)}")
+        object.__setattr__(self, "epsilons", parse_epsilons(self.epsilons))
+        object.__setattr__(self, "trials", _count("--trials", self.trials, MAX_TRIALS))
+        methods = self.methods
+        if isinstance(methods, str):
+            methods = "all" if methods.strip() == "all" else tuple(m.strip() for m in methods.split(",") if m.strip())
+        else:
+            methods = tuple(methods)
+        if not methods:
+            raise InputError("--methods: expected all or one or more method names (comma-separated)")
+        object.__setattr__(self, "methods", methods)
+        if self.seed is not None:
+            object.__setattr__(self, "seed", check_seed(self.seed))
+        if self.delta is not None:
+            object.__setattr__(self, "delta", probability("--delta", self.delta))
+        if self.batch is not None:
+            object.__setattr__(self, "batch", _count("--batch", self.batch, MAX_TRIALS))
+        if not isinstance(self.options, Mapping):
+            raise InputError(f"options: expected a mapping of the capability's settings, got {type(self.options).__name__}")
+
+    def resolved(self) -> SweepSpec:
+        """This spec with a seed (a fresh one, from OS entropy, if none was given)."""
+        return self if self.seed is not None else replace(self, seed=fresh_seed())
+
+    @property
+    def batch_size(self) -> int:
+        return min(self.trials, self.batch or DEFAULT_BATCH)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready settings (stored with the results): no data, only how the sweep was run."""
+        src = self.source if isinstance(self.source, str) else getattr(self.source, "name", type(self.source).__name__)
+        return {"capability": self.capability, "source": str(src), "epsilons": list(self.epsilons),
+                "trials": self.trials, "methods": self.methods if isinstance(self.methods, str) else list(self.methods),
+                "seed": self.seed, "delta": self.delta, "batch": self.batch_size,
+                "options": {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
+                            for k, v in self.options.items()}}
+
+
+@dataclass(frozen=True)
+class Task:
+    """Trials ``start`` .. ``stop - 1`` at ε = ``epsilon`` (index ``eps_index`` in the grid), root ``seed``."""
+
+    eps_index: int
+    epsilon: float
+    start: int
+    stop: int
+    seed: int
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start
+
+
+def trial_seed(seed: int, eps_index: int, trial: int) -> np.random.SeedSequence:
+    """The seed of trial ``trial`` at ε index ``eps_index``: ``SeedSequence(seed, spawn_key=(i, j))``,
+    the same as ``SeedSequence(seed).spawn(n_eps)[i].spawn(n_trials)[j]`` (module docstring)."""
+    return np.random.SeedSequence(check_seed(seed), spawn_key=(int(eps_index), int(trial)))
+
+
+def plan_tasks(spec: SweepSpec) -> list[Task]:
+    """The tasks of a resolved spec, ε-major: ⌈trials / batch⌉ tasks per ε."""
+    if spec.seed is None:
+        raise InputError("plan_tasks: resolve the spec first (spec.resolved()) so every task has the same seed")
+    b = spec.batch_size
+    return [Task(i, eps, start, min(start + b, spec.trials), spec.seed)
+            for i, eps in enumerate(spec.epsilons) for start in range(0, spec.trials, b)]
