@@ -13,15 +13,15 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pandas as pd
 
 from dpviz.errors import InputError
 
-__all__ = ["write_table", "write_text", "write_release", "meta_path", "to_csv_text", "check_destination"]
+__all__ = ["write_atomic", "write_table", "write_text", "write_release", "meta_path", "to_csv_text", "check_destination"]
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
@@ -54,13 +54,16 @@ def check_destination(path: str | Path, inputs: Iterable[str | Path | None] = ()
     return path
 
 
-def write_text(text: str, path: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
+def write_atomic(path: str | Path, write: Callable[[BinaryIO], None], *,
+                 inputs: Iterable[str | Path | None] = ()) -> Path:
+    """The one atomic writer: ``write(fh)`` fills a temporary file in ``path``'s folder (binary), which is
+    fsynced and renamed over ``path``; on any error the temporary file is removed and ``path`` untouched.
+    ``path`` is checked first (:func:`check_destination`: not a folder, not an input)."""
     path = check_destination(Path(path), inputs)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -69,6 +72,12 @@ def write_text(text: str, path: str | Path, *, inputs: Iterable[str | Path | Non
             os.unlink(tmp)
         raise
     return path
+
+
+def write_text(text: str, path: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_atomic`)."""
+    data = text.encode("utf-8")
+    return write_atomic(path, lambda fh: fh.write(data), inputs=inputs)
 
 
 def write_table(df: pd.DataFrame, path: str | Path | None, *, inputs: Iterable[str | Path | None] = ()) -> Path | None:

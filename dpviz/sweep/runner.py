@@ -9,8 +9,6 @@ so ``run(spec, client=c)`` returns the same table as ``run(spec)``, value for va
 
 from __future__ import annotations
 
-import os
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.core.modes import SIMULATION_NOTICE
-from dpviz.core.tables import check_destination
+from dpviz.core.tables import write_atomic
 from dpviz.errors import InputError
 from dpviz.sweep.spec import SweepSpec, Task, plan_tasks, trial_seed
 from dpviz.sweep.targets import Target, prepare
@@ -147,18 +145,7 @@ def write_parquet(df: pd.DataFrame, path: str | Path, *, inputs: tuple[str | Pat
     """Write ``df`` as Parquet (pyarrow) atomically: a temporary file in the destination's folder, fsync,
     then ``os.replace``; the destination is checked like every output (:func:`check_destination`).
     ``df.attrs`` (the sweep's settings) travel in the file's metadata."""
-    path = check_destination(path, inputs)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            df.to_parquet(fh, index=False, engine="pyarrow")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomic(path, lambda fh: df.to_parquet(fh, index=False, engine="pyarrow"), inputs=inputs)
 
 
 @contextmanager
