@@ -18,7 +18,8 @@ from dpviz.errors import InputError
 
 TOOLS: tuple[str, ...] = ("dpviz.audit.cli:register",
                           "dpviz.sweep.cli:register",
-                          "dpviz.ledger.cli:register",)
+                          "dpviz.ledger.cli:register",
+                          "dpviz.planner.cli:register",)
 """Command groups that work across capabilities (``"module:function"`` registrars, like a capability's ``cli``):
 ``audit`` (empirical privacy audit)."""
 

@@ -54,6 +54,8 @@ class Capability:
     icon: str
     samples: tuple[Sample, ...] = ()
     sections: tuple[str, ...] = PAGE_SKELETON
+    cli_help: str = ""
+    """One line for ``python -m dpviz --help``: shown without importing the capability (fast startup)."""
 
     def register_cli(self, groups: Any) -> None:
         resolve(self.cli)(groups)
@@ -76,6 +78,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                         "ancestors changes by 1 (at most one node per level: L1 sensitivity h, L2 √h); "
                         "the hierarchy itself is public",
         cli="dpviz.tree.cli:register",
+        cli_help="hierarchical tree release (Generation Matrix, GMC)",
         page="pages/1_Tree.py",
         icon=":material/account_tree:",
         samples=(Sample("county", "US resident population by county, 2019", "dpviz.tree.io:load_county_sample"),),
@@ -87,6 +90,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         unit_of_privacy="one event: one step's count changes by 1 (event-level privacy; a person who "
                         "contributes many events is not covered — user-level privacy is not offered)",
         cli="dpviz.stream.cli:register",
+        cli_help="continual release of running totals (Fenwick / FDA and peers)",
         page="pages/2_Stream.py",
         icon=":material/timeline:",
         samples=(Sample("flights", "US domestic flights per day, Jan–Jun 2001", "dpviz.stream.io:load_flights_sample"),
@@ -99,6 +103,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                     "MWEM measurements, reconstructed by GReM-MLE, EMP or GReM-LNN.",
         unit_of_privacy="one record (add or remove one row): every marginal changes in exactly one cell by 1",
         cli="dpviz.marginals.cli:register",
+        cli_help="marginal tables of categorical data (ResidualPlanner, Scalable MWEM; GReM-MLE, EMP, GReM-LNN)",
         page="pages/3_Marginals.py",
         icon=":material/table_chart:",
         samples=(Sample("adult", "UCI Adult (census income), 48,842 rows, discretised", "dpviz.marginals.data:load_adult_sample"),
@@ -115,6 +120,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                         "matrix, so every region count on the upper triangle changes by at most 1 (a vertex and "
                         "all its edges are not protected: no node-level privacy)",
         cli="dpviz.graph.cli:register",
+        cli_help="edge-private release of a graph (DRF flattening kd-tree made edge-DP, baselines)",
         page="pages/4_Graph.py",
         icon=":material/hub:",
         samples=(Sample("karate", "Zachary's karate club, 34 nodes / 78 edges (teaching)",

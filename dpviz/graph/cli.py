@@ -48,8 +48,7 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     cap = capability(CAP)
     samples = ",".join(s.name for s in cap.samples)
-    g = groups.add_parser(CAP, help="edge-private release of a graph (DRF flattening kd-tree made edge-DP, "
-                                    "baselines)",
+    g = groups.add_parser(CAP, help=cap.cli_help,
                           description=__doc__.splitlines()[0], epilog=f"Unit of privacy: {cap.unit_of_privacy}.")
     sub = g.add_subparsers(dest="graph_command", required=True, parser_class=type(g))
 

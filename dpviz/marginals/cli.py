@@ -22,7 +22,7 @@ from pathlib import Path
 from dpviz import ledger
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
-from dpviz.core.registry import SAMPLE_PREFIX, load_source
+from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source
 from dpviz.core.tables import meta_path, write_text
 from dpviz.errors import InputError
 from dpviz.ledger import add_ledger_arg
@@ -38,8 +38,7 @@ WORKLOAD_HELP = ("K (all K-way marginals) or a file: a JSON list of attribute li
 
 def register(groups) -> argparse.ArgumentParser:
     """Add the ``marginals`` command group to the top-level sub-parsers."""
-    m = groups.add_parser("marginals", help="marginal tables of categorical data (ResidualPlanner, Scalable MWEM; "
-                                            "GReM-MLE, EMP, GReM-LNN)",
+    m = groups.add_parser("marginals", help=capability(CAP).cli_help,
                           description="Marginal tables of categorical data: simulate (not private), release "
                                       "(discrete noise, OS CSPRNG) and reconstruct (post-processing).",
                           epilog=f"Unit of privacy: {UNIT}.")

@@ -41,7 +41,7 @@ CAP = "stream"
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``stream`` parser with its sub-commands to ``groups``."""
     cap = capability(CAP)
-    stream = groups.add_parser("stream", help="continual release of running totals (Fenwick / FDA and peers)",
+    stream = groups.add_parser("stream", help=cap.cli_help,
                                description=__doc__.splitlines()[0],
                                epilog=f"Unit of privacy: {cap.unit_of_privacy}.")
     subs = stream.add_subparsers(dest="stream_command", required=True)

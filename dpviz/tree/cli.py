@@ -22,7 +22,7 @@ import pandas as pd
 from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
-from dpviz.core.registry import SAMPLE_PREFIX
+from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.tables import write_release, write_table
 from dpviz.errors import InputError
 from dpviz.tree.estimators import METHODS
@@ -51,7 +51,7 @@ MATRICES = {
 
 def register(groups) -> None:
     """Add the ``tree`` command group to the top-level sub-parsers."""
-    tree = groups.add_parser("tree", help="hierarchical tree release (Generation Matrix, GMC)")
+    tree = groups.add_parser("tree", help=capability("tree").cli_help)
     sub = tree.add_subparsers(dest="command", required=True, parser_class=type(tree))
 
     sim = sub.add_parser("simulate", help=f"{SIMULATION_NOTICE}: seeded noise, every method, errors vs. the truth")

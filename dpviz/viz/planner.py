@@ -1,0 +1,142 @@
+"""Figures for the Planner page (pure plotly: data in, ``go.Figure`` out; no Streamlit).
+
+* :func:`error_figure` — error vs ε (log–log), one analytic line per mechanism, Monte-Carlo dots with
+  their 95% interval (from :func:`dpviz.planner.montecarlo.dots`, i.e. a :mod:`dpviz.sweep`), the target
+  and each mechanism's planned ε, and a strip saying which mechanism is best at each ε.
+* :func:`split_figure` — the budget split as bars (ε or ρ per release), each labelled with its error.
+* :func:`what_if_figure` — every release's error as the total budget moves (the optimal split re-solved
+  at each total), the current total marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from dpviz.planner.curves import (
+    Curve,
+    MonteCarloCurve,
+    Plan,
+    best_by_epsilon,
+    rmse_at_epsilon,
+)
+from dpviz.planner.split import SplitResult
+
+__all__ = ["PALETTE", "epsilon_grid", "error_figure", "split_figure", "what_if_figure"]
+
+PALETTE = qualitative.Plotly + qualitative.D3
+LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
+LOG_AXIS = {"type": "log", "dtick": "D2", "tickformat": "~g"}
+"""Log axes labelled 1, 2, 5 per decade as plain numbers (0.5, 2, 100), not bare mantissas."""
+
+
+def epsilon_grid(lo: float = 0.01, hi: float = 20.0, n: int = 120) -> np.ndarray:
+    """A log-spaced grid of budgets for the analytic lines."""
+    return np.geomspace(lo, hi, n)
+
+
+def _color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def error_figure(curves: Sequence[Curve | MonteCarloCurve], budgets: np.ndarray, *, delta: float | None = None,
+                 dots: pd.DataFrame | None = None, target: float | None = None, plans: Sequence[Plan] = (),
+                 axis: str = "epsilon", metric: str | None = None) -> go.Figure:
+    """Error vs budget per mechanism: analytic line (or interpolated Monte-Carlo curve), Monte-Carlo dots
+    with 95% error bars (``dots``: columns mechanism, epsilon, value, low, high), the ``target`` line and
+    a marker at each planned budget. ``axis="rho"`` draws against ρ (Gaussian curves without δ)."""
+    x = np.asarray(budgets, dtype=float)
+    fig = go.Figure()
+    seen: list[np.ndarray] = [] if target is None else [np.array([target])]
+    for i, c in enumerate(curves):
+        color = _color(i)
+        if axis == "rho":
+            gaussian = isinstance(c, Curve) and c.family == "gaussian"
+            y = c.rmse(x) if gaussian else rmse_at_epsilon(c, np.sqrt(2.0 * x))
+        else:
+            y = rmse_at_epsilon(c, x, delta)
+        kind = "Monte-Carlo mean (interpolated)" if isinstance(c, MonteCarloCurve) else "analytic"
+        seen.append(np.asarray(y, dtype=float))
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=c.label, legendgroup=c.mechanism,
+                                 line={"color": color, "dash": "dot" if isinstance(c, MonteCarloCurve) else "solid"},
+                                 hovertemplate=f"{c.mechanism}: %{{y:.4g}} at %{{x:.3g}} ({kind})<extra></extra>"))
+        d = None if dots is None or dots.empty else dots[dots["mechanism"] == c.mechanism]
+        if d is not None and len(d):
+            v = d["value"].to_numpy(float)
+            seen += [v, d["high"].to_numpy(float)]
+            fig.add_trace(go.Scatter(
+                x=d["epsilon"], y=v, mode="markers", name=f"{c.mechanism} Monte-Carlo", legendgroup=c.mechanism,
+                showlegend=False, marker={"color": color, "size": 8, "line": {"color": "white", "width": 1}},
+                error_y={"type": "data", "symmetric": False, "array": d["high"].to_numpy(float) - v,
+                         "arrayminus": v - d["low"].to_numpy(float), "color": color, "thickness": 1.5},
+                hovertemplate=f"{c.mechanism} Monte-Carlo: %{{y:.4g}} at ε = %{{x:.3g}}<extra></extra>"))
+    for p in plans:
+        i = next((k for k, c in enumerate(curves) if c.mechanism == p.mechanism), 0)
+        at = p.rho if axis == "rho" else p.epsilon
+        if at is None:
+            continue
+        fig.add_trace(go.Scatter(x=[at], y=[p.target], mode="markers", showlegend=False, legendgroup=p.mechanism,
+                                 marker={"symbol": "x", "size": 11, "color": _color(i)},
+                                 hovertemplate=f"{p.mechanism}: planned {p.budget.describe}<extra></extra>"))
+    if target is not None:
+        fig.add_hline(y=target, line={"color": "black", "dash": "dash", "width": 1},
+                      annotation_text=f"target {target:g}", annotation_position="top left")
+    analytic = [c for c in curves if isinstance(c, Curve)]
+    if axis == "epsilon" and len(analytic) > 1 and (delta is not None or all(c.family == "laplace" for c in analytic)):
+        names = [c.mechanism for c in analytic]
+        for lo, hi, name in best_by_epsilon(analytic, x, delta):
+            fig.add_vrect(x0=lo, x1=hi, y0=0.97, y1=1.0, fillcolor=_color(names.index(name)), opacity=0.8,
+                          line_width=0)
+            fig.add_annotation(x=float(np.log10(lo)), y=0.965, xref="x", yref="paper", text=f"best: {name}",
+                               showarrow=False, xanchor="left", yanchor="top", font={"size": 11})
+    fig.update_xaxes(title="ρ (zCDP)" if axis == "rho" else "ε", **LOG_AXIS)
+    fig.update_yaxes(title=metric or (curves[0].metric if curves else "error"), range=_log_range(seen), **LOG_AXIS)
+    fig.update_layout(legend=LEGEND, margin={"t": 40}, height=480)
+    return fig
+
+
+def _log_range(values: list[np.ndarray]) -> list[float] | None:
+    """A log10 axis range around the positive finite values (error bars reaching 0 must not stretch it)."""
+    v = np.concatenate([np.ravel(a) for a in values]) if values else np.zeros(0)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not v.size:
+        return None
+    lo, hi = np.log10(v.min()), np.log10(v.max())
+    pad = max(0.1, 0.05 * (hi - lo))
+    return [float(lo - pad), float(hi + pad)]
+
+
+def split_figure(result: SplitResult) -> go.Figure:
+    """The split as bars: each release's ε (or ρ under zCDP), labelled with the error it gets."""
+    t = result.table()
+    use_rho = result.composition.startswith("zCDP")
+    y = t["rho"] if use_rho else t["epsilon"]
+    text = [f"{e:.3g}" for e in t["error"]]
+    fig = go.Figure(go.Bar(x=t["name"], y=y, text=text, textposition="outside",
+                           marker_color=[_color(i) for i in range(len(t))],
+                           customdata=np.stack([t["share"] * 100, t["metric"], t["mechanism"]], axis=-1),
+                           hovertemplate="%{x}: %{y:.4g} (%{customdata[0]:.1f}% of the total)<br>"
+                                         "error %{text} — %{customdata[1]} (%{customdata[2]})<extra></extra>"))
+    fig.update_layout(yaxis_title="ρ_i" if use_rho else "ε_i", xaxis_title="release", margin={"t": 40},
+                      title=f"{result.total.describe} split over {len(t)} releases", height=380)
+    return fig
+
+
+def what_if_figure(frame: pd.DataFrame, current: float | None = None, *, currency: str = "ε") -> go.Figure:
+    """Every release's error vs the total (``frame`` from :func:`dpviz.planner.split.what_if`), log–log."""
+    fig = go.Figure()
+    for i, (name, part) in enumerate(frame.groupby("name", sort=False)):
+        fig.add_trace(go.Scatter(x=part["total"], y=part["error"], mode="lines", name=str(name),
+                                 line={"color": _color(i)},
+                                 hovertemplate=f"{name}: error %{{y:.4g}} at total {currency} = %{{x:.3g}}<extra></extra>"))
+    if current is not None:
+        fig.add_vline(x=current, line={"color": "black", "dash": "dash", "width": 1},
+                      annotation_text=f"total {currency} = {current:g}", annotation_position="bottom right")
+    fig.update_xaxes(title=f"total {currency}", **LOG_AXIS)
+    fig.update_yaxes(title="error each release gets", **LOG_AXIS)
+    fig.update_layout(legend=LEGEND, margin={"t": 40, "b": 50}, height=380)
+    return fig

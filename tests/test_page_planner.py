@@ -1,0 +1,132 @@
+"""pages/5_Planner.py: AppTest layer (in-process) + one real-browser test (Playwright)."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from dpviz.planner.analytic import stream_curves, tree_curves
+from dpviz.planner.curves import plan_target
+from tests.apptest_helpers import app_test, metrics, ok, plotly_json
+from tests.e2e_helpers import (
+    metric_value,
+    open_page,
+    set_slider_keys,
+    wait_idle,
+    wait_plotly,
+)
+
+PAGE = "pages/5_Planner.py"
+
+
+@pytest.fixture
+def at():
+    return ok(app_test(PAGE, timeout=120))
+
+
+def best(at) -> tuple[str, str]:
+    (label, value), = [(k, v) for k, v in metrics(at).items() if k.startswith("Best: ")]
+    return label.removeprefix("Best: "), value
+
+
+def chart(at, key: str) -> dict:
+    i = next(i for i, c in enumerate(at.get("plotly_chart")) if key in c.proto.id)
+    return plotly_json(at, i)
+
+
+def test_default_view_plans_the_county_tree_with_dots_and_a_split(at):
+    from dpviz.tree.io import load_county_sample
+
+    plan = plan_target(tree_curves(load_county_sample().tree, query="range"), 50.0)[0]
+    assert best(at) == (plan.mechanism, plan.budget.describe)
+    table = at.dataframe[0].value
+    assert list(table["mechanism"])[0] == plan.mechanism and len(table) == 4
+    fig = chart(at, "error_chart")
+    lines = [t for t in fig["data"] if t.get("mode") == "lines"]
+    dots = [t for t in fig["data"] if t.get("mode") == "markers" and "error_y" in t]
+    assert len(lines) == 4 and len(dots) == 4  # an analytic line and Monte-Carlo dots per mechanism
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["xaxis"]["title"]["text"] == "ε"
+    assert at.get("plotly_chart") and {"split_chart", "what_if_chart"} <= {
+        k for c in at.get("plotly_chart") for k in ("split_chart", "what_if_chart") if k in c.proto.id}
+    assert {"county-nodes: error", "flights: error", "adult-2way: error"} <= set(metrics(at))
+    assert "Simulation — not a private release" in " ".join(i.value for i in at.info)
+
+
+def test_stream_short_and_long_horizons_and_target(at):
+    ok(at.radio(key="plan_cap").set_value("stream").run())
+    ok(at.radio(key="plan_metric").set_value("mean").run())
+    ok(at.number_input(key="plan_horizon").set_value(16).run())
+    assert best(at)[0] == "naive"  # short streams: naive beats FDA
+    ok(at.number_input(key="plan_horizon").set_value(4096).run())
+    name, value = best(at)
+    expected = plan_target(stream_curves(4096, metric="mean"), 20.0)[0]
+    assert name == "fenwick-fda" and value == expected.budget.describe
+    ok(at.number_input(key="plan_target_stream_mean").set_value(40.0).run())
+    eps = float(best(at)[1].removeprefix("ε = "))
+    assert eps == pytest.approx(expected.epsilon / 2, rel=1e-5)  # ε ∝ 1/target for Laplace
+
+
+def test_gaussian_rho_and_both_families(at):
+    ok(at.radio(key="plan_cap").set_value("stream").run())
+    ok(at.radio(key="plan_noise").set_value("gaussian-rho").run())
+    assert best(at)[1].startswith("ρ = ")
+    assert chart(at, "error_chart")["layout"]["xaxis"]["title"]["text"] == "ρ (zCDP)"
+    ok(at.radio(key="plan_noise").set_value("both").run())
+    mechs = list(at.dataframe[0].value["mechanism"])
+    assert "naive" in mechs and "sqrt" in mechs and "fenwick-fda/gaussian" in mechs
+    assert "release_epsilon" in at.dataframe[0].value.columns
+
+
+def test_marginals_and_graph_views(at):
+    ok(at.radio(key="plan_cap").set_value("marginals").run())
+    assert best(at)[0] == "rp" and best(at)[1].startswith("(ε, δ) = (")
+    ok(at.selectbox(key="plan_marg_sample").set_value("titanic").run())
+    ok(at.toggle(key="plan_dots_marginals").set_value(True).run())
+    dots = [t for t in chart(at, "error_chart")["data"] if "error_y" in t]
+    assert len(dots) == 1  # ResidualPlanner simulated; the release accounting has no simulation
+    ok(at.radio(key="plan_cap").set_value("graph").run())
+    name, value = best(at)
+    assert name in {"drf-dp", "kdh", "quadtree"} and (value.startswith("ε ≈") or value == "not reached")
+    fig = chart(at, "error_chart")
+    assert any(t.get("line", {}).get("dash") == "dot" for t in fig["data"])  # Monte-Carlo curves
+
+
+def test_what_if_total_moves_every_error(at):
+    ok(at.multiselect(key="split_releases").set_value(["county-nodes", "flights"]).run())
+    ok(at.radio(key="split_comp").set_value("pure").run())
+    before = {k: float(v) for k, v in metrics(at).items() if k.endswith(": error")}
+    ok(at.select_slider(key="split_total").set_value(2.0).run())
+    after = {k: float(v) for k, v in metrics(at).items() if k.endswith(": error")}
+    assert set(before) == {"county-nodes: error", "flights: error"}
+    for k in before:  # MSE ∝ 1/ε² and the shares stay put: every error halves
+        assert after[k] == pytest.approx(before[k] / 2, rel=2e-3)
+    table = at.dataframe[-1].value
+    assert table["epsilon"].sum() == pytest.approx(2.0)
+
+
+def test_bad_combination_shows_an_error_and_the_page_stays_alive(at):
+    ok(at.radio(key="split_comp").set_value("pure").run())  # adult marginals are Gaussian: no pure ε guarantee
+    assert any("no pure ε-DP guarantee" in e.value for e in at.error)
+    assert best(at)[0]  # the rest of the page still works
+    ok(at.radio(key="split_comp").set_value("zcdp").run())
+    assert not at.error and "adult-2way: error" in metrics(at)
+
+
+# ---- real browser --------------------------------------------------------------------------------------------
+
+
+def test_browser_planner_what_if_slider(page, streamlit_server):
+    open_page(page, streamlit_server, "Planner")
+    wait_plotly(page, 3)
+    expect(page.get_by_text(re.compile(r"^Best: gmc/geometric"))).to_be_visible()
+    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
+    flights = metric_value(page, "flights: error")
+    expect(flights).to_have_text(re.compile(r"^\d"))
+    f0 = float(flights.inner_text())
+    label = "What if the total ε were …"
+    set_slider_keys(page, label, "ArrowRight", 1)  # 1 -> 1.5
+    expect(page.get_by_role("slider", name=label)).to_have_attribute("aria-valuetext", "1.5")
+    wait_idle(page)
+    expect(flights).not_to_have_text(str(f0))
+    assert float(flights.inner_text()) < f0
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
