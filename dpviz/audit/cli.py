@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+from dpviz.core.registry import tool
 
 __all__ = ["register", "cmd_audit"]
 
@@ -24,7 +25,7 @@ GRAPH_METHODS_HELP = "drf-dp (default), drf (published, not edge-DP), kdh, quadt
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``audit`` parser and its verbs to ``groups``."""
     audit = groups.add_parser(
-        "audit", help="empirical privacy audit: a Clopper–Pearson lower bound on ε (simulation)",
+        "audit", help=tool("audit").cli_help,
         description=__doc__.splitlines()[0],
         epilog="An audit can refute a privacy claim (ε_lower > ε) but never prove one. References: Jagielski, "
                "Ullman & Oprea, NeurIPS 2020; Nasr et al., IEEE S&P 2021; Google's DP-Auditorium, 2024.")

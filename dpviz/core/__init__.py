@@ -11,12 +11,26 @@
 * :mod:`~dpviz.core.tables` — the one atomic table writer.
 """
 
-from dpviz.core.accounting import gaussian_delta, gaussian_rho, zcdp_delta, zcdp_epsilon, zcdp_rho
-from dpviz.core.budget import Budget, compose
-from dpviz.core.modes import Release, Simulate
-from dpviz.core.noise import Noise
-from dpviz.core.protocols import Estimate, Estimator, LinearMeasurement, Strategy, measure
-from dpviz.core.samplers import discrete_gaussian, discrete_laplace
+from importlib import import_module
+
+# Names re-exported from the submodules, imported on first use (PEP 562) so that importing a light module
+# such as dpviz.core.registry (the CLI's --help) does not pull in numpy through this package.
+_EXPORTS = {
+    "gaussian_delta": "accounting", "gaussian_rho": "accounting", "zcdp_delta": "accounting",
+    "zcdp_epsilon": "accounting", "zcdp_rho": "accounting", "Budget": "budget", "compose": "budget",
+    "Release": "modes", "Simulate": "modes", "Noise": "noise", "Estimate": "protocols", "Estimator": "protocols",
+    "LinearMeasurement": "protocols", "Strategy": "protocols", "measure": "protocols",
+    "discrete_gaussian": "samplers", "discrete_laplace": "samplers",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(f"dpviz.core.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpviz.core' has no attribute {name!r}")
+
 
 __all__ = [
     "Budget", "compose", "Noise", "Simulate", "Release", "LinearMeasurement", "Strategy", "Estimator", "Estimate",

@@ -17,7 +17,7 @@ from typing import Any
 
 from dpviz.errors import InputError
 
-__all__ = ["Sample", "Capability", "CAPABILITIES", "PAGE_SKELETON", "capability", "resolve", "load_sample",
+__all__ = ["Sample", "Capability", "CAPABILITIES", "Tool", "TOOLS", "tool", "PAGE_SKELETON", "capability", "resolve", "load_sample",
            "load_source", "source_stem", "SAMPLE_PREFIX"]
 
 SAMPLE_PREFIX = "sample:"
@@ -136,6 +136,38 @@ CAPABILITIES: tuple[Capability, ...] = (
                         "dpviz.graph.data:load_enron_sample")),
     ),
 )
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A command group that works across capabilities: ``cli`` is its ``"module:function"`` registrar,
+    imported only when the group runs; ``cli_help`` is its line in ``python -m dpviz --help``."""
+
+    name: str
+    cli_help: str
+    cli: str
+
+    def register_cli(self, groups: Any) -> None:
+        resolve(self.cli)(groups)
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("audit", "empirical privacy audit: a Clopper–Pearson lower bound on ε (simulation)",
+         "dpviz.audit.cli:register"),
+    Tool("sweep", "Monte-Carlo sweep: ε grid × trials × methods on Dask (simulation), tidy Parquet + summary",
+         "dpviz.sweep.cli:register"),
+    Tool("ledger", "persistent privacy ledger: per-dataset budgets, every release charged first",
+         "dpviz.ledger.cli:register"),
+    Tool("plan", "accuracy-first budget planning: the smallest ε for a target error; split a total budget over "
+                 "several releases", "dpviz.planner.cli:register"),
+)
+
+
+def tool(name: str) -> Tool:
+    for t in TOOLS:
+        if t.name == name:
+            return t
+    raise InputError(f"unknown command group {name!r}; expected one of {', '.join(t.name for t in TOOLS)}")
 
 
 def capability(name: str) -> Capability:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from dpviz.ledger import LEDGER_ENV, add_ledger_arg, default_path, ledger_path
+from dpviz.core.registry import tool
 
 __all__ = ["register"]
 
@@ -29,7 +30,7 @@ DATA_HELP = ("sample:NAME, a data file (with --capability), or a dataset id from
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``ledger`` parser and its verbs to ``groups``."""
     g = groups.add_parser(
-        "ledger", help="persistent privacy ledger: per-dataset budgets, every release charged first",
+        "ledger", help=tool("ledger").cli_help,
         description=__doc__.splitlines()[0],
         epilog=f"Ledger file: --ledger PATH, else ${LEDGER_ENV}, else {default_path()} (releases use the default "
                "only if it exists). A release that does not fit its dataset's budget exits with code 3 and writes "

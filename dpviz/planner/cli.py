@@ -21,6 +21,7 @@ import math
 import sys
 from pathlib import Path
 from typing import Any
+from dpviz.core.registry import tool
 
 __all__ = ["register"]
 
@@ -29,8 +30,7 @@ NOISE_CHOICES = ("laplace", "gaussian", "both")
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``plan`` parser and its verbs to ``groups``."""
-    plan = groups.add_parser("plan", help="accuracy-first budget planning: the smallest ε for a target error; "
-                                          "split a total budget over several releases",
+    plan = groups.add_parser("plan", help=tool("plan").cli_help,
                              description=__doc__.splitlines()[0],
                              epilog="Plans use only public structure (tree shape, horizon, domain, workload) and the "
                                     "noise, never the counts, except graph plans, which simulate releases.")

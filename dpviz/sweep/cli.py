@@ -16,6 +16,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from dpviz.core.registry import tool
 
 __all__ = ["ProgressBar", "cmd_sweep", "register"]
 
@@ -30,7 +31,7 @@ VERBS = {
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``sweep`` parser and its verbs to ``groups``."""
     sweep = groups.add_parser(
-        "sweep", help="Monte-Carlo sweep: ε grid × trials × methods on Dask (simulation), tidy Parquet + summary",
+        "sweep", help=tool("sweep").cli_help,
         description=__doc__.splitlines()[0],
         epilog="A sweep is a simulation (seeded continuous noise, errors against the truth), never a release. "
                "Same --seed, same numbers, whatever the cluster.")
