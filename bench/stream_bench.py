@@ -1,13 +1,21 @@
-"""Stream speed (issue 3 "Speed"; issue 7): FDA vs the generic solvers (SLSQP, sparse barrier), 10^6-step
-simulations (continuous noise) and private releases (discrete noise from the OS CSPRNG), square-root noise.
+"""Stream speed (issue 3 "Speed"; issue 7; issue 11 "Streams"; issue 12 "Caps before work"): FDA vs the
+generic solvers (SLSQP, sparse barrier), 10^6-step simulations (continuous noise) and private releases
+(discrete noise from the OS CSPRNG), square-root noise; one streaming step of Fenwick + FDA against
+dpcrpy's streaming FDA (``pip install -r requirements-bench.txt``); per-step variances computed once per
+(mechanism, N, noise); the caps refusing a 200 MB junk file and an absurd horizon before any work.
 
-Run: ``python bench/stream_bench.py``. Prints one table of measured times and ratios, all from this
-process; there are no timing assertions in the unit tests.
+Run: ``python bench/stream_bench.py [--quick]``. Prints one table of measured times and ratios, all from
+this process; there are no timing assertions in the unit tests.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import tempfile
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +40,125 @@ def fda_weights(horizon: int, noise: str = "laplace"):
 
 
 
-def main() -> None:
+def per_step(fn, steps: int) -> float:
+    """Seconds per call of ``fn(x)`` over ``steps`` counts (one pass, after 1,000 warm-up steps)."""
+    xs = np.random.default_rng(0).poisson(10, steps + 1000).astype(float).tolist()
+    for x in xs[:1000]:
+        fn(x)
+    start = time.perf_counter()
+    for x in xs[1000:]:
+        fn(x)
+    return (time.perf_counter() - start) / steps
+
+
+def streaming_rows(steps: int) -> list[tuple[str, float, str, str]]:
+    """One streaming step: dpviz's streamers and dpcrpy's FDA (same horizon 2^20 - 1, Laplace ε = 1)."""
+    from dpviz.stream.fenwick import MAX_STEPS
+
     rows: list[tuple[str, float, str, str]] = []
+    n = MAX_STEPS - 1  # dpcrpy's FDA works on complete trees of 2^k - 1 steps
+    ref = None
+    try:
+        from dpcrpy.bitMethods.fda import FDA
+        from dpcrpy.framework.noiMech import LapNoiMech
+
+        fda = FDA(kOrder=n.bit_length(), noiMech=LapNoiMech(epsilon=1.0))
+        ref = per_step(fda.dpRelease, steps)
+        rows.append((f"dpcrpy FDA.dpRelease, one step (N = 2^20 - 1, {steps:,} steps)", ref, "reference", ""))
+    except ImportError:
+        rows.append(("dpcrpy not installed (pip install -r requirements-bench.txt): no reference step", float("nan"),
+                     "", ""))
+    for name in ("fenwick-fda", "fenwick", "binary", "honaker", "naive"):
+        mech = make_mechanism(name, n, Noise.laplace(1.0))
+        start = time.perf_counter()
+        streamer = mech.streamer(np.random.default_rng(1))
+        setup = time.perf_counter() - start
+        t = per_step(streamer.step, steps)
+        if ref is None:
+            rows.append((f"dpviz {name} streamer.step, one step (set-up {setup * 1e3:.0f} ms)", t, "", ""))
+        else:
+            goal = "<= dpcrpy" if name == "fenwick-fda" else ""
+            verdict = ("pass" if t <= ref else "FAIL") if goal else ""
+            rows.append((f"dpviz {name} streamer.step, one step (set-up {setup * 1e3:.0f} ms)", t, goal,
+                         f"{verdict}  ({t / ref:.2f}x dpcrpy FDA)".strip()))
+    return rows
+
+
+def variance_rows(n: int) -> list[tuple[str, float, str, str]]:
+    """Per-step variances: the first computation per (mechanism, N, noise) vs a release's or redraw's look-up."""
+    from dpviz.stream import strategies
+
+    rows: list[tuple[str, float, str, str]] = []
+    for noise in (Noise.laplace(1.0, discrete=True), Noise.gaussian(0.5, discrete=True), Noise.laplace(1.0)):
+        for name in RELEASABLE:
+            s = strategies.strategy(name, n, noise.family)
+            s.weights, s.sensitivity(noise.family)  # structure built: time the variances only
+            strategies._step_variance.cache_clear()
+            start = time.perf_counter()
+            s.per_step_variance(noise)
+            first = time.perf_counter() - start
+            again = best_of(lambda s=s, noise=noise: s.per_step_variance(noise), 20)
+            rows.append((f"per-step variance {name} N={n:,} ({noise.describe}): first / cached = "
+                         f"{first * 1e3:.1f} ms / {again * 1e6:.1f} µs", again, "", f"({first / again:,.0f}x)"))
+    return rows
+
+
+def caps_rows(tmp: Path) -> list[tuple[str, float, str, str]]:
+    """The caps refuse before the work: a 200 MB junk file (above MAX_BYTES; and with the byte cap raised,
+    too many rows) and `stream weights --horizon 10^11`, against merely reading the same file."""
+    from dpviz import cli
+    from dpviz.errors import InputError
+    from dpviz.stream.io import read_stream_csv
+
+    rows: list[tuple[str, float, str, str]] = []
+    junk = tmp / "junk.csv"
+    with junk.open("wb") as fh:
+        fh.write(b"count\n")
+        for _ in range(100):
+            fh.write(b"1\n" * 1_000_000)  # 200 MB: 10^8 rows of "1"
+    start = time.perf_counter()
+    junk.read_bytes()
+    t_read = time.perf_counter() - start
+    rows.append(("reference: read the 200 MB junk file (bytes only)", t_read, "", ""))
+    for label, kwargs in (("size cap (MAX_BYTES)", {}), ("row cap, --max-bytes raised", {"max_bytes": 10**9})):
+        tracemalloc.start()
+        start = time.perf_counter()
+        try:
+            read_stream_csv(junk, **kwargs)
+            raise AssertionError("the junk file was accepted")
+        except InputError:
+            t = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append((f"refuse the 200 MB junk file: {label}, peak {peak / 2**20:.1f} MiB", t, "< read",
+                     ("pass" if t < t_read else "FAIL") + f"  ({t / t_read:.3f}x reading it)"))
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - the CLI's error line is not part of the table
+    err, sys.stderr = sys.stderr, devnull
+    try:
+        start = time.perf_counter()
+        code = cli.main(["stream", "weights", "--horizon", "100000000000"])
+        t = time.perf_counter() - start
+    finally:
+        sys.stderr = err
+        devnull.close()
+    rows.append(("stream weights --horizon 10^11 refused (exit 2, estimate + cap + flag)", t, "exit 2",
+                 "pass" if code == 2 else f"FAIL (exit {code})"))
+    junk.unlink()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the streaming step, the variances and the caps")
+    opts = parser.parse_args()
+    rows: list[tuple[str, float, str, str]] = []
+    rows += streaming_rows(200_000)
+    rows += variance_rows(10**6)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows += caps_rows(Path(tmp))
+    if opts.quick:
+        _print(rows)
+        return
     n_big = 2**20
     t_fda_big = best_of(lambda: fda_weights(n_big), 5)
     rows.append(("FDA weights N=2^20", t_fda_big, "<= 50 ms", "pass" if t_fda_big <= 0.05 else "FAIL"))
@@ -81,11 +206,15 @@ def main() -> None:
     t_fft = best_of(lambda: small.errors(np.random.default_rng(2), 1), 5)
     rows.append((f"sqrt noise N=4096: dense L·z / FFT = {t_dense / t_fft:.1f}x", float("nan"), "", ""))
 
+    _print(rows)
+
+
+def _print(rows: list[tuple[str, float, str, str]]) -> None:
     width = max(len(r[0]) for r in rows)
-    print(f"{'measurement'.ljust(width)}  {'seconds':>10}  {'target':>9}  result")
+    print(f"{'measurement'.ljust(width)}  {'seconds':>12}  {'target':>9}  result")
     for label, sec, target, result in rows:
-        shown = "" if np.isnan(sec) else f"{sec:10.4f}"
-        print(f"{label.ljust(width)}  {shown:>10}  {target:>9}  {result}")
+        shown = "" if np.isnan(sec) else (f"{sec * 1e6:9.2f} µs" if sec < 1e-3 else f"{sec:10.4f}  ")
+        print(f"{label.ljust(width)}  {shown:>12}  {target:>9}  {result}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import ui
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.errors import InputError
-from dpviz.stream.io import read_stream_csv
+from dpviz.stream.io import CAPS_HELP, read_stream_csv
 from dpviz.stream.private_release import release, release_metadata, release_table, simulation_table
 from dpviz.stream.simulation import make_mechanism, simulated_release, unit_errors
 from dpviz.stream.strategies import LABELS, RELEASABLE, available, strategy
@@ -104,7 +104,9 @@ elif source == "synthetic":
 else:
     up = st.file_uploader("Count stream (CSV)", type=["csv"], key="stream_upload_file",
                           help="A header row; a count column (named count/counts/value/n, or the only "
-                               "column) and an optional timestamp column (timestamp/date/time/period).")
+                               "column) and an optional timestamp column (timestamp/date/time/period). "
+                               f"Limits: {CAPS_HELP}.")
+    st.caption(f"Limits: {CAPS_HELP}; a row may not have more fields than the header.")
     ui.handle_upload(up, "stream", lambda raw, name: read_stream_csv(raw))
     if ss.get("stream_upload") is not None:
         (ukey, sd) = ss["stream_upload"]

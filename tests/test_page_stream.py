@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.stream.fenwick import workload_matrix
-from dpviz.stream.io import MAX_STEPS, read_stream_csv
+from dpviz.stream.io import CAPS_HELP, MAX_STEPS, read_stream_csv
 from dpviz.stream.strategies import LABELS, RELEASABLE
 from dpviz.viz.stream import MAX_POINTS
 from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
@@ -174,6 +174,50 @@ def test_bad_upload_messages_are_specific():
     assert "no data rows" in validator_message((DATA / "stream_bad_empty.csv").read_bytes())
     assert "too long" in validator_message(TOO_LONG)
 
+
+
+HOSTILE_UPLOADS = {  # issue 12: each is refused with st.error, no exception, the last good data kept
+    "ragged.csv": b"count\n1,2\n3,4\n",
+    "overflow.csv": b"count\n1e308\n1e308\n",
+    "total.csv": b"count\n" + b"900000000000\n" * 10_010,
+    "two_boms.csv": b"\xef\xbb\xbf\xef\xbb\xbf",
+    "nul.csv": b"count\n1\x00\n2\n",
+    "utf16.csv": "count\n1\n2\n".encode("utf-16"),
+    "duplicate.csv": b"count,count\n1,2\n",
+    "blank_header.csv": b",\n1,2\n",
+    "bad_date.csv": b"date,count\nsoon,1\n",
+    "mixed_zones.csv": b"date,count\n2024-01-01T00:00+01:00,1\n2024-01-02,1\n",
+}
+
+
+def test_hostile_uploads_show_an_error_and_keep_the_last_good_data(at):
+    ok(at.radio(key="stream_source").set_value("upload").run())
+    assert any(CAPS_HELP in c.value for c in at.caption)  # the caps are stated next to the uploader
+    upload_file(at, "stream_good.csv")
+    before = metrics(at)
+    for name, raw in HOSTILE_UPLOADS.items():
+        upload_file(at, name, raw)  # ok(): no exception
+        assert [e.value for e in at.error] == [validator_message(raw)], name
+        assert metrics(at) == before, name
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())  # still usable, on the last good upload
+    assert metrics(at)["Horizon N"] == "20"
+    upload_file(at, "zoned.csv", b"date,count\n2024-01-01T00:00+01:00,3\n2024-01-02T00:00+01:00,4\n")
+    assert metrics(at)["Horizon N"] == "2" and not at.error  # one time zone: read as wall-clock times
+
+
+def test_page_reuses_the_cached_per_step_variances(at, monkeypatch):
+    """A redraw, or a second private release at the same settings, computes no per-step variance."""
+    from dpviz.stream.strategies import StreamStrategy
+
+    calls = []
+    original = StreamStrategy._step_variance
+    monkeypatch.setattr(StreamStrategy, "_step_variance", lambda self, noise: calls.append(self.name) or original(self, noise))
+    draw_release(at)
+    ok(at.button(key="new_draw").click().run())
+    seen = len(calls)
+    ok(at.button(key="new_draw").click().run())
+    draw_release(at)
+    assert len(calls) == seen  # served from the cache per (mechanism, N, noise)
 
 
 def test_synthetic_stream(at):

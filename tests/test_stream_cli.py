@@ -250,3 +250,15 @@ def test_main_maps_input_error_to_exit_2(tmp_path, capsys):
                      "--output", str(tmp_path / "o.csv")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("dpviz: error: row 2 (line 3)") and err.count("\n") == 1
+
+
+def test_the_stream_registrar_imports_no_pandas_or_scipy():
+    """`python -m dpviz stream ... --help` stays fast: the commands import their heavy modules themselves."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from dpviz import cli; cli.build_parser('stream', lazy=True); "
+            "print(sorted(m for m in ('pandas', 'scipy', 'plotly', 'streamlit') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert out.strip() == "[]"

@@ -9,6 +9,15 @@
 
 ``--mechanism`` names the strategy (naive, binary, fenwick, fenwick-fda, honaker, sqrt); the noise
 flags are the shared ones of :mod:`dpviz.core.cliargs`.
+
+**Caps, checked before any work.** The horizon N and the rows of an input file are capped at
+:data:`~dpviz.stream.fenwick.MAX_STEPS` (``--max-steps``), an input file at
+:data:`~dpviz.stream.io.MAX_BYTES` (``--max-bytes``); every command estimates its memory from N
+(:data:`STEP_BYTES`, measured at N = 2^20) before allocating and refuses, with the estimate, the cap and
+the flag that raises it, an N above the cap or beyond this machine's memory (exit 2).
+
+Startup: this registrar imports no pandas, SciPy or stream computation at module level; each command
+imports what it needs.
 """
 
 from __future__ import annotations
@@ -17,25 +26,19 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-
-from dpviz import ledger
 from dpviz.core import cliargs
-from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, output_name
 from dpviz.core.noise import FAMILIES
 from dpviz.core.registry import SAMPLE_PREFIX, capability
-from dpviz.core.tables import write_release, write_table
-from dpviz.stream.fenwick import reconstruction_matrix, strategy_matrix
-from dpviz.core.registry import source_stem
-from dpviz.stream.io import load_source
-from dpviz.stream.private_release import check_release, release, release_metadata, release_table, simulation_table
-from dpviz.stream.simulation import make_mechanism, mechanism_list, simulate
+from dpviz.stream.fenwick import MAX_STEPS, check_steps, strategy_nnz
+from dpviz.stream.io import CAPS_HELP, MAX_BYTES
 from dpviz.stream.strategies import LABELS, MECHANISM_NAMES
-from dpviz.stream.weights import fda_weights
 
 CAP = "stream"
+STEP_BYTES = {"weights": 128, "variance": 256, "simulate": 512, "release": 640}
+"""Memory estimate per step of each command (``simulate``: per mechanism): peak RSS above the interpreter's,
+measured at N = 2^20 (100-520 bytes), rounded up."""
+MATRIX_BYTES = 128
+"""Memory estimate of ``matrix`` per non-zero of M or B (about (log2 N + 1)/2 per step; 88 bytes measured)."""
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -43,19 +46,21 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cap = capability(CAP)
     stream = groups.add_parser("stream", help=cap.cli_help,
                                description=__doc__.splitlines()[0],
-                               epilog=f"Unit of privacy: {cap.unit_of_privacy}.")
+                               epilog=f"Unit of privacy: {cap.unit_of_privacy}. Caps: {CAPS_HELP}.")
     subs = stream.add_subparsers(dest="stream_command", required=True)
     samples = ",".join(s.name for s in cap.samples)
+    source_help = (f"CSV with a header and a count column (optional timestamp column), or sample:{{{samples}}}; "
+                   f"{CAPS_HELP} (--max-steps, --max-bytes)")
 
     s = subs.add_parser("simulate", help="simulation (seeded, truth shown) — not a private release",
                         description="Simulate one or several mechanisms on one seed: continuous noise, the true "
                                     "running totals and the empirical RMSE. Not a private release.")
-    s.add_argument("input", help=f"CSV with a count column (optional timestamp column), or sample:{{{samples}}}")
+    s.add_argument("input", help=source_help)
     s.add_argument("--mechanism", required=True,
                    help=f"strategy: one of {', '.join(MECHANISM_NAMES)}, a comma list, or all")
     cliargs.add_noise_args(s)
     cliargs.add_simulate_args(s)
-    s.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
+    _horizon_arg(s, required=False)
     _column_args(s)
     s.add_argument("--output", help="CSV to write (default: INPUT.stream-simulation.csv; '-' for stdout)")
     s.set_defaults(func=cmd_simulate)
@@ -63,24 +68,24 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     r = subs.add_parser("release", help="private release: discrete noise from the OS CSPRNG, one mechanism",
                         description="Privately release the running totals of an integer count stream with one "
                                     "mechanism: discrete noise from the OS CSPRNG, fresh every run, no seed.")
-    r.add_argument("input", help=f"CSV with an integer count column (optional timestamp column), or sample:{{{samples}}}")
+    r.add_argument("input", help=source_help.replace("a count column", "an integer count column"))
     r.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES,
                    help="strategy (sqrt has no discrete form: simulation only)")
     cliargs.add_noise_args(r)
     cliargs.add_release_args(r)
-    r.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
+    _horizon_arg(r, required=False)
     _column_args(r)
     r.set_defaults(func=cmd_release)
 
     w = subs.add_parser("weights", help="optimal Fenwick weights λ (FDA) as node,lambda")
-    w.add_argument("--horizon", type=int, required=True, help="number of releases N")
+    _horizon_arg(w, required=True)
     w.add_argument("--noise", choices=FAMILIES, default="laplace")
     w.add_argument("--output", type=Path, help="CSV to write (default: stdout)")
     w.set_defaults(func=cmd_weights)
 
     mx = subs.add_parser("matrix", help="the Fenwick strategy M, reconstruction B or weighted ΣM, B Σ⁻¹ as "
                                          "1-based triplets row,col,value (the page's heatmaps)")
-    mx.add_argument("--horizon", type=int, required=True, help="number of releases N")
+    _horizon_arg(mx, required=True)
     mx.add_argument("--which", choices=("M", "B", "SigmaM", "BSigmaInv"), default="M",
                     help="M (Alg. 5.2), B (Alg. 5.3), or with the FDA weights Σ = diag(λ): ΣM, BΣ⁻¹ (Eq. 5.8)")
     mx.add_argument("--noise", choices=FAMILIES, default="laplace", help="which FDA weights")
@@ -88,7 +93,7 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     mx.set_defaults(func=cmd_matrix)
 
     v = subs.add_parser("variance", help="per-step analytic variance of a mechanism as t,variance")
-    v.add_argument("--horizon", type=int, required=True, help="number of releases N")
+    _horizon_arg(v, required=True)
     v.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES, help="strategy")
     cliargs.add_noise_args(v)
     v.add_argument("--discrete", action="store_true",
@@ -98,9 +103,30 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return stream
 
 
+def _horizon_arg(p: argparse.ArgumentParser, *, required: bool) -> None:
+    p.add_argument("--horizon", type=int, required=required,
+                   help="number of releases N" + ("" if required else " (default: the series length)"))
+    p.add_argument("--max-steps", type=_cap, default=MAX_STEPS,
+                   help=f"cap on the horizon N and on the rows of the input (default {MAX_STEPS:,} = 2^20); the "
+                        "memory a command needs is estimated from N and checked before any work")
+
+
+def _cap(text: str) -> int:
+    """argparse ``type`` of a cap: a positive integer (a bad cap exits 2 before anything runs)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _column_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--count-column", help="name of the count column")
-    p.add_argument("--time-column", help="name of the timestamp column")
+    p.add_argument("--count-column", help="name of the count column (CSV input)")
+    p.add_argument("--time-column", help="name of the timestamp column (CSV input)")
+    p.add_argument("--max-bytes", type=_cap, default=MAX_BYTES,
+                   help=f"cap on the size of the input file (default {MAX_BYTES:,} bytes), checked before reading")
 
 
 def _default_family(mechanisms: str) -> str:
@@ -113,65 +139,107 @@ def _input_path(source: str) -> str | None:
     return None if source.startswith(SAMPLE_PREFIX) else source
 
 
-def _write(df: pd.DataFrame, output: Path | None, inputs: list[str | None] = ()) -> None:
-    write_table(df, output, inputs=inputs)
-
-
 def _summary(line: str, to_stdout: bool) -> None:
     """Human summary: stdout when the CSV goes to a file, stderr when the CSV is on stdout."""
     print(line, file=sys.stdout if to_stdout else sys.stderr)
 
 
+def _load(args: argparse.Namespace, per_step: int):
+    """The input under the caps (bytes, rows; an explicit --horizon checked first), and its horizon N."""
+    from dpviz.stream.io import load_source
+
+    if args.horizon is not None:
+        check_steps(args.horizon, args.max_steps, per_step=per_step)
+    data = load_source(args.input, count_column=args.count_column, time_column=args.time_column,
+                       max_steps=args.max_steps, max_bytes=args.max_bytes)
+    n = check_steps(len(data) if args.horizon is None else args.horizon, args.max_steps, per_step=per_step)
+    return data, n
+
+
 def cmd_weights(args: argparse.Namespace) -> int:
-    w = fda_weights(args.horizon, args.noise)
-    _write(pd.DataFrame({"node": np.arange(1, w.lam.size + 1), "lambda": w.lam}), args.output)
+    n = check_steps(args.horizon, args.max_steps, per_step=STEP_BYTES["weights"])  # before any import or work
+    import numpy as np
+    import pandas as pd
+
+    from dpviz.core.tables import check_destination, write_table
+    from dpviz.stream.weights import fda_weights
+
+    if args.output is not None:
+        check_destination(args.output)
+    w = fda_weights(n, args.noise)
+    write_table(pd.DataFrame({"node": np.arange(1, w.lam.size + 1), "lambda": w.lam}), args.output)
     if args.noise == "laplace":
         mse = ("λ scaled to L1 sensitivity Δ₁ = 1; Laplace b = 1/ε, node variance 2/(ε² λ_i²): "
                "total MSE (5.9) = 2/ε² × objective")
     else:
         mse = ("λ scaled to L2 sensitivity Δ₂ = 1; Gaussian σ² = 1/(2ρ), node variance 1/(2ρ λ_i²): "
                "total MSE = objective / (2ρ)")
-    _summary(f"objective (5.10): {w.objective:.10g}  (N = {args.horizon}, {args.noise}; {mse})",
-             args.output is not None)
+    _summary(f"objective (5.10): {w.objective:.10g}  (N = {n}, {args.noise}; {mse})", args.output is not None)
     return 0
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    n = args.horizon
-    if args.which in ("M", "SigmaM"):
-        mat = sp.csr_array(strategy_matrix(n))
-    else:
-        mat = sp.csr_array(reconstruction_matrix(n))
+    nnz = strategy_nnz(args.horizon)  # B has as many non-zeros as M (Σ lowbit = Σ popcount)
+    n = check_steps(args.horizon, args.max_steps, per_step=MATRIX_BYTES * nnz / args.horizon)
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from dpviz.core.tables import check_destination, write_table
+    from dpviz.stream.fenwick import reconstruction_matrix, strategy_matrix
+    from dpviz.stream.weights import fda_weights
+
+    if args.output is not None:
+        check_destination(args.output)
+    mat = sp.csr_array(strategy_matrix(n) if args.which in ("M", "SigmaM") else reconstruction_matrix(n))
     if args.which in ("SigmaM", "BSigmaInv"):
         lam = fda_weights(n, args.noise).lam
         mat = sp.diags_array(lam) @ mat if args.which == "SigmaM" else mat @ sp.diags_array(1.0 / lam)
     coo = sp.coo_array(mat)
-    _write(pd.DataFrame({"row": coo.row + 1, "col": coo.col + 1, "value": coo.data}), args.output)
+    write_table(pd.DataFrame({"row": coo.row + 1, "col": coo.col + 1, "value": coo.data}), args.output)
     _summary(f"{args.which} for N = {n}: {coo.nnz:,} non-zeros", args.output is not None)
     return 0
 
 
 def cmd_variance(args: argparse.Namespace) -> int:
+    n = check_steps(args.horizon, args.max_steps, per_step=STEP_BYTES["variance"])
+    import numpy as np
+    import pandas as pd
+
+    from dpviz.core.tables import check_destination, write_table
+    from dpviz.stream.simulation import make_mechanism
+
     noise = cliargs.noise_from_args(args, discrete=args.discrete, default=_default_family(args.mechanism))
-    mech = make_mechanism(args.mechanism, args.horizon, noise)
+    if args.output is not None:
+        check_destination(args.output)
+    mech = make_mechanism(args.mechanism, n, noise)
     var = mech.per_step_variance()
-    _write(pd.DataFrame({"t": np.arange(1, var.size + 1), "variance": var}), args.output)
+    write_table(pd.DataFrame({"t": np.arange(1, var.size + 1), "variance": var}), args.output)
     _summary(f"{mech.name}: {noise.describe}, sensitivity {mech.sensitivity:.6g}, total MSE "
              f"{var.sum():.6g}, mean {var.mean():.6g}, max {var.max():.6g}", args.output is not None)
     return 0
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from dpviz.core.modes import SIMULATION_NOTICE, output_name
+    from dpviz.core.registry import source_stem
+    from dpviz.core.tables import check_destination, write_table
+    from dpviz.stream.private_release import simulation_table
+    from dpviz.stream.simulation import mechanism_list, simulate
+
     noise = cliargs.noise_from_args(args, discrete=False, default=_default_family(args.mechanism))
     names = mechanism_list(args.mechanism, noise.family)
     seed = cliargs.seed_from_args(args)
     to_stdout = args.output == "-"
     output = None if to_stdout else Path(args.output or output_name(CAP, "simulate", source_stem(args.input)))
-    _summary(SIMULATION_NOTICE, not to_stdout)
-    data = load_source(args.input, count_column=args.count_column, time_column=args.time_column)
-    sim = simulate(data.counts, names, noise, seed=seed, horizon=args.horizon)
+    if output is not None:
+        check_destination(output, [_input_path(args.input)])
+    data, n = _load(args, STEP_BYTES["simulate"] * len(names))
+    sim = simulate(data.counts, names, noise, seed=seed, horizon=n)
     table = pd.concat([simulation_table(rel, data.counts, data.timestamps, data.time_column)
                        for rel in sim.releases.values()], ignore_index=True)
+    _summary(SIMULATION_NOTICE, not to_stdout)  # after every check: an error is one line on stderr
     write_table(table, output, inputs=[_input_path(args.input)])
     _summary(f"seed {seed} ({noise.describe}, horizon {sim.horizon}, {len(data)} steps); retype --seed {seed} "
              "to reproduce this draw", not to_stdout)
@@ -184,11 +252,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from dpviz import ledger
+    from dpviz.core.modes import RELEASE_NOTICE
+    from dpviz.core.tables import check_destination, write_release
+    from dpviz.stream.private_release import check_release, release, release_metadata, release_table
+
     cliargs.refuse_seed(args, CAP)
     noise = cliargs.noise_from_args(args, discrete=True)
     check_release(args.mechanism, noise)
-    data = load_source(args.input, count_column=args.count_column, time_column=args.time_column)
-    rel = release(data.counts, args.mechanism, noise, horizon=args.horizon)
+    check_destination(args.output, [_input_path(args.input)])
+    data, n = _load(args, STEP_BYTES["release"])
+    rel = release(data.counts, args.mechanism, noise, horizon=n)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
         path = write_release(release_table(rel, data.timestamps, data.time_column), args.output,

@@ -10,21 +10,128 @@ returned here are 0-based (entry ``i - 1`` is node/step ``i``).
 * s_p = c_p + s_{p - lowbit(p)}: B's row p picks the chain p, p - lowbit(p), ...  (Eq. 5.6, Alg. 5.3)
 * Thm 5.1: Δ_M = max column L1 norm of M = floor(log2 N) + 1 (= N.bit_length()).
 * Thm 5.2: row p of B has popcount(p) ones.
+
+**Bounds** (module constants, stated in the CLI's ``--help`` and in every message that enforces them):
+:data:`MAX_STEPS` caps the horizon N and the rows of a stream file (raise it with ``--max-steps N``);
+:data:`MAX_COUNT` and :data:`MAX_TOTAL` bound one step's count and the running total, so that integer
+totals are exact in float64 and int64 sums never overflow. :func:`check_horizon` refuses, before any
+allocation, a horizon whose memory estimate exceeds this machine's memory (an InputError, never a
+``MemoryError``); :func:`check_steps` adds the cap.
 """
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from dpviz.errors import InputError
 
+if TYPE_CHECKING:  # scipy.sparse is imported by the two matrix builders only (fast CLI startup)
+    import scipy.sparse as sp
 
-def check_horizon(horizon: int) -> int:
-    """Validate a horizon N (a positive integer) and return it as ``int``."""
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise InputError(f"horizon: expected a positive integer, got {horizon!r}")
-    return int(horizon)
+MAX_STEPS = 1 << 20
+"""Default cap on the horizon N and on the rows of a stream file (2^20 = 1,048,576 steps); the CLI's
+``--max-steps N`` and ``read_stream_csv(..., max_steps=N)`` raise it."""
+MAX_COUNT = 10**12
+"""Largest count of one step, in absolute value (a bound, not a resource cap: rescale a series above
+it, e.g. count in thousands)."""
+MAX_TOTAL = 2**53 - 1
+"""Largest running total: every running total of integer counts is then exact in float64."""
+STEP_BYTES = 512
+"""Memory estimate per step of the O(N) stream work (measured peaks at N = 2^20: 24-260 bytes per
+step for the structure, the noise and the estimate of one mechanism, plus its output table)."""
+
+
+def bound_violation(a: np.ndarray) -> tuple[int, str] | None:
+    """The first entry of ``a`` (0-based) whose count exceeds ±:data:`MAX_COUNT` or whose running total
+    exceeds ±:data:`MAX_TOTAL`, with what is wrong (for a message), or None.
+
+    The comparisons are exact: integer arrays are compared as integers before any conversion, both
+    bounds are integers below 2^53, and a float64 running sum of integers within ±MAX_COUNT is exact
+    until it first passes 2^53. Non-finite entries are the caller's to refuse first.
+    """
+    a = np.asarray(a)
+    if a.size == 0:
+        return None
+    if a.dtype.kind in "iu":
+        big = a > MAX_COUNT
+        if a.dtype.kind == "i":
+            big |= a < -MAX_COUNT
+    else:
+        big = np.abs(a.astype(float, copy=False)) > MAX_COUNT
+    i = int(np.argmax(big))
+    if big[i]:
+        return i, (f"the count {a[i].item()!r} is beyond {MAX_COUNT:,}, the largest count accepted per step "
+                   "(MAX_COUNT); rescale the series (e.g. count in thousands)")
+    total = np.cumsum(a, dtype=float)
+    over = np.abs(total) > MAX_TOTAL
+    i = int(np.argmax(over))
+    if over[i]:
+        return i, (f"the running total reaches {total[i]:.6g}, beyond the largest total accepted, 2^53 - 1 = "
+                   f"{MAX_TOTAL:,} (MAX_TOTAL: beyond it totals are not exact in float64); rescale the series "
+                   "(e.g. count in thousands)")
+    return None
+
+
+def _bytes(n: float) -> str:
+    """``745 GiB``-style size for messages."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@lru_cache(maxsize=1)
+def machine_memory() -> int | None:
+    """This machine's memory in bytes (physical memory, or a smaller cgroup limit), None if unknown."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        total = None
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit.isdigit() and (total is None or int(limit) < total):
+            total = int(limit)
+    except OSError:
+        pass
+    return total
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name}: expected a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_horizon(horizon: int, *, per_step: float = STEP_BYTES, name: str = "horizon") -> int:
+    """Validate a horizon N (a positive integer) and return it as ``int``.
+
+    Refuses, before anything is allocated, an N whose memory estimate (``per_step`` bytes per step)
+    exceeds this machine's memory: an :class:`InputError` instead of a ``MemoryError`` or the OOM killer.
+    """
+    n = _positive_int(horizon, name)
+    need, have = n * per_step, machine_memory()
+    if have is not None and need > have:
+        raise InputError(f"{name}: N = {n:,} steps would need about {_bytes(need)} of memory (estimate), more "
+                         f"than this machine has ({_bytes(have)}); choose a smaller horizon")
+    return n
+
+
+def check_steps(horizon: int, max_steps: int = MAX_STEPS, *, per_step: float = STEP_BYTES,
+                name: str = "--horizon") -> int:
+    """:func:`check_horizon` plus the cap: N at most ``max_steps`` (default :data:`MAX_STEPS`). The message
+    gives the memory estimate, the cap and how to raise it. Commands call it before any work."""
+    cap = _positive_int(max_steps, "--max-steps")
+    n = _positive_int(horizon, name)
+    if n > cap:
+        raise InputError(f"{name} {n:,} is above the cap of {cap:,} steps (it would need about "
+                         f"{_bytes(n * per_step)} of memory, estimate); raise the cap with --max-steps N")
+    return check_horizon(n, per_step=per_step, name=name)
 
 
 def lowbit(x: np.ndarray | int) -> np.ndarray | int:
@@ -50,8 +157,17 @@ def delta_m(horizon: int) -> int:
     return check_horizon(horizon).bit_length()
 
 
+def strategy_nnz(horizon: int) -> int:
+    """Non-zeros of M_N: Σ_i lowbit(i), in O(log N) (so the matrix views can be sized before they are built)."""
+    n = _positive_int(horizon, "horizon")
+    # lowbit(i) = 2^k for the n // 2^k - n // 2^(k+1) values of i <= n with exactly k trailing zeros
+    return sum((n >> k) - (n >> (k + 1)) << k for k in range(n.bit_length()))
+
+
 def strategy_matrix(horizon: int) -> sp.csr_array:
     """Alg. 5.2: sparse M_N, row i has ones in columns (i - lowbit(i), i]; O(N log N) non-zeros."""
+    import scipy.sparse as sp
+
     i = nodes(horizon)
     length = lowbit(i)
     rows = np.repeat(i - 1, length)
@@ -65,6 +181,8 @@ def strategy_matrix(horizon: int) -> sp.csr_array:
 
 def reconstruction_matrix(horizon: int) -> sp.csr_array:
     """Alg. 5.3: sparse B with W = B M; row p has ones at the chain p, p - lowbit(p), ... (Eq. 5.6)."""
+    import scipy.sparse as sp
+
     p = nodes(horizon)
     rows, cols = [], []
     cur = p.copy()

@@ -1,24 +1,62 @@
 """Read a count stream from a CSV (upload or file): a count column and an optional timestamp column.
 
-Errors are :class:`~dpviz.errors.InputError` naming the row (1-based data row; the file line is
-row + 1 because of the header) and what was expected.
+Errors are :class:`~dpviz.errors.InputError` naming the line of the file (1-based, as in an editor;
+the data row too) and what was expected. A header row is required; a row may have fewer fields than
+the header (the missing ones are empty) but never more: a value shifted out of its column is refused,
+not re-read as another column.
+
+Caps and bounds (module constants; the CLI's ``--max-bytes`` / ``--max-steps`` and the keyword
+arguments raise the caps), all checked before the work they guard:
+
+* :data:`MAX_BYTES` — the size of the file, from its size on disk (or ``len(bytes)``) before anything is
+  read, and again while a file object is read in chunks;
+* :data:`~dpviz.stream.fenwick.MAX_STEPS` — the rows: data lines are counted while the file is read in
+  4 MiB chunks, before anything is parsed (and the rows exactly after parsing);
+* :data:`~dpviz.stream.fenwick.MAX_COUNT` per step and :data:`~dpviz.stream.fenwick.MAX_TOTAL` for the
+  running total (exact comparisons: :func:`dpviz.stream.fenwick.bound_violation`).
+
+A NUL byte, a UTF-16 file and a header that is only byte-order marks are refused with a message; any
+number of UTF-8 byte-order marks before the header is dropped.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dpviz.errors import InputError
+from dpviz.stream.fenwick import MAX_COUNT, MAX_STEPS, MAX_TOTAL, bound_violation
 
-MAX_STEPS = 1 << 20
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["StreamData", "read_stream_csv", "load_source", "load_flights_sample", "load_bike_sample",
+           "MAX_BYTES", "MAX_STEPS", "MAX_COUNT", "MAX_TOTAL", "COUNT_NAMES", "TIME_NAMES", "CAPS_HELP"]
+
+MAX_BYTES = 100_000_000
+"""Default cap on the size of a stream file or upload in bytes (the server's upload limit is 100 MB too)."""
 COUNT_NAMES = ("count", "counts", "value", "n")
 TIME_NAMES = ("timestamp", "date", "time", "datetime", "period")
+CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} MB, counts at most {MAX_COUNT:,} "
+             "per step and a running total below 2^53")
+"""The caps and bounds in one phrase, for ``--help`` and the page."""
+
+_CHUNK = 1 << 22
+_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+_BREAK = re.compile(r"\r\n|\r|\n")
+_ZONE = r"(Z|[+-]\d\d:?\d\d|\b[A-Z]{3,4})$"
+"""A time-zone suffix of a timestamp (``Z``, ``+01:00``, ``UTC``), for the message on mixed zones."""
+_RELATIVE = ("now", "today", "yesterday", "tomorrow")
+"""Words pandas reads as the current time: never a date in a data file."""
 
 
 @dataclass(frozen=True)
@@ -34,85 +72,223 @@ class StreamData:
         return int(self.counts.size)
 
 
+def _cap_hint(flag: str, value: int, what: str) -> str:
+    return (f"the cap is {value:,} {what} ({'MAX_BYTES' if flag == '--max-bytes' else 'MAX_STEPS'}); raise it with "
+            f"the CLI flag {flag} N (Python: read_stream_csv(..., {flag[2:].replace('-', '_')}=N))")
+
+
+def _too_long(label: str, rows: str, max_steps: int) -> InputError:
+    return InputError(f"{label}: {rows} rows is too long for a stream; " + _cap_hint("--max-steps", max_steps, "steps"))
+
+
+def _too_big(label: str, size: str, max_bytes: int) -> InputError:
+    return InputError(f"{label} is {size} bytes, above the size cap; " + _cap_hint("--max-bytes", max_bytes, "bytes"))
+
+
+def _source_chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str]:
+    """(raw chunks, label for messages); a path's or a buffer's size is checked before anything is read."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        view = memoryview(source).cast("B")
+        if view.nbytes > max_bytes:
+            raise _too_big("CSV: the upload", f"{view.nbytes:,}", max_bytes)
+        return (bytes(view[i:i + _CHUNK]) for i in range(0, view.nbytes, _CHUNK)), "CSV"
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"CSV: {str(source)!r} is " + ("a folder; expected a file" if path.is_dir()
+                                                             else "not a file that exists"))
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise _too_big(f"CSV: {path.name!r}", f"{size:,}", max_bytes)
+
+        def read() -> Iterator[bytes]:
+            with path.open("rb") as fh:
+                while chunk := fh.read(_CHUNK):
+                    yield chunk
+
+        return read(), "CSV"
+    if hasattr(source, "read"):
+        def read_obj() -> Iterator[bytes]:
+            while chunk := source.read(_CHUNK):
+                yield chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
+
+        return read_obj(), "CSV"
+    raise InputError(f"CSV: expected a file path, bytes or a file object, got {type(source).__name__}")
+
+
+def _read_capped(source: object, max_bytes: int, max_steps: int) -> tuple[bytes, str]:
+    """The raw bytes, read in chunks: stops at more than ``max_bytes`` bytes or more than ``max_steps``
+    data lines (line breaks not part of a blank line, plus one per chunk for a blank line cut by a
+    chunk boundary), and at a NUL byte, all before anything is parsed."""
+    chunks, label = _source_chunks(source, max_bytes)
+    out = bytearray()
+    lines = 0
+    for k, chunk in enumerate(chunks):
+        if len(out) + len(chunk) > max_bytes:
+            raise _too_big(f"{label}: the file", f"more than {max_bytes:,}", max_bytes)
+        if k == 0 and chunk.startswith(_UTF16_BOMS):
+            raise InputError(f"{label}: the file is UTF-16 text; save it as a UTF-8 CSV")
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            at = out.count(b"\n") + chunk.count(b"\n", 0, nul) + 1
+            raise InputError(f"{label}: line {at} contains a NUL byte (\\0): a CSV is plain text; is this a binary, "
+                             "UTF-16 or damaged file? Save it as a UTF-8 CSV")
+        out += chunk
+        lines += chunk.count(b"\n") - chunk.count(b"\n\n") - chunk.count(b"\n\r\n")
+        if lines > max_steps + 1 + k:  # + the header, + a blank line cut by each chunk boundary
+            raise _too_long(label, f"more than {max_steps:,}", max_steps)
+    return bytes(out), label
+
+
+def _text(raw: bytes) -> str:
+    """Decoded text without leading byte-order marks (UTF-8, else Latin-1)."""
+    start = 0
+    while raw.startswith(_BOM, start):  # one BOM is usual; more come from converting a file twice
+        start += len(_BOM)
+    try:
+        return raw[start:].decode("utf-8")
+    except UnicodeDecodeError:
+        return raw[start:].decode("latin-1")
+
+
+def _line_numbers(text: str, rows: int) -> np.ndarray:
+    """1-based line of the header and of each of the first ``rows`` data rows (blank lines skipped, as
+    the parser does). Error path only."""
+    out = []
+    for i, line in enumerate(_BREAK.split(text)):
+        if line.strip(" \t"):
+            out.append(i + 1)
+            if len(out) > rows:
+                break
+    return np.array(out, dtype=np.int64)
+
+
+def _where(lines: np.ndarray, r: int, column: str) -> str:
+    """``row r (line L), column 'name'`` for data row ``r`` (0-based)."""
+    line = int(lines[r + 1]) if r + 1 < lines.size else r + 2
+    return f"row {r + 1} (line {line}), column {column!r}"
+
+
 def read_stream_csv(
     source: str | Path | bytes | IO,
     *,
     count_column: str | None = None,
     time_column: str | None = None,
     max_steps: int = MAX_STEPS,
+    max_bytes: int = MAX_BYTES,
 ) -> StreamData:
     """Parse a CSV with a header. The count column is ``count_column`` or one named count/counts/value/n,
     or the only column; the time column is ``time_column`` or one named timestamp/date/time/...
+
+    ``source`` is a path, the file's bytes, or a binary file object. Caps: see the module docstring.
     """
-    if isinstance(source, bytes):
-        source = io.BytesIO(source)
+    for name, cap in (("max_steps", max_steps), ("max_bytes", max_bytes)):
+        if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
+            raise InputError(f"{name}: expected a positive integer, got {cap!r}")
+    raw, label = _read_capped(source, max_bytes, max_steps)
+    text = _text(raw)
+    import pandas as pd  # after the caps (a refusal costs no import), and not at module level (fast CLI start)
+
     try:
-        df = pd.read_csv(source, dtype=str, keep_default_na=False, skipinitialspace=True)
+        df = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False,
+                         skipinitialspace=True, engine="c")
     except pd.errors.EmptyDataError:
-        raise InputError("CSV: the file is empty; expected a header and at least one row of counts") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"CSV: cannot parse the file ({str(exc).strip().splitlines()[0]})") from None
-    if df.empty:
-        raise InputError("CSV: no data rows; expected at least one row of counts after the header")
-    if len(df) > max_steps:
-        raise InputError(f"CSV: {len(df)} rows is too long; at most {max_steps} steps are supported")
-    cols = {c.strip().lower(): c for c in df.columns}
-    tcol = _pick(df, time_column, cols, TIME_NAMES, "time column", required=False)
-    ccol = _pick(df, count_column, cols, COUNT_NAMES, "count column", required=False)
+        raise InputError(f"{label}: the file is empty; expected a header and at least one row of counts") from None
+    except pd.errors.ParserError as exc:
+        msg = str(exc).strip()
+        m = _RAGGED.search(msg)
+        if m:
+            want, line, saw = (int(g) for g in m.groups())
+            raise InputError(f"{label}: line {line} has {saw} fields but the header has {want}; a row may not "
+                             "have more fields than the header (quote a value that contains a comma)") from None
+        raise InputError(f"{label}: cannot parse the file ({msg.splitlines()[0]})") from None
+    header = [str(c).strip() for c in df.iloc[0]]
+    if not any(header):
+        raise InputError(f"{label}: the header (line 1) is empty; expected column names such as 'count'")
+    rows = len(df) - 1
+    if rows == 0:
+        raise InputError(f"{label}: no data rows; expected at least one row of counts after the header")
+    if rows > max_steps:
+        raise _too_long(label, f"{rows:,}", max_steps)
+    data = df.iloc[1:].reset_index(drop=True)
+    tcol = _pick(header, time_column, TIME_NAMES, "time column", label)
+    ccol = _pick(header, count_column, COUNT_NAMES, "count column", label)
     if ccol is None:
-        rest = [c for c in df.columns if c != tcol]
+        rest = [i for i in range(len(header)) if i != tcol]
         if len(rest) != 1:
-            raise InputError(
-                f"CSV: cannot tell which column holds the counts among {list(df.columns)}; "
-                "name it 'count' or pass the count column"
-            )
+            raise InputError(f"{label}: cannot tell which column holds the counts among {header}; name it 'count' "
+                             "or pass the count column (--count-column)")
         ccol = rest[0]
-    counts = _counts(df[ccol], ccol)
-    stamps = _timestamps(df[tcol], tcol) if tcol is not None else None
-    return StreamData(counts=counts, timestamps=stamps, count_column=ccol, time_column=tcol)
+    if ccol == tcol:
+        raise InputError(f"{label}: the count column and the time column are both {header[ccol]!r}")
+
+    def lines() -> np.ndarray:
+        return _line_numbers(text, rows)
+
+    counts = _counts(data[ccol], header[ccol], lines)
+    stamps = _timestamps(data[tcol], header[tcol], lines) if tcol is not None else None
+    return StreamData(counts=counts, timestamps=stamps, count_column=header[ccol],
+                      time_column=None if tcol is None else header[tcol])
 
 
-def _pick(df: pd.DataFrame, given: str | None, cols: dict[str, str], names: tuple[str, ...],
-          what: str, *, required: bool) -> str | None:
+def _pick(header: list[str], given: str | None, names: tuple[str, ...], what: str, label: str) -> int | None:
+    """Index of the column named ``given`` (exact, else case-insensitive), else of the first usual name."""
+    folded = [h.lower() for h in header]
     if given is not None:
-        if given in df.columns:
-            return given
-        if given.strip().lower() in cols:
-            return cols[given.strip().lower()]
-        raise InputError(f"CSV: {what} {given!r} not found; columns are {list(df.columns)}")
-    for name in names:
-        if name in cols:
-            return cols[name]
-    if required:
-        raise InputError(f"CSV: no {what} found among {list(df.columns)}")
-    return None
+        hits = [i for i, h in enumerate(header) if h == given] or \
+               [i for i, h in enumerate(folded) if h == str(given).strip().lower()]
+        if not hits:
+            raise InputError(f"{label}: {what} {given!r} not found; columns are {header}")
+    else:
+        hits = next(([i for i, h in enumerate(folded) if h == name] for name in names if name in folded), [])
+        if not hits:
+            return None
+    if len(hits) > 1:
+        raise InputError(f"{label}: the {what} {header[hits[0]]!r} appears {len(hits)} times in the header; "
+                         "column names must be unique")
+    return hits[0]
 
 
-def _counts(col: pd.Series, name: str) -> np.ndarray:
-    text = col.astype(str).str.strip()
+def _counts(col: pd.Series, name: str, lines) -> np.ndarray:
+    import pandas as pd
+
+    text = col.str.strip()
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(values))
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if bad.size:
         r = int(bad[0])
         shown = text.iloc[r]
-        what = "is empty" if shown == "" else f"{shown!r} is not a finite number"
-        raise InputError(f"row {r + 1} (line {r + 2}), column {name!r}: {what}; expected a non-negative count")
-    neg = np.flatnonzero(values < 0)
-    if neg.size:
-        r = int(neg[0])
-        raise InputError(f"row {r + 1} (line {r + 2}), column {name!r}: {text.iloc[r]} is negative; "
-                         "expected a non-negative count")
+        what = ("is empty" if shown == "" else f"{shown} is negative" if values[r] < 0
+                else f"{shown!r} is not a finite number")
+        raise InputError(f"{_where(lines(), r, name)}: {what}; expected a non-negative count")
+    over = bound_violation(values)
+    if over is not None:
+        raise InputError(f"{_where(lines(), over[0], name)}: {over[1]}")
     return values
 
 
-def _timestamps(col: pd.Series, name: str) -> np.ndarray:
-    text = col.astype(str).str.strip()
-    stamps = pd.to_datetime(text, errors="coerce", format="mixed")
-    bad = np.flatnonzero(stamps.isna().to_numpy())
-    if bad.size:
-        r = int(bad[0])
-        raise InputError(f"row {r + 1} (line {r + 2}), column {name!r}: {text.iloc[r]!r} is not a date/time")
-    return stamps.to_numpy()
+def _timestamps(col: pd.Series, name: str, lines) -> np.ndarray:
+    """datetime64 wall-clock times; one time zone throughout (or none), dropped after parsing."""
+    import pandas as pd
+
+    text = col.str.strip()
+    try:
+        stamps = pd.to_datetime(text, errors="coerce", format="mixed")
+    except (ValueError, OverflowError):  # pandas refuses a column that mixes time zones
+        zone = text.str.extract(_ZONE, expand=False).fillna("")
+        r = int(np.argmax((zone != zone.iloc[0]).to_numpy()))
+        raise InputError(f"{_where(lines(), r, name)}: {text.iloc[r]!r} has another time zone than row 1 "
+                         f"({text.iloc[0]!r}); give every timestamp the same time zone, or none") from None
+    bad = stamps.isna().to_numpy() | text.str.lower().isin(_RELATIVE).to_numpy()
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise InputError(f"{_where(lines(), r, name)}: {text.iloc[r]!r} is not a date/time")
+    if isinstance(stamps.dtype, pd.DatetimeTZDtype):
+        stamps = stamps.dt.tz_localize(None)  # the local wall-clock times as written
+    out = stamps.to_numpy()
+    if out.dtype.kind != "M":  # pragma: no cover - pandas returns datetime64 or raised above
+        raise InputError(f"column {name!r}: cannot read the timestamps as one kind of date/time")
+    return out
 
 
 def _bundled(alias: str) -> StreamData:
@@ -138,10 +314,24 @@ def load_bike_sample() -> StreamData:
     return _bundled("bike")
 
 
-def load_source(source: str | Path, *, count_column: str | None = None,
-                time_column: str | None = None) -> StreamData:
-    """``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`) or a CSV path."""
+def load_source(source: str | Path, *, count_column: str | None = None, time_column: str | None = None,
+                max_steps: int = MAX_STEPS, max_bytes: int = MAX_BYTES) -> StreamData:
+    """``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`) or a CSV path, under the same caps.
+
+    A bundled sample has fixed columns: a ``count_column`` / ``time_column`` that is not one of them is
+    refused (never silently ignored)."""
+    from dpviz.core.registry import SAMPLE_PREFIX
     from dpviz.core.registry import load_source as _load_source
 
-    return _load_source("stream", source,
-                        lambda p: read_stream_csv(p, count_column=count_column, time_column=time_column))
+    data = _load_source("stream", source, lambda p: read_stream_csv(
+        p, count_column=count_column, time_column=time_column, max_steps=max_steps, max_bytes=max_bytes))
+    if str(source).startswith(SAMPLE_PREFIX):
+        columns = [c for c in (data.time_column, data.count_column) if c is not None]
+        for flag, given, actual in (("--count-column", count_column, data.count_column),
+                                    ("--time-column", time_column, data.time_column)):
+            if given is not None and str(given).strip().lower() != str(actual).lower():
+                raise InputError(f"{flag} {given!r}: {source} has the columns {', '.join(columns)}; the option "
+                                 "names a column of a CSV file (leave it out for a bundled sample)")
+        if len(data) > max_steps:
+            raise _too_long(str(source), f"{len(data):,}", max_steps)
+    return data

@@ -20,10 +20,9 @@ The output (:func:`release_table`) holds the released totals and their analytic 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dpviz.core.modes import release_metadata as _core_metadata
 from dpviz.core.noise import Noise
@@ -31,6 +30,9 @@ from dpviz.core.protocols import Estimate, LinearMeasurement, measure, require_i
 from dpviz.errors import InputError
 from dpviz.stream.simulation import SimulatedRelease, checked_horizon
 from dpviz.stream.strategies import LABELS, RELEASABLE, StreamStrategy, strategy
+
+if TYPE_CHECKING:  # pandas is imported where a table is built (fast CLI startup)
+    import pandas as pd
 
 __all__ = ["StreamRelease", "release", "release_table", "release_metadata", "simulation_table",
            "integer_counts", "check_release", "release_strategy"]
@@ -110,7 +112,7 @@ def release(series: Any, mechanism: str, noise: Noise, horizon: int | None = Non
     strat = release_strategy(mechanism, n, noise)
     counts = integer_counts(series)
     m = measure(strat, counts, noise, rng)
-    est = strat.estimator.fit(m)
+    est = strat.estimate(m)  # R y, with the per-step variances cached per (mechanism, N, noise)
     return StreamRelease(mechanism, n, int(counts.size), noise, m, est, seeded=rng is not None)
 
 
@@ -133,6 +135,8 @@ def simulation_table(sim: SimulatedRelease, series: np.ndarray, timestamps: np.n
 def _table(prefix_sums: np.ndarray, variance: np.ndarray, timestamps: np.ndarray | None,
            time_column: str | None) -> pd.DataFrame:
     """The one column builder of the stream capability."""
+    import pandas as pd
+
     n = int(np.asarray(prefix_sums).size)
     out: dict[str, np.ndarray] = {"t": np.arange(1, n + 1)}
     if timestamps is not None:

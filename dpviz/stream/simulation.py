@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy as np
 from dpviz.core.modes import check_seed
 from dpviz.core.noise import Family, Noise
 from dpviz.errors import InputError
-from dpviz.stream.fenwick import check_horizon, lowbit
+from dpviz.stream.fenwick import MAX_COUNT, MAX_TOTAL, check_horizon
 from dpviz.stream.strategies import (
     MECHANISM_NAMES,
     StreamStrategy,
@@ -35,7 +35,6 @@ from dpviz.stream.strategies import (
     honaker_factors,
     strategy,
 )
-from dpviz.stream.weights import fda_weight_at, subtree_optima
 
 __all__ = ["SimulatedRelease", "Mechanism", "Simulation", "make_mechanism", "with_noise", "unit_errors",
            "simulated_release", "simulate", "mechanism_list", "checked_horizon", "Streamer"]
@@ -103,7 +102,13 @@ class Mechanism:
         return self.noise.scale(self.sensitivity)
 
     def per_step_variance(self) -> np.ndarray:
+        """Var(ŝ_t), t = 1..N (cached per (mechanism, N, noise): :meth:`StreamStrategy.per_step_variance`)."""
         return self.strategy.per_step_variance(self.noise)
+
+    @cached_property
+    def node_scales(self) -> np.ndarray:
+        """Noise scale of each measured query, b/λ_i (what a streamer looks up per step)."""
+        return self.strategy.scales(self.noise)
 
     def total_mse(self) -> float:
         return float(np.sum(self.per_step_variance()))
@@ -235,120 +240,148 @@ def simulate(series: np.ndarray, mechanisms: str | Iterable[str], noise: Noise, 
 
 # ---------------------------------------------------------------------------------------------
 # streaming (simulation tool: continuous noise, seeded Generator)
+#
+# A step is plain Python on floats and ints (no numpy call, no allocation but the returned tuple): the
+# per-step tables (λ_t through the node scales b/λ_t, and Var(ŝ_t)) are the mechanism's cached arrays,
+# and the unit noise comes from the Generator in blocks. numpy's Laplace and normal samplers consume
+# the bit stream one variate at a time, so block draws are the very variates the batch form draws in
+# one call, in the same order: a streamer releases the batch numbers (up to rounding).
 
 
-class _StepGuard:
-    """Counts steps and rejects more than N or a non-finite count."""
+class _Streamer:
+    """Step counter, exact running total (both bounds checked) and block-drawn unit noise."""
 
-    def __init__(self, horizon: int) -> None:
-        self.horizon = horizon
-        self.t = 0
-        self.total = 0.0
+    BLOCK = 4096
 
-    def advance(self, a_t: float) -> float:
-        a = float(a_t)
-        if not np.isfinite(a):
-            raise InputError(f"step {self.t + 1}: expected a finite count, got {a_t!r}")
-        if self.t >= self.horizon:
-            raise InputError(f"step {self.t + 1}: the horizon N = {self.horizon} is exhausted")
+    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
+        mech.noise.standard(rng, 0)  # continuous noise and a Generator, or InputError (draws nothing)
+        self.mech, self.rng, self.n = mech, rng, mech.horizon
+        self.t, self.total = 0, 0.0
+        self.scale = mech.base_scale
+        self.var = mech.per_step_variance()  # cached per (mechanism, N, noise)
+        self._buf: list[float] = []
+        self._i = 0
+        self._left = mech.strategy.size  # variates the batch form draws in all
+
+    def _advance(self, a_t: float) -> float:
+        """Check and count one step; returns the count as a float (updates ``t`` and ``total``)."""
+        try:
+            a = float(a_t)
+        except (TypeError, ValueError):
+            raise InputError(f"step {self.t + 1}: expected a count, got {a_t!r}") from None
+        if not -MAX_COUNT <= a <= MAX_COUNT:  # also refuses nan and ±inf
+            raise InputError(f"step {self.t + 1}: expected a finite count of at most {MAX_COUNT:,} in absolute "
+                             f"value (MAX_COUNT), got {a_t!r}")
+        if self.t >= self.n:
+            raise InputError(f"step {self.t + 1}: the horizon N = {self.n} is exhausted")
+        total = self.total + a
+        if not -MAX_TOTAL <= total <= MAX_TOTAL:
+            raise InputError(f"step {self.t + 1}: the running total {total:.6g} is above the largest total "
+                             f"accepted, 2^53 - 1 (MAX_TOTAL)")
         self.t += 1
-        self.total += a
+        self.total = total
         return a
 
+    def _z(self) -> float:
+        """The next unit-scale variate (Lap(1) or N(0, 1))."""
+        i = self._i
+        if i == len(self._buf):
+            k = min(self.BLOCK, self._left)
+            self._buf = self.mech.noise.standard(self.rng, k).tolist()
+            self._left -= k
+            i = 0
+        self._i = i + 1
+        return self._buf[i]
 
-class _NaiveStreamer:
+
+class _NaiveStreamer(_Streamer):
     def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
-        self.guard, self.rng, self.mech = _StepGuard(mech.horizon), rng, mech
-        self.scale = mech.base_scale
-        self.var = mech.per_step_variance()
+        super().__init__(mech, rng)
         self.err = 0.0
 
     def step(self, a_t: float) -> tuple[float, float]:
-        self.guard.advance(a_t)
-        self.err += float(self.mech.noise.standard(self.rng, 1)[0]) * self.scale
-        return self.guard.total + self.err, float(self.var[self.guard.t - 1])
+        self._advance(a_t)
+        self.err += self._z() * self.scale
+        return self.total + self.err, self.var.item(self.t - 1)
 
 
-class _FenwickStreamer:
-    """O(log N) state: per level the exact partial sum α_k and the de-weighted noisy node α̂_k/λ.
+class _FenwickStreamer(_Streamer):
+    """O(log N) state, O(1) work per step: the exact total S and the released total ŝ at the end of the
+    last node of each level.
 
-    This is Chan-Shi-Song's binary-mechanism bookkeeping: at time t the node of level
-    k = log2(lowbit(t)) is c_t = a_t + Σ_{j<k} α_j; lower levels are cleared.
+    At time t (level k = tz(t)) node t covers (u, t] with u = t - lowbit(t) = t & (t - 1); node u is the
+    last node of level tz(u) > k (the nodes in between have lower levels), so c_t = S_t - S_u and
+    ŝ_t = ŝ_u + c_t + z_t b/λ_t: the Fenwick chain of t, one node per step (Chan–Shi–Song's p-sums,
+    with the FDA weights through the node scale b/λ_t).
     """
 
     def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
-        self.mech, self.rng, self.guard = mech, rng, _StepGuard(mech.horizon)
-        levels = mech.horizon.bit_length()
-        self.alpha = np.zeros(levels)  # exact p-sums
-        self.noisy = np.zeros(levels)  # noisy node value divided by λ
-        self.scale = mech.base_scale
-        self.var = mech.per_step_variance()
-        self.family = mech.noise.family
-        self.e_sub = subtree_optima(levels, self.family) if mech.name == "fenwick-fda" else None
-
-    def _lam(self, t: int) -> float:
-        if self.e_sub is None:
-            return 1.0
-        return fda_weight_at(t, self.mech.horizon, self.family, self.e_sub)
+        super().__init__(mech, rng)
+        levels = self.n.bit_length()
+        self.sums = [0.0] * levels  # S at the end of the last node of each level
+        self.est = [0.0] * levels  # ŝ at the end of the last node of each level
+        self.node_scale = mech.node_scales  # b/λ_t, cached with the mechanism's strategy
 
     def step(self, a_t: float) -> tuple[float, float]:
-        a = self.guard.advance(a_t)
-        t = self.guard.t
-        k = lowbit(t).bit_length() - 1
-        c_t = a + float(self.alpha[:k].sum())
-        lam = self._lam(t)
-        y = lam * c_t + float(self.mech.noise.standard(self.rng, 1)[0]) * self.scale
-        self.alpha[:k] = 0.0
-        self.noisy[:k] = 0.0
-        self.alpha[k], self.noisy[k] = c_t, y / lam
-        bits = [j for j in range(t.bit_length()) if t >> j & 1]  # the chain of t, lowest node first
-        return float(sum(self.noisy[j] for j in bits)), float(self.var[t - 1])
+        self._advance(a_t)
+        t, total = self.t, self.total
+        u = t & (t - 1)
+        if u:
+            j = (u & -u).bit_length() - 1
+            est = self.est[j] + (total - self.sums[j])
+        else:
+            est = total
+        est += self._z() * self.node_scale.item(t - 1)
+        k = (t & -t).bit_length() - 1
+        self.sums[k] = total
+        self.est[k] = est
+        return est, self.var.item(t - 1)
 
 
-class _HonakerStreamer:
+class _HonakerStreamer(_Streamer):
     """O(log N) state: per level the last completed node's exact sum and Honaker estimate."""
 
     def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
-        self.mech, self.rng, self.guard = mech, rng, _StepGuard(mech.horizon)
-        levels = mech.horizon.bit_length()
-        self.exact = np.zeros(levels)
-        self.est = np.zeros(levels)
-        self.h = honaker_factors(levels)
-        self.scale = mech.base_scale
-        self.var = mech.per_step_variance()
+        super().__init__(mech, rng)
+        levels = self.n.bit_length()
+        self.exact = [0.0] * levels
+        self.est = [0.0] * levels
+        self.h = honaker_factors(levels).tolist()
 
     def step(self, a_t: float) -> tuple[float, float]:
-        a = self.guard.advance(a_t)
-        t = self.guard.t
-        top = lowbit(t).bit_length() - 1  # nodes of levels 0..top end at t
-        eta = self.mech.noise.standard(self.rng, top + 1) * self.scale
-        exact, est = a, a + float(eta[0])
+        a = self._advance(a_t)
+        t = self.t
+        top = (t & -t).bit_length() - 1  # nodes of levels 0..top end at t
+        exact, est = a, a + self._z() * self.scale
         for k in range(1, top + 1):  # O(log N) levels
             left_exact, left_est = self.exact[k - 1], self.est[k - 1]
             self.exact[k - 1], self.est[k - 1] = exact, est
             exact = left_exact + exact
-            est = self.h[k] * (exact + float(eta[k])) + (1.0 - self.h[k]) * (left_est + est)
+            h = self.h[k]
+            est = h * (exact + self._z() * self.scale) + (1.0 - h) * (left_est + est)
         self.exact[top], self.est[top] = exact, est
-        bits = [j for j in range(t.bit_length()) if t >> j & 1]
-        return float(sum(self.est[j] for j in bits)), float(self.var[t - 1])
+        out, rest, j = 0.0, t, 0
+        while rest:  # the completed subtrees: one per set bit of t
+            if rest & 1:
+                out += self.est[j]
+            rest >>= 1
+            j += 1
+        return out, self.var.item(t - 1)
 
 
-class _SquareRootStreamer:
+class _SquareRootStreamer(_Streamer):
     """The factorisation is dense (every past z_k affects s_t), so the state is the z history: O(t).
 
     Each step costs O(t) (a dot product); use the batch form for long streams.
     """
 
     def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
-        self.mech, self.rng, self.guard = mech, rng, _StepGuard(mech.horizon)
+        super().__init__(mech, rng)
         self.c = mech.strategy.estimator.coefficients
-        self.z = np.zeros(mech.horizon)
-        self.sigma = mech.base_scale
-        self.var = mech.per_step_variance()
+        self.z = np.zeros(self.n)
 
     def step(self, a_t: float) -> tuple[float, float]:
-        self.guard.advance(a_t)
-        t = self.guard.t
-        self.z[t - 1] = float(self.mech.noise.standard(self.rng, 1)[0]) * self.sigma
-        return self.guard.total + float(self.c[:t] @ self.z[t - 1 :: -1]), float(self.var[t - 1])
-
+        self._advance(a_t)
+        t = self.t
+        self.z[t - 1] = self._z() * self.scale
+        return self.total + float(self.c[:t] @ self.z[t - 1 :: -1]), self.var.item(t - 1)

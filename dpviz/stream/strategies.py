@@ -53,13 +53,20 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
-from scipy.signal import fftconvolve
 
 from dpviz.core.noise import FAMILIES, Family, Noise
 from dpviz.core.protocols import Estimate, LinearMeasurement
 from dpviz.core.registry import capability
 from dpviz.errors import InputError
-from dpviz.stream.fenwick import chain_sum, check_horizon, column_chain_sum, lowbit, node_sums, nodes
+from dpviz.stream.fenwick import (
+    bound_violation,
+    chain_sum,
+    check_horizon,
+    column_chain_sum,
+    lowbit,
+    node_sums,
+    nodes,
+)
 from dpviz.stream.weights import fda_weights
 
 MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
@@ -91,7 +98,10 @@ def check_family(family: str) -> Family:
 
 
 def as_series(series: Any, horizon: int) -> np.ndarray:
-    """Validate a stream for horizon N: 1-D, finite, 1..N entries (a shorter stream is a prefix).
+    """Validate a stream for horizon N: 1-D, finite, 1..N entries (a shorter stream is a prefix), every
+    count within ±:data:`~dpviz.stream.fenwick.MAX_COUNT` and every running total within
+    ±:data:`~dpviz.stream.fenwick.MAX_TOTAL` (so float64 totals of integer counts are exact and int64
+    sums cannot overflow).
 
     Integer input stays int64 (exact node sums for a release); anything else becomes float64.
     """
@@ -109,6 +119,9 @@ def as_series(series: Any, horizon: int) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(a))
         if bad.size:
             raise InputError(f"series: step {bad[0] + 1} is not a finite number ({a[bad[0]]!r})")
+    bad = bound_violation(a)
+    if bad is not None:
+        raise InputError(f"series: step {bad[0] + 1}: {bad[1]}")
     return a.astype(np.int64, copy=False) if a.dtype.kind in "iub" else a
 
 
@@ -135,6 +148,8 @@ def sqrt_coefficients(horizon: int) -> np.ndarray:
 
 def toeplitz_apply(c: np.ndarray, x: np.ndarray) -> np.ndarray:
     """(L x)_t = Σ_{k<=t} c_k x_{t-k} along the last axis, by FFT convolution (O(N log N))."""
+    from scipy.signal import fftconvolve  # here, not at import: the CLI starts without scipy.signal
+
     x = np.asarray(x, dtype=float)
     kernel = np.asarray(c, dtype=float).reshape((1,) * (x.ndim - 1) + (-1,))
     return fftconvolve(x, kernel, axes=-1)[..., : x.shape[-1]]
@@ -394,16 +409,31 @@ class StreamStrategy:
         return np.broadcast_to(np.asarray(noise.variance_at(self.scales(noise)), dtype=float), (self.size,))
 
     def per_step_variance(self, noise: Noise) -> np.ndarray:
-        """Var(ŝ_t), t = 1..N, under ``noise`` (read-only).
+        """Var(ŝ_t), t = 1..N, under ``noise`` (read-only), computed once per (mechanism, N, family,
+        noise) and then served from a cache (:func:`_step_variance`): a release, a redraw or a page
+        rerun at the same noise does no work here.
 
         Continuous noise: κ b² × :attr:`unit_profile` (κ = 2 Laplace, 1 Gaussian; b the base scale),
-        no structural work per ε. Discrete noise: from the exact per-node variances, cached by the
-        estimator per noise level.
+        no structural work per ε. Discrete noise: from the exact per-node variances.
         """
+        if not isinstance(noise, Noise):
+            raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
+        return _step_variance(self.name, self.horizon, self.family, noise)
+
+    def _step_variance(self, noise: Noise) -> np.ndarray:
         if noise.discrete:
             return self.estimator.variance(self.query_variance(noise))
         base = noise.variance_at(noise.scale(self.sensitivity(noise.family)))
         return _readonly(float(base) * self.unit_profile)
+
+    def estimate(self, measurement: LinearMeasurement) -> Estimate:
+        """ŝ = R y for a measurement of this strategy (:func:`dpviz.core.protocols.measure`), with the
+        cached :meth:`per_step_variance` of its noise: the estimator's :meth:`~StreamEstimator.fit`
+        without recomputing the per-query variances of every release."""
+        if measurement.strategy != self.name or np.shape(measurement.values)[-1:] != (self.size,):
+            raise InputError(f"{self.name}: the measurement is not one of this strategy (N = {self.horizon})")
+        est = self.estimator
+        return Estimate(est.name, est.apply(measurement.values), self.per_step_variance(measurement.noise))
 
 
 @dataclass(frozen=True, eq=False)
@@ -539,6 +569,12 @@ def _strategy(name: str, horizon: int, family: Family) -> StreamStrategy:
             raise InputError("mechanism 'sqrt': the square-root factorisation needs Gaussian noise (ρ-zCDP)")
         return SquareRootStrategy(name, horizon, family)
     raise InputError(f"mechanism: expected one of {', '.join(MECHANISM_NAMES)}, got {name!r}")
+
+
+@lru_cache(maxsize=32)
+def _step_variance(name: str, horizon: int, family: Family, noise: Noise) -> np.ndarray:
+    """Per-step variances, once per (mechanism, N, family, noise): :meth:`StreamStrategy.per_step_variance`."""
+    return _strategy(name, horizon, family)._step_variance(noise)
 
 
 def strategy(name: str, horizon: int, family: Family = "laplace") -> StreamStrategy:

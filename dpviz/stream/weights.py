@@ -57,12 +57,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import minimize
-from scipy.sparse.linalg import splu
 
 from dpviz.errors import InputError
 from dpviz.core.noise import Family
@@ -75,6 +72,9 @@ from dpviz.stream.fenwick import (
     popcount,
     strategy_matrix,
 )
+
+if TYPE_CHECKING:  # SciPy is imported by the generic cross-check solvers only (fast CLI startup)
+    import scipy.sparse as sp
 
 GENERIC_MAX_HORIZON = 4096  # barrier method
 SLSQP_MAX_HORIZON = 1024
@@ -205,6 +205,8 @@ def dual_lower_bound(w: np.ndarray, p: int, a: sp.sparray, z: np.ndarray) -> flo
     (0 when c_i = 0), so g(z) = Σ_i (1 + p) w_i (c_i / (p w_i))^{p/(p+1)} - Σ_j z_j. Weak duality:
     every feasible x has Σ w_i x_i^{-p} >= g(z).
     """
+    import scipy.sparse as sp
+
     z = np.maximum(np.asarray(z, dtype=float), 0.0)
     c = np.maximum(sp.csr_array(a).T @ z, 0.0)
     return float(np.sum((1.0 + p) * w * (c / (p * w)) ** (p / (p + 1.0))) - z.sum())
@@ -247,6 +249,9 @@ def barrier_solve(
     objective is within ``tol`` (relative) of the true optimum, whatever the path. Raises
     ``RuntimeError`` when ``max_newton`` Newton steps do not reach that.
     """
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import splu
+
     w = np.asarray(w, dtype=float)
     a = sp.csr_array(a, dtype=float)
     at = sp.csr_array(a.T)
@@ -335,6 +340,8 @@ def generic_weights(
         lam = rescale_feasible(lam, noise)
         return Weights(lam=lam, objective=objective(lam, n, noise), noise=noise, method="barrier",
                        lower_bound=res.lower_bound)
+    from scipy.optimize import minimize
+
     mt = strategy_matrix(n).T.toarray()
     x0 = np.full(n, 1.0 / n.bit_length())
     scale = float(np.sum(w / x0**p))
