@@ -95,6 +95,9 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
     st.subheader(":material/lock: Private release")
     st.caption(f"{RELEASE_NOTICE[0].upper() + RELEASE_NOTICE[1:]}. One mechanism: {describe}. "
                f"Every click draws fresh noise. Unit of privacy: {cap.unit_of_privacy}.")
+    st.caption(f":material/receipt_long: A release drawn here is **not charged to the privacy ledger**. To keep a "
+               f"dataset's budget across releases, release with `python -m dpviz {cap.name} release ... "
+               f"--ledger PATH` (see the Privacy ledger page).")
     slot = f"{cap.name}_private_release"
     if st.button("Draw a private release", icon=":material/lock:", key=f"{cap.name}_release_button"):
         try:

@@ -18,8 +18,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parents[1]
+# Property tests are reproducible: examples derived from the test itself, no example database
+# (HYPOTHESIS_PROFILE=default brings back random exploration for a local bug hunt).
+hypothesis_settings.register_profile("dpviz", derandomize=True, database=None, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dpviz"))
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",

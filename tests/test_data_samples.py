@@ -1,4 +1,4 @@
-"""The bundled real sample data in assets/ loads with the documented shape and facts."""
+"""The bundled real sample data in dpviz/assets/ (package data) loads with the documented shape and facts."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import hashlib
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from dpviz.data import samples
+import dpviz
+from dpviz.data import asset, samples
 from dpviz.data.samples import (
-    ASSETS,
     STREAM_SAMPLES,
     load_bike_hourly,
     load_county_population,
@@ -26,9 +27,9 @@ DIVISIONS = {
 }
 
 
-def test_assets_folder_is_repo_root_assets():
-    assert ASSETS.name == "assets"
-    assert (ASSETS.parent / "pyproject.toml").exists()
+def test_bundled_data_is_package_data():
+    folder = Path(dpviz.__file__).resolve().parent / "assets"
+    assert asset(samples.COUNTY_POPULATION_CSV) == folder / samples.COUNTY_POPULATION_CSV
 
 
 def test_county_population():
@@ -114,7 +115,7 @@ def test_loaders_return_independent_frames():
 
 
 def _sources_table() -> dict[str, tuple[int, str]]:
-    text = (ASSETS / "SOURCES.md").read_text(encoding="utf-8")
+    text = asset("SOURCES.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\|\s*`([^`]+\.csv)`\s*\|\s*([\d,]+)\s*\|\s*[\d,]+\s*\|\s*`([0-9a-f]{64})`\s*\|",
                       text, flags=re.M)
     return {name: (int(n.replace(",", "")), sha) for name, n, sha in rows}
@@ -124,7 +125,7 @@ def test_sources_md_sha256_and_rows_match_files():
     table = _sources_table()
     assert set(table) == {samples.COUNTY_POPULATION_CSV, samples.FLIGHTS_DAILY_CSV, samples.BIKE_HOURLY_CSV}
     for name, (rows, sha) in table.items():
-        data = (ASSETS / name).read_bytes()
+        data = asset(name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == sha, name
         assert data.count(b"\n") - 1 == rows, name  # minus the header line
         assert b"\r" not in data
@@ -132,7 +133,7 @@ def test_sources_md_sha256_and_rows_match_files():
 
 
 def test_sources_md_mentions_each_file_in_its_own_section():
-    text = (ASSETS / "SOURCES.md").read_text(encoding="utf-8")
+    text = asset("SOURCES.md").read_text(encoding="utf-8")
     for name in _sources_table():
         assert f"## `{name}`" in text
     assert "165 hours are absent" in text
@@ -140,4 +141,4 @@ def test_sources_md_mentions_each_file_in_its_own_section():
 
 def test_dpviz_data_does_not_import_streamlit():
     code = "import sys, dpviz.data.samples as s; s.load_flights_daily(); assert 'streamlit' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ASSETS.parent)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(dpviz.__file__).resolve().parents[1])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpviz.core.registry import capability, load_sample
-from dpviz.data.samples import ASSETS
+from dpviz.data import asset
 from dpviz.errors import InputError
 from dpviz.graph import data
 from dpviz.graph.io import MAX_BYTES, MAX_EDGES, MAX_NODES, edges_frame, read_edges, write_edges
@@ -340,7 +340,7 @@ def test_node_cap():
 
 # ---- bundled graphs -----------------------------------------------------------------------------------------------
 
-DOCUMENTED = {  # name: (vertices, edges) as in assets/SOURCES.md and the issue
+DOCUMENTED = {  # name: (vertices, edges) as in dpviz/assets/SOURCES.md and the issue
     "karate": (34, 78), "power": (4941, 6594), "hep-th": (8361, 15751), "netscience": (1589, 2742),
     "polblogs": (1490, 16715), "email-enron": (36692, 183831),
 }
@@ -382,9 +382,9 @@ def test_karate_is_networkx_karate_club():
 
 
 def test_bundled_files_are_small_and_listed_in_sources_md():
-    files = sorted((ASSETS / "graphs").iterdir())
+    files = sorted(asset("graphs/karate.json").parent.iterdir())
     assert sum(p.stat().st_size for p in files) < 3_000_000
-    text = (ASSETS / "SOURCES.md").read_text(encoding="utf-8")
+    text = asset("SOURCES.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\|\s*`(graphs/[^`]+)`\s*\|[^\n]*`([0-9a-f]{64})`\s*\|", text, flags=re.M))
     assert set(rows) == {f"graphs/{p.name}" for p in files}
     for p in files:
@@ -392,6 +392,6 @@ def test_bundled_files_are_small_and_listed_in_sources_md():
     for cite in ("Newman", "Leskovec", "Zachary", "python3-graph-tool"):
         assert cite in text
     for name, (n, m) in DOCUMENTED.items():
-        blob = gzip.decompress((ASSETS / "graphs" / f"{name}.csv.gz").read_bytes())
+        blob = gzip.decompress(asset(f"graphs/{name}.csv.gz").read_bytes())
         assert blob.startswith(b"u,v\n") and blob.count(b"\n") - 1 == m
-        assert json.loads((ASSETS / "graphs" / f"{name}.json").read_text(encoding="utf-8"))["n_nodes"] == n
+        assert json.loads(asset(f"graphs/{name}.json").read_text(encoding="utf-8"))["n_nodes"] == n

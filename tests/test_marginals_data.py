@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpviz.data.samples import ASSETS
+from dpviz.data import asset
 from dpviz.errors import InputError
 from dpviz.marginals import data as mdata
 from dpviz.marginals.data import (
@@ -90,7 +90,7 @@ def test_sample_loaders_return_fresh_datasets():
 
 
 def _asset_frame(name: str) -> pd.DataFrame:
-    return pd.read_csv(ASSETS / name, compression="gzip", dtype=str, keep_default_na=False)
+    return pd.read_csv(asset(name), compression="gzip", dtype=str, keep_default_na=False)
 
 
 @pytest.mark.parametrize("clique_names", [
@@ -112,7 +112,7 @@ def test_adult_marginals_match_pandas_groupby(clique_names):
 
 def test_read_table_on_the_bundled_csv_agrees_with_the_loader():
     ds = load_titanic_sample()
-    again = read_table((ASSETS / TITANIC_CSV).read_bytes())  # gzip bytes are accepted
+    again = read_table(asset(TITANIC_CSV).read_bytes())  # gzip bytes are accepted
     assert again.domain.attrs == ds.domain.attrs and again.N == ds.N
     for k, cats in enumerate(ds.categories):
         assert set(again.categories[k]) == set(cats)
@@ -122,21 +122,21 @@ def test_read_table_on_the_bundled_csv_agrees_with_the_loader():
 
 
 def _sources_rows() -> dict[str, tuple[str, str]]:
-    text = (ASSETS / "SOURCES.md").read_text(encoding="utf-8")
+    text = asset("SOURCES.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\|\s*`([^`]+)`\s*\|\s*([\d,]+|-)\s*\|\s*[\d,]+\s*\|\s*`([0-9a-f]{64})`\s*\|", text, flags=re.MULTILINE)
     return {name: (n, sha) for name, n, sha in rows}
 
 
 def test_sources_md_lists_the_marginals_assets():
     rows = _sources_rows()
-    text = (ASSETS / "SOURCES.md").read_text(encoding="utf-8")
+    text = asset("SOURCES.md").read_text(encoding="utf-8")
     for name, domain_name, n in ((ADULT_CSV, ADULT_DOMAIN_JSON, 48_842), (TITANIC_CSV, TITANIC_DOMAIN_JSON, 1_312)):
-        data = (ASSETS / name).read_bytes()
+        data = asset(name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == rows[name][1]
         assert int(rows[name][0].replace(",", "")) == n
         assert gzip.decompress(data).count(b"\n") - 1 == n
-        assert hashlib.sha256((ASSETS / domain_name).read_bytes()).hexdigest() == rows[domain_name][1]
-        assert json.loads((ASSETS / domain_name).read_text(encoding="utf-8"))["rows"] == n
+        assert hashlib.sha256(asset(domain_name).read_bytes()).hexdigest() == rows[domain_name][1]
+        assert json.loads(asset(domain_name).read_text(encoding="utf-8"))["rows"] == n
         assert f"## `{name}`" in text
         assert len(data) < 2_000_000
     assert "CC BY 4.0" in text and "public domain" in text

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Rebuild the bundled real graphs in ``assets/graphs/`` from Debian's ``python3-graph-tool`` package.
+"""Rebuild the bundled real graphs in ``dpviz/assets/graphs/`` from Debian's ``python3-graph-tool`` package.
 
 Usage (from anywhere; paths are resolved from this file)::
 
     .venv/bin/python tools/extract_graphs.py            # apt-get download, unpack into vendor/gt, rebuild
     .venv/bin/python tools/extract_graphs.py --offline  # reuse vendor/gt
     .venv/bin/python tools/extract_graphs.py --deb python3-graph-tool_2.45+ds-10_amd64.deb
-    .venv/bin/python tools/extract_graphs.py --check    # exit 1 unless assets/graphs/ and the graph
-                                                        # section of assets/SOURCES.md match a rebuild
+    .venv/bin/python tools/extract_graphs.py --check    # exit 1 unless dpviz/assets/graphs/ and the
+                                                        # graph section of dpviz/assets/SOURCES.md match
 
 What it does:
 
@@ -24,9 +24,9 @@ What it does:
    vertices, n_edges, directed_source, source, citation, licence, transformation).
    Zachary's karate club is taken from networkx (``networkx.karate_club_graph``), the copy the brief
    names; the script checks that it has the same 78 edges as graph-tool's ``karate.gt.gz``.
-3. Writes the graph section of ``assets/SOURCES.md`` between the markers below (appended if absent).
+3. Writes the graph section of ``dpviz/assets/SOURCES.md`` between the markers below (appended if absent).
    ``tools/build_assets.py`` regenerates the rest of that file; :func:`sources_section` builds the
-   section from ``assets/graphs/`` alone (no download), so that script can append it.
+   section from ``dpviz/assets/graphs/`` alone (no download), so that script can append it.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from build_assets import gzip_bytes, json_bytes  # noqa: E402  (deterministic gz
 
 from dpviz.graph.model import canonical_edges  # noqa: E402
 
-ASSETS = ROOT / "assets"
+ASSETS = ROOT / "dpviz" / "assets"
 GRAPHS = ASSETS / "graphs"
 GT_DIR = ROOT / "vendor" / "gt"
 DEB_PACKAGE = "python3-graph-tool"
@@ -225,7 +225,7 @@ def edges_csv_bytes(edges: np.ndarray) -> bytes:
 
 
 def build_all() -> dict[str, bytes]:
-    """{path relative to assets/: bytes} for every bundled graph (CSV + JSON)."""
+    """{path relative to dpviz/assets/: bytes} for every bundled graph (CSV + JSON)."""
     files: dict[str, bytes] = {}
     for spec in SPECS:
         edges, n, text = _edges_of(spec)
@@ -245,7 +245,7 @@ def build_all() -> dict[str, bytes]:
 
 
 def sources_section(files: dict[str, bytes] | None = None) -> str:
-    """The graph section of ``assets/SOURCES.md``, from the files given or those in ``assets/graphs/``."""
+    """The graph section of ``dpviz/assets/SOURCES.md``, from the files given or those in ``dpviz/assets/graphs/``."""
     if files is None:
         files = {f"graphs/{p.name}": p.read_bytes() for p in sorted(GRAPHS.iterdir()) if p.is_file()}
     rows, parts = [], []
@@ -270,7 +270,7 @@ def sources_section(files: dict[str, bytes] | None = None) -> str:
     return "\n".join([
         BEGIN,
         "",
-        "## Graphs (`assets/graphs/`): edge lists for the graph capability",
+        "## Graphs (`dpviz/assets/graphs/`): edge lists for the graph capability",
         "",
         f"Read from the Debian package `{DEB_PACKAGE}` {DEB_VERSION} (bookworm, sha256 of the .deb "
         f"`{DEB_SHA256}`), **downloaded with `apt-get download` and unpacked with `dpkg-deb --fsys-tarfile | "
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--offline", action="store_true", help="reuse vendor/gt instead of downloading")
     ap.add_argument("--deb", type=Path, help="use this python3-graph-tool .deb instead of apt-get download")
-    ap.add_argument("--check", action="store_true", help="do not write; exit 1 if assets/ differs from a rebuild")
+    ap.add_argument("--check", action="store_true", help="do not write; exit 1 if dpviz/assets/ differs from a rebuild")
     args = ap.parse_args(argv)
     if not args.offline:
         fetch(args.deb)
@@ -326,15 +326,15 @@ def main(argv: list[str] | None = None) -> int:
         if sources.read_text(encoding="utf-8") != new_sources:
             stale.append("SOURCES.md (graph section)")
         for n in stale:
-            print(f"differs: assets/{n}")
-        print("assets/graphs is up to date" if not stale else f"{len(stale)} file(s) differ")
+            print(f"differs: dpviz/assets/{n}")
+        print("dpviz/assets/graphs is up to date" if not stale else f"{len(stale)} file(s) differ")
         return 1 if stale else 0
     GRAPHS.mkdir(exist_ok=True)
     for name, data in files.items():
         (ASSETS / name).write_bytes(data)
-        print(f"wrote assets/{name} ({len(data):,} bytes)")
+        print(f"wrote dpviz/assets/{name} ({len(data):,} bytes)")
     sources.write_text(new_sources, encoding="utf-8")
-    print(f"wrote the graph section of assets/SOURCES.md; total {sum(map(len, files.values())):,} bytes")
+    print(f"wrote the graph section of dpviz/assets/SOURCES.md; total {sum(map(len, files.values())):,} bytes")
     return 0
 
 

@@ -84,11 +84,16 @@ SEEDED_NOTE = "discrete noise from a caller-supplied numpy Generator (testing on
 def release_metadata(capability: str, noise, *, seeded: bool, sensitivity: float, **fields) -> dict:
     """The description every release writes beside its table (``OUT.meta.json``): mode, capability,
     noise and budget, sensitivity, unit of privacy, samplers, version and time, plus the capability's
-    own ``fields`` (settings and structure only). Nothing in it may be computed from the private data."""
+    own ``fields`` (settings and structure only). Nothing in it may be computed from the private data.
+    Every release builds it, so it also refuses a budget whose noise vanishes
+    (:func:`dpviz.core.noise.check_release_budget`; the commands check it earlier, before any work)."""
     import datetime as _dt
 
     import dpviz
+    from dpviz.core.noise import check_release_budget
     from dpviz.core.registry import capability as _capability
+
+    check_release_budget(noise)
 
     return {
         "mode": "release",

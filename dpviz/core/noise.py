@@ -13,6 +13,12 @@ From a sensitivity it gives the scale and the exact variance of one draw, and it
   a continuous Gaussian is not a proven bound for the discrete one).
 
 Impossible combinations (Laplace with ρ or δ, Gaussian with a pure ε) raise ``InputError``.
+
+A budget so large that the noise vanishes (``--epsilon 1e300`` gives variance 0: the "release" is the
+data) is refused by every release (:func:`check_release_budget`, above :data:`MAX_RELEASE_EPSILON` or
+:data:`MAX_RELEASE_RHO`) and flagged in simulations (:func:`vanishing_noise_warning`), which refuse only
+a budget so large that variances ∝ 1/ε² lose all meaning (:func:`check_simulation_budget`, above
+:data:`MAX_SIMULATION_EPSILON`).
 """
 
 from __future__ import annotations
@@ -30,7 +36,25 @@ from dpviz.errors import InputError
 Family = Literal["laplace", "gaussian"]
 FAMILIES: tuple[Family, ...] = ("laplace", "gaussian")
 
-__all__ = ["FAMILIES", "Family", "Noise"]
+__all__ = ["FAMILIES", "Family", "Noise", "MAX_RELEASE_EPSILON", "MAX_RELEASE_RHO", "MAX_SIMULATION_EPSILON",
+           "MAX_SIMULATION_RHO", "check_release_budget", "check_simulation_budget", "vanishing_noise_warning"]
+
+MAX_RELEASE_EPSILON = 30.0
+"""The largest total ε a release accepts (pure ε, or the ε of an (ε, δ) budget). Why 30: it is above every
+published deployment we know of (the largest, the 2020 US Census redistricting data, spent ε ≈ 19.6 in
+all at δ = 1e-10), while at ε = 30 the guarantee already allows a likelihood ratio of e³⁰ ≈ 10¹³ and the
+noise is at most Δ/30 (discrete Laplace on a count of sensitivity 1 at ε = 30 is 0 with probability
+1 − 2e⁻³⁰/(1 + e⁻³⁰) ≈ 1 − 2·10⁻¹³). Above it a "release" is the data with a privacy label. A library caller
+who must go higher assigns this module constant."""
+MAX_RELEASE_RHO = MAX_RELEASE_EPSILON**2 / 2
+"""The largest ρ (zCDP) a release accepts: 450 = 30²/2, the ρ that pure ε = 30 implies (Bun & Steinke 2016,
+Prop. 1.4), where Gaussian noise has σ = Δ₂/30, the scale of Laplace noise at ε = 30."""
+MAX_SIMULATION_EPSILON = 1e6
+"""The largest ε a simulation accepts (it warns above :data:`MAX_RELEASE_EPSILON`). At 10⁶ the noise is a
+millionth of the sensitivity, already nothing to see; far above it the variances ∝ 1/ε² lose precision and
+finally underflow to 0 (``--epsilon 1e300``), which the estimators (GMC, least squares) cannot take."""
+MAX_SIMULATION_RHO = MAX_SIMULATION_EPSILON**2 / 2
+"""The largest ρ a simulation accepts (5·10¹¹, the ρ that ε = 10⁶ implies)."""
 
 
 @dataclass(frozen=True)
@@ -173,3 +197,52 @@ class Noise:
         if self.family == "gaussian":
             out["calibrated_rho"] = self.rho
         return out
+
+
+def _above_bound(budget: Budget | Noise, max_eps: float, max_rho: float, names: str = "RELEASE") -> str | None:
+    """What in ``budget`` is above (max_eps, max_rho) (None if nothing)."""
+    b = budget.budget if isinstance(budget, Noise) else budget
+    if not isinstance(b, Budget):
+        raise InputError(f"budget: expected a Budget or a Noise, got {type(budget).__name__}")
+    if b.epsilon is not None and b.epsilon > max_eps:
+        return f"ε = {b.epsilon:g} is above MAX_{names}_EPSILON = {max_eps:g}"
+    if b.kind == "zcdp" and b.rho > max_rho:
+        return f"ρ = {b.rho:g} is above MAX_{names}_RHO = {max_rho:g} (= {max_eps:g}²/2)"
+    return None
+
+
+def _above_release_bound(budget: Budget | Noise) -> str | None:
+    return _above_bound(budget, float(MAX_RELEASE_EPSILON), float(MAX_RELEASE_RHO))
+
+
+def check_release_budget(budget: Budget | Noise) -> Budget | Noise:
+    """``budget`` unchanged if a release may spend it; InputError if the noise would vanish (ε above
+    :data:`MAX_RELEASE_EPSILON`, or ρ above :data:`MAX_RELEASE_RHO`). Every release checks it before any work."""
+    problem = _above_release_bound(budget)
+    if problem is not None:
+        raise InputError(f"release refused: {problem}: the noise would be negligible and the release would publish "
+                         "the data almost unchanged; "
+                         f"spend at most ε = {float(MAX_RELEASE_EPSILON):g} (ρ = {float(MAX_RELEASE_RHO):g}), or "
+                         "use simulate for a what-if (the bound is dpviz.core.noise.MAX_RELEASE_EPSILON / "
+                         "MAX_RELEASE_RHO for library callers)")
+    return budget
+
+
+def vanishing_noise_warning(budget: Budget | Noise) -> str | None:
+    """A one-line warning for a simulation whose budget a release would refuse (None if the budget is fine):
+    its noise is negligible and the simulated output is the truth almost unchanged."""
+    problem = _above_release_bound(budget)
+    if problem is None:
+        return None
+    return f"{problem}: the noise is negligible, so this simulation shows the data almost unchanged (a release refuses it)"
+
+
+def check_simulation_budget(budget: Budget | Noise) -> Budget | Noise:
+    """``budget`` unchanged unless it is above :data:`MAX_SIMULATION_EPSILON` / :data:`MAX_SIMULATION_RHO`
+    (InputError: the variances would be meaningless or 0)."""
+    problem = _above_bound(budget, float(MAX_SIMULATION_EPSILON), float(MAX_SIMULATION_RHO), "SIMULATION")
+    if problem is not None:
+        raise InputError(f"{problem}: the noise variances (∝ 1/ε²) would be meaningless or underflow to 0; a "
+                         f"simulation takes at most ε = {float(MAX_SIMULATION_EPSILON):g} "
+                         f"(ρ = {float(MAX_SIMULATION_RHO):g}), where the noise is already negligible")
+    return budget

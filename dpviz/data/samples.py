@@ -1,9 +1,10 @@
-"""Loaders for the real data sets bundled in ``assets/`` (US county populations, daily flights,
-hourly bike rentals).
+"""Loaders for the real tree and stream samples bundled in ``dpviz/assets/`` (US county populations,
+daily flights, hourly bike rentals).
 
-Each loader reads one small CSV built by ``tools/build_assets.py`` and returns a fresh
-``pandas.DataFrame`` with fixed column names and dtypes, so callers may modify the result. Provenance,
-licences, transformations and checksums are documented in ``assets/SOURCES.md``.
+Each loader reads one small CSV built by ``tools/build_assets.py``, located by :func:`dpviz.data.asset`
+(package data, :mod:`importlib.resources`), and returns a fresh ``pandas.DataFrame`` with fixed column
+names and dtypes, so callers may modify the result. Provenance, licences, transformations and checksums
+are documented in ``dpviz/assets/SOURCES.md``.
 
 ``STREAM_SAMPLES`` maps human-readable labels of the two event-count time series to their loaders
 (for pickers in the dashboard and the CLI).
@@ -16,8 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
-ASSETS: Path = Path(__file__).resolve().parents[2] / "assets"
-"""The repository's ``assets/`` folder holding the bundled CSVs."""
+from dpviz.data import asset
+
+ASSETS: Path = asset("SOURCES.md").parent
+"""The folder of the bundled files. Prefer :func:`dpviz.data.asset` (``asset(name)``), which also works
+for a zipped package; kept for callers that still join paths to it."""
 
 COUNTY_POPULATION_CSV = "us_county_population_2019.csv"
 FLIGHTS_DAILY_CSV = "flights_daily_2001.csv"
@@ -25,12 +29,7 @@ BIKE_HOURLY_CSV = "bike_hourly_2011_2012.csv"
 
 
 def _read(name: str, **kwargs) -> pd.DataFrame:
-    path = ASSETS / name
-    if not path.exists():
-        raise FileNotFoundError(
-            f"bundled sample {path} is missing; rebuild it with `python tools/build_assets.py`"
-        )
-    return pd.read_csv(path, encoding="utf-8", **kwargs)
+    return pd.read_csv(asset(name), encoding="utf-8", **kwargs)
 
 
 def load_county_population() -> pd.DataFrame:

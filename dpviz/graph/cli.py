@@ -57,7 +57,8 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                    "method's budget and its metrics against the true graph. Not a private "
                                    f"release. Method drf is the published DRF: {NOT_PRIVATE_LABEL}.")
     s.add_argument("edges", metavar="EDGES", help=f"edge list (CSV/TSV/whitespace) or sample:{{{samples}}}")
-    s.add_argument("--epsilon", type=float, required=True, help="ε of the edge-DP guarantee (total, all steps)")
+    s.add_argument("--epsilon", type=float, required=True,
+                   help="ε of the edge-DP guarantee (total, all steps); " + cliargs.EPSILON_BOUND_HELP)
     s.add_argument("--method", required=True, choices=[*METHODS, ALL],
                    help=f"method, or all (drf is the algorithm as published: {NOT_PRIVATE_LABEL})")
     cliargs.add_simulate_args(s)
@@ -69,7 +70,8 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                    "CSPRNG, fresh every run, no seed. Writes OUTPUT (the released edge list in "
                                    "the input's vertex labels) and OUTPUT.meta.json.")
     r.add_argument("edges", metavar="EDGES", help=f"edge list (CSV/TSV/whitespace) or sample:{{{samples}}}")
-    r.add_argument("--epsilon", type=float, required=True, help="ε of the edge-DP guarantee (total, all steps)")
+    r.add_argument("--epsilon", type=float, required=True,
+                   help="ε of the edge-DP guarantee (total, all steps); " + cliargs.EPSILON_BOUND_HELP)
     r.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS),
                    help=f"edge-DP method (default {DEFAULT_METHOD}); drf is refused ({NOT_PRIVATE_LABEL})")
     cliargs.add_release_args(r)
@@ -155,11 +157,19 @@ def _budget_lines(budget, epsilon: float, suffix: str = "") -> list[str]:
 # ----------------------------------------------------------------------------------------------- verbs
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
+def _epsilon(args: argparse.Namespace, *, release: bool) -> float:
+    """``--epsilon``: positive and finite; a release refuses it above the bound, a simulation warns."""
     from dpviz.core.accounting import positive
+    from dpviz.core.noise import Noise
 
-    print(SIMULATION_NOTICE)
     epsilon = positive("--epsilon", args.epsilon)
+    cliargs.checked_noise(args, Noise.laplace(epsilon, discrete=release), release=release)
+    return epsilon
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    print(SIMULATION_NOTICE)
+    epsilon = _epsilon(args, release=False)
     split = parse_split(args.budget_split)
     seed = cliargs.seed_from_args(args)
     graph = _load(args)
@@ -198,7 +208,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from dpviz.core.accounting import positive
     from dpviz.core.tables import check_destination
 
     cliargs.refuse_seed(args, CAP)
@@ -207,7 +216,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.method not in PRIVATE_METHODS:
         raise InputError(f"--method {args.method}: the published DRF ({NOT_PRIVATE_LABEL}) is refused in release "
                          "mode; use --method drf-dp (the default), or `graph simulate` to compare")
-    epsilon = positive("--epsilon", args.epsilon)
+    epsilon = _epsilon(args, release=True)
     split = parse_split(args.budget_split)
     if split is not None and args.method not in SPLIT_METHODS:
         raise InputError(f"--budget-split: applies to {' and '.join(SPLIT_METHODS)} only, not {args.method}")

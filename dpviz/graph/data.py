@@ -1,8 +1,9 @@
-"""The bundled real graphs (``sample:NAME``): edge lists in ``assets/graphs/``.
+"""The bundled real graphs (``sample:NAME``): edge lists in ``dpviz/assets/graphs/`` (package data, found by
+:func:`dpviz.data.asset`).
 
 Built by ``tools/extract_graphs.py`` from the network collection of Debian's ``python3-graph-tool``
 package (read without installing it) and networkx's karate club; provenance, licences, citations and
-checksums are in ``assets/SOURCES.md``. Each graph is ``NAME.csv.gz`` (header ``u,v``, 0-based ids,
+checksums are in ``dpviz/assets/SOURCES.md``. Each graph is ``NAME.csv.gz`` (header ``u,v``, 0-based ids,
 canonical: u < v, sorted, no duplicates or self-loops) with a ``NAME.json`` sidecar whose ``n_nodes``
 counts the isolated vertices too. Loaders are cached (the graphs are immutable: their edge arrays are
 read-only).
@@ -24,17 +25,17 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from dpviz.data.samples import ASSETS
+from dpviz.data import asset
 from dpviz.errors import InputError
 from dpviz.graph.io import read_edges
 from dpviz.graph.model import Graph
 
-__all__ = ["GRAPHS_DIR", "SAMPLE_NAMES", "load_graph_sample", "sample_info", "load_karate_sample",
+__all__ = ["SAMPLE_NAMES", "load_graph_sample", "sample_info", "load_karate_sample",
            "load_power_sample", "load_hepth_sample", "load_netscience_sample", "load_polblogs_sample",
            "load_enron_sample"]
 
-GRAPHS_DIR = ASSETS / "graphs"
-"""Where the bundled edge lists live (``assets/graphs/``)."""
+GRAPHS_DIR = "graphs"
+"""The bundled edge lists' folder inside ``dpviz/assets/`` (files ``asset(f"graphs/{name}.csv.gz")``)."""
 SAMPLE_NAMES: tuple[str, ...] = ("karate", "netscience", "polblogs", "power", "hep-th", "email-enron")
 """Bundled graphs, smallest first."""
 
@@ -51,24 +52,19 @@ def sample_info(name: str) -> dict:
     """The JSON sidecar of a bundled graph (name, title, n_nodes, n_edges, directed_source, source,
     citation, licence, transformation ...). Do not modify the returned dict (it is cached)."""
     key = _canonical_name(name)
-    path = GRAPHS_DIR / f"{key}.json"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled graph {path} is missing; rebuild it with `python tools/extract_graphs.py`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(asset(f"{GRAPHS_DIR}/{key}.json").read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=None)
 def _load(key: str) -> Graph:
     info = sample_info(key)
-    path = GRAPHS_DIR / f"{key}.csv.gz"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled graph {path} is missing; rebuild it with `python tools/extract_graphs.py`")
+    path = asset(f"{GRAPHS_DIR}/{key}.csv.gz")
     g = read_edges(path, n_nodes=info["n_nodes"], header=True, name=key)
     if g.n_edges != info["n_edges"] or g.notices:
         raise RuntimeError(f"bundled graph {path} does not match {key}.json; rebuild the assets")
     g.edges.flags.writeable = False
     notices = ("directed in the source: symmetrised (one undirected edge wherever there is a link in either "
-               "direction; self-loops dropped); see assets/SOURCES.md",) if info["directed_source"] else ()
+               "direction; self-loops dropped); see dpviz/assets/SOURCES.md",) if info["directed_source"] else ()
     return Graph(n_nodes=g.n_nodes, edges=g.edges, labels=None, notices=notices, name=key)
 
 

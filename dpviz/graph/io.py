@@ -32,6 +32,8 @@ gzip file while it is decompressed); :data:`MAX_EDGES` while reading, in chunks 
 data lines before anything is parsed (and again exactly after parsing); :data:`MAX_NODES` on
 ``n_nodes`` before parsing and on the number of distinct ids after. Every problem is an
 :class:`~dpviz.errors.InputError` naming the line (1-based, as in an editor) and what was expected.
+Text may start with any number of byte-order marks; a NUL byte is refused (naming its line: a binary or
+UTF-16 file), so ``a`` and ``a\0`` can never be two different vertices.
 """
 
 from __future__ import annotations
@@ -68,7 +70,11 @@ HEADER_NAMES = frozenset({
 _CHUNK = 1 << 22
 _GZIP_MAGIC = b"\x1f\x8b"
 _SKIP_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*(?:[#%][^\n]*)?\n")
-"""A blank or comment line (with its newline), in raw bytes."""
+"""A blank or comment line (with its newline), in raw bytes (for counting data lines while reading)."""
+_SKIP_TEXT = re.compile(r"[ \t\f\v]*(?:[#%].*)?")
+"""A blank or comment line of the decoded text (line ends normalised to \\n), matched whole."""
+_SKIP_ANY = re.compile(r"(?m)^[ \t\f\v]*(?:[#%].*)?$")
+"""Finds a blank or comment line anywhere in the decoded text."""
 _INT = r"[+-]?\d{1,18}"
 _PARSER_LINE = re.compile(r"line (\d+)")
 _STEM_SUFFIXES = (".gz", ".csv", ".tsv", ".txt", ".edges", ".edgelist", ".el")
@@ -162,21 +168,40 @@ def _read_capped(source: object, max_bytes: int, max_edges: int) -> tuple[bytes,
     return bytes(out), label, name, skipped
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes, label: str) -> str:
+    """UTF-8 (else Latin-1) text without its leading byte-order marks; InputError for a NUL byte."""
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        text = raw.decode("latin-1")
+    text = text.lstrip("\ufeff")
+    if "\r" in text:  # one line end (\n) for the parser and for the line numbers in messages
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    nul = text.find("\0")
+    if nul >= 0:
+        raise InputError(f"{label}, line {text.count(chr(10), 0, nul) + 1}: a NUL byte; expected a text edge list "
+                         "(UTF-8 or Latin-1), not a binary or UTF-16 file")
+    return text
 
 
 def _is_data(line: str) -> bool:
-    s = line.strip()
-    return bool(s) and s[0] not in "#%"
+    return _SKIP_TEXT.fullmatch(line) is None
+
+
+def _text_lines(text: str) -> list[str]:
+    """The lines of ``text`` (line ends already \\n), without the empty one after a final line end."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def _line_numbers(text: str) -> np.ndarray:
     """1-based line number of each data line (error path only)."""
-    return np.array([i + 1 for i, line in enumerate(text.splitlines()) if _is_data(line)], dtype=np.int64)
+    return np.array([i + 1 for i, line in enumerate(_text_lines(text)) if _is_data(line)], dtype=np.int64)
+
+
+def _line_at(lines: np.ndarray, k: int) -> str:
+    """``"line N"`` for the k-th data line (0-based), or ``"a line"`` if the parser counted otherwise."""
+    return f"line {int(lines[k])}" if 0 <= k < lines.size else "a line"
 
 
 # ----------------------------------------------------------------------------------------------- parsing
@@ -200,8 +225,13 @@ def _parse(body: str, sep: str, label: str, lines: Callable[[], np.ndarray]) -> 
                          keep_default_na=False, skipinitialspace=True, skip_blank_lines=True, engine="c",
                          quoting=3 if sep == r"\s+" else 0)
     except pd.errors.ParserError as exc:
+        if "EOF inside string" in str(exc):
+            m = re.search(r"row (\d+)", str(exc))
+            where = _line_at(lines(), int(m.group(1))) if m else "a line"
+            raise InputError(f"{label}, {where}: a quote (\") that is never closed; quote a whole id (\"a, b\") "
+                             "or remove the quote") from None
         m = _PARSER_LINE.search(str(exc))
-        where = f"line {int(lines()[int(m.group(1)) - 1])}" if m else "a line"
+        where = _line_at(lines(), int(m.group(1)) - 1) if m else "a line"
         raise InputError(f"{label}, {where}: too many fields; expected 2 (u, v) or 3 (u, v, weight)") from None
     except pd.errors.EmptyDataError:
         df = pd.DataFrame({k: pd.Series([], dtype=str) for k in range(4)})
@@ -240,16 +270,18 @@ def read_edges(
         if n_nodes > max_nodes:
             raise InputError(f"n_nodes = {n_nodes:,} is above the vertex cap; "
                              + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
-    raw, label, default_name, skipped = _read_capped(source, max_bytes, max_edges)
+    raw, label, default_name, _ = _read_capped(source, max_bytes, max_edges)
     name = name or default_name
-    text = _decode(raw)
+    text = _decode(raw, label)
     del raw
+    # any blank or comment line (the last one too, with or without a line end)? then keep the data lines only
+    skipped = _SKIP_ANY.search(text.removesuffix("\n")) is not None
     if skipped:
-        kept = [line for line in text.splitlines() if _is_data(line)]
+        kept = [line for line in _text_lines(text) if _is_data(line)]
         body, first = "\n".join(kept), (kept[0] if kept else "")
     else:
         body = text
-        first = text.lstrip("\ufeff").split("\n", 1)[0]
+        first = text.split("\n", 1)[0]
     if not first.strip():
         raise InputError(f"{label} is empty: expected one edge per line, two vertex ids u, v "
                          "(e.g. 0,1), with an optional header line u,v")
@@ -274,8 +306,10 @@ def read_edges(
         head = header
     start = 1 if head else 0
 
-    def line_of(i: int) -> int:
-        return int(lines()[i])
+    def line_of(i: int) -> str:
+        """The line number of row i of ``df`` (rows before it may span lines inside quotes)."""
+        spans = sum(int(df[k].iloc[:i].str.count("\n").sum()) for k in range(4)) if i else 0
+        return _line_at(lines(), i + spans).removeprefix("line ")
 
     if head and v_raw.iloc[0] == "":
         raise InputError(f"{label}, line {line_of(0)}: the header has fewer than 2 columns; expected u, v "

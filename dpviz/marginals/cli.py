@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from dpviz import ledger
+from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source
@@ -52,7 +53,7 @@ def register(groups) -> argparse.ArgumentParser:
     _mechanism_args(s)
     s.add_argument("--method", default="all", choices=[*pipeline.METHODS, "all"],
                    help="reconstruction(s) to compare (default: all, on the same noise draw)")
-    s.add_argument("--seed", type=int, default=None, help="noise seed (default: fresh entropy, printed)")
+    cliargs.add_seed_arg(s, help="noise seed (default: fresh entropy, printed)")
     s.add_argument("--norm", choices=pipeline.NORMS, default="cells",
                    help="error of each marginal divided by its number of cells (default, as the authors' code), "
                         "by N, or not at all")
@@ -74,6 +75,8 @@ def register(groups) -> argparse.ArgumentParser:
     _lnn_args(r)
     r.set_defaults(func=cmd_release)
 
+    from dpviz.marginals.data import MAX_MEAS_BYTES, MAX_MEAS_MAGNITUDE
+
     c = sub.add_parser("reconstruct", help="marginals from given noisy marginal measurements (post-processing)",
                        description="Reconstruct workload marginals from noisy marginal measurements (MEAS.json: "
                                    "domain, measurements with sigma, workload). Post-processing: no data, no budget.")
@@ -81,12 +84,17 @@ def register(groups) -> argparse.ArgumentParser:
     c.add_argument("--method", required=True, choices=pipeline.RELEASE_METHODS,
                    help="mle (EMP: weighted least squares / pseudoinverse) or lnn (GReM-LNN, every cell ≥ 0)")
     c.add_argument("--output", type=Path, required=True, help="JSON to write atomically (never the input)")
+    c.add_argument("--max-bytes", type=int, default=None,
+                   help=f"size cap of MEAS.json, checked before reading (default {MAX_MEAS_BYTES:,}); numbers must lie "
+                        f"within ±{MAX_MEAS_MAGNITUDE:g}")
     _lnn_args(c)
     c.set_defaults(func=cmd_reconstruct)
     return m
 
 
 def _data_args(p: argparse.ArgumentParser) -> None:
+    from dpviz.marginals.data import MAX_BYTES, MAX_COLUMNS, MAX_ROWS
+
     p.add_argument("data", metavar="DATA", help=DATA_HELP)
     p.add_argument("--workload", required=True, metavar="K|FILE", help=WORKLOAD_HELP)
     p.add_argument("--attributes", help="comma-separated columns to keep (default: all)")
@@ -94,10 +102,17 @@ def _data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--binning", choices=("quantile", "width"), default=None,
                    help="numeric columns: equal-frequency (quantile, default) or equal-width bins (CSV input); "
                         "bin edges come from the data and are not private")
+    p.add_argument("--max-bytes", type=int, default=None,
+                   help=f"CSV size cap, checked before reading (default {MAX_BYTES:,}; gzip: the decompressed size)")
+    p.add_argument("--max-rows", type=int, default=None,
+                   help=f"CSV data-row cap, checked while reading (default {MAX_ROWS:,})")
+    p.add_argument("--max-columns", type=int, default=None,
+                   help=f"cap on the CSV columns kept, checked on the header (default {MAX_COLUMNS:,})")
 
 
 def _budget_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epsilon", type=float, help="ε of the (ε, δ)-DP guarantee (with --delta)")
+    p.add_argument("--epsilon", type=float,
+                   help="ε of the (ε, δ)-DP guarantee (with --delta); " + cliargs.EPSILON_BOUND_HELP)
     p.add_argument("--delta", type=float, help="δ of the (ε, δ)-DP guarantee (the paper uses 1e-9)")
     p.add_argument("--rho", type=float, help="ρ-zCDP budget instead of --epsilon/--delta")
 
@@ -143,7 +158,8 @@ def _load(args: argparse.Namespace):
     from dpviz.marginals.data import read_table
 
     attrs = _attributes(args.attributes)
-    opts = {k: v for k, v in (("bins", args.bins), ("binning", args.binning)) if v is not None}
+    opts = {k: v for k, v in (("bins", args.bins), ("binning", args.binning), ("max_bytes", args.max_bytes),
+                              ("max_rows", args.max_rows), ("max_columns", args.max_columns)) if v is not None}
     data = load_source(CAP, args.data, lambda path: read_table(path, attributes=attrs, **opts))
     if attrs is not None and str(args.data).startswith(SAMPLE_PREFIX):
         data = _project(data, attrs)
@@ -192,12 +208,18 @@ def _structure(domain, workload) -> str:
 # --------------------------------------------------------------------------------------------- verbs
 
 
+def _noise(args: argparse.Namespace, *, release: bool) -> Noise:
+    """The budget flags as the Gaussian noise of the measurements (checked before the data is read): a
+    release refuses a budget whose noise vanishes, a simulation warns."""
+    pipeline.budget_rho(args.epsilon, args.delta, args.rho)
+    noise = Noise.from_params("gaussian", epsilon=args.epsilon, delta=args.delta, rho=args.rho, discrete=release)
+    return cliargs.checked_noise(args, noise, release=release)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     print(SIMULATION_NOTICE)
-    from dpviz.core.modes import check_seed, fresh_seed
-
-    seed = fresh_seed() if args.seed is None else check_seed(args.seed)
-    pipeline.budget_rho(args.epsilon, args.delta, args.rho)  # a bad budget fails before the data is read
+    seed = cliargs.seed_from_args(args)
+    _noise(args, release=False)  # a bad budget fails before the data is read
     data = _load(args)
     wl = _workload(args.workload, data.domain)
     methods = pipeline.METHODS if args.method == "all" else (args.method,)
@@ -255,13 +277,11 @@ def _json_default(obj):
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from dpviz.core.cliargs import refuse_seed
-
-    refuse_seed(args, CAP)
+    cliargs.refuse_seed(args, CAP)
     src = _input_path(args.data)
     out = Path(args.output)
     _refuse_input(out, src)
-    pipeline.budget_rho(args.epsilon, args.delta, args.rho)  # a bad budget fails before the data is read
+    noise = _noise(args, release=True)  # a bad budget fails before the data is read
     data = _load(args)
     wl = _workload(args.workload, data.domain)
     rel = pipeline.release(data, wl, epsilon=args.epsilon, delta=args.delta, rho=args.rho, mechanism=args.mechanism,
@@ -270,8 +290,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     body = _dump_marginals(pipeline.release_json(rel))
     meta = _dump(pipeline.release_meta(rel))
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
-    with ledger.charge(args, CAP, args.data, data, Noise.from_params(
-            "gaussian", epsilon=args.epsilon, delta=args.delta, rho=args.rho, discrete=True), args.mechanism):
+    with ledger.charge(args, CAP, args.data, data, noise, args.mechanism):
         write_text(meta, meta_path(out), inputs=[src])
         write_text(body, out, inputs=[src])
     var = [rel.variance[g] for g in rel.workload]
@@ -293,6 +312,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_reconstruct(args: argparse.Namespace) -> int:
+    from dpviz.marginals.data import read_measurements
+
     src = Path(args.input)
     if not src.exists():
         raise InputError(f"input file {args.input!r} does not exist")
@@ -300,23 +321,17 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
         raise InputError(f"input {args.input!r} is a folder; expected a JSON file")
     out = Path(args.output)
     _refuse_input(out, src)
-    try:
-        text = src.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{src}: not a UTF-8 text file (expected JSON)") from None
-    if not text.strip():
-        raise InputError(f"{src}: the file is empty (expected a JSON object)")
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{src}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    opts = {} if args.max_bytes is None else {"max_bytes": args.max_bytes}
+    obj = read_measurements(src, **opts)
     result = pipeline.reconstruct(obj, args.method, lnn_options=_lnn_options(args))
+    import math
+
+    for entry in result["marginals"]:  # a last guard: JSON has no NaN/Infinity, and nothing half-written
+        if not all(math.isfinite(v) for v in (*entry["values"], entry.get("variance", 0.0))):
+            raise InputError(f"{src}: the reconstruction of {entry['attributes']} is not finite (measurements or "
+                             "sigmas out of range); nothing written")
     write_text(_dump_marginals(result), out, inputs=[src])
     n = len(result["marginals"])
     print(f"reconstructed {n} marginal(s) by {pipeline.LABELS[args.method]} (post-processing: no data, no privacy "
           f"cost); wrote {out}")
     return 0
-
-
-def _reject_constant(name: str):
-    raise InputError(f"MEAS.json: {name} is not a number (values and sigma must be finite)")

@@ -3,27 +3,32 @@
 * :func:`load_adult_sample` and :func:`load_titanic_sample` (``sample:adult``, ``sample:titanic``): the
   bundled UCI Adult (48,842 people, 14 attributes) and Titanic (1,312 passengers, 4 attributes)
   tables, built by ``tools/build_assets.py``; provenance, licences and the discretisation are in
-  ``assets/SOURCES.md``.
+  ``dpviz/assets/SOURCES.md`` (package data, found by :func:`dpviz.data.asset`).
 * :func:`read_table`: any CSV (path or bytes, optionally gzip-compressed) → :class:`Dataset`. Numeric
   columns with more distinct values than ``bins`` are cut into intervals, every other column is
   categorical.
 * :func:`parse_workload`: the marginals to release, as ``k`` (all k-way), a JSON list of attribute-name
   lists, or a CSV with one attribute set per line.
+* :func:`read_measurements`: a MEAS.json (noisy marginal measurements) as a JSON object, for
+  :func:`dpviz.marginals.pipeline.reconstruct`.
 
 Every user-facing problem is an :class:`~dpviz.errors.InputError` naming the file, line or column and
-what was expected. Size caps are checked before the whole file is parsed.
+what was expected. Size caps (module constants, keyword arguments, CLI flags) are checked before the
+work: bytes from the file size before reading (and on the decompressed size of gzip input while it is
+decompressed), columns on the header, rows while reading. Text may start with any number of byte-order
+marks; a NUL byte is refused (naming its line: a binary or UTF-16 file); JSON nested too deeply is
+refused instead of exhausting the stack.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import re
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from functools import cache
 from pathlib import Path
@@ -32,7 +37,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpviz.data.samples import ASSETS
+from dpviz.data import asset
 from dpviz.errors import InputError
 from dpviz.marginals.domain import MAX_MARGINAL_CELLS, Clique, Dataset, Domain, all_kway
 
@@ -43,8 +48,12 @@ __all__ = [
     "parse_workload",
     "MISSING",
     "MISSING_TOKENS",
+    "read_measurements",
     "MAX_ROWS",
     "MAX_BYTES",
+    "MAX_COLUMNS",
+    "MAX_MEAS_BYTES",
+    "MAX_MEAS_MAGNITUDE",
     "MAX_WORKLOAD_BYTES",
     "MAX_WORKLOAD_MARGINALS",
     "ADULT_CSV",
@@ -63,6 +72,16 @@ MAX_ROWS = 2_000_000
 """Default cap on the number of data rows of a CSV read by :func:`read_table`."""
 MAX_BYTES = 100_000_000
 """Default cap on the size of a CSV (and on its decompressed size when it is gzip-compressed)."""
+MAX_COLUMNS = 1_000
+"""Default cap on the number of columns :func:`read_table` keeps (all of them, or ``attributes``), checked
+on the header before any row is read: a marginal table is over a few categorical attributes, and every
+kept column costs 8 bytes a row."""
+MAX_MEAS_BYTES = 100_000_000
+"""Default cap on the size of a MEAS.json read by :func:`read_measurements`."""
+MAX_MEAS_MAGNITUDE = 1e15
+"""Largest absolute value of a number in a MEAS.json (counts, their standard deviations, domain sizes): far
+above any count a table of records can hold (float64 counts are exact up to 2⁵³ ≈ 9·10¹⁵), small enough that
+squares and sums of them stay finite."""
 MAX_WORKLOAD_BYTES = 1_000_000
 """Cap on the size of a workload file."""
 MAX_WORKLOAD_MARGINALS = 100_000
@@ -83,10 +102,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 @cache
 def _bundled(csv_name: str, domain_name: str) -> tuple[Domain, np.ndarray, tuple[tuple[str, ...], ...], str]:
     """(domain, read-only codes, categories, name) of a bundled sample (read once per process)."""
-    csv_path, domain_path = ASSETS / csv_name, ASSETS / domain_name
-    for path in (csv_path, domain_path):
-        if not path.exists():
-            raise FileNotFoundError(f"bundled sample {path} is missing; rebuild it with `python tools/build_assets.py`")
+    csv_path, domain_path = asset(csv_name), asset(domain_name)
     spec = json.loads(domain_path.read_text(encoding="utf-8"))
     attrs = [a["name"] for a in spec["attributes"]]
     with csv_path.open("rb") as f:
@@ -117,7 +133,7 @@ def load_adult_sample() -> Dataset:
     education), education_num 16, marital_status 7, occupation 15, relationship 6, race 5, sex 2,
     capital_gain 5 and capital_loss 5 (0, then quartiles of the positive amounts), hours_per_week 10
     (10-hour bins), native_country 42, income 2. Missing values (UCI's ``?``) are the category
-    ``(missing)``; ``fnlwgt`` is dropped. See ``assets/SOURCES.md``.
+    ``(missing)``; ``fnlwgt`` is dropped. See ``dpviz/assets/SOURCES.md``.
     """
     return _load_bundled(ADULT_CSV, ADULT_DOMAIN_JSON)
 
@@ -125,7 +141,7 @@ def load_adult_sample() -> Dataset:
 def load_titanic_sample() -> Dataset:
     """Titanic passengers (no crew): 1,312 people, attributes class 3 (1st/2nd/3rd), sex 2, age_group 6
     (``[0, 13)``, ``[13, 20)``, ``[20, 40)``, ``[40, 60)``, ``[60, 80)``, ``(missing)``) and survived 2
-    (no/yes): 72 cells. A small table for teaching. See ``assets/SOURCES.md``."""
+    (no/yes): 72 cells. A small table for teaching. See ``dpviz/assets/SOURCES.md``."""
     return _load_bundled(TITANIC_CSV, TITANIC_DOMAIN_JSON)
 
 
@@ -139,8 +155,19 @@ def _stem(path: Path) -> str:
     return name or "dataset"
 
 
-def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str) -> tuple[bytes, str, str]:
-    """(raw bytes, label for messages, dataset name); the size cap is checked before reading a file."""
+def _raise_hint(func: str, flag: str | None, keyword: str) -> str:
+    """How to raise a cap, for error messages."""
+    cli = f" or the CLI flag {flag} N" if flag else ""
+    return f"raise it with {func}(..., {keyword}=N){cli}"
+
+
+def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str,
+                hint: tuple[str, str | None] = ("read_table", "--max-bytes")) -> tuple[bytes, str, str]:
+    """(raw bytes, label for messages, dataset name); the size cap is checked before reading a file.
+    ``hint``: (function, CLI flag) that raise the cap, named in the message."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
+        raise InputError(f"max_bytes: expected a whole number >= 1, got {max_bytes!r}")
+    too_big = f"above the limit of {max_bytes:,} bytes; " + _raise_hint(*hint, "max_bytes")
     if isinstance(source, (bytes, bytearray, memoryview)):
         raw, label, name = bytes(source), "the upload", "upload"
     elif isinstance(source, (str, Path)):
@@ -152,19 +179,19 @@ def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str) -> tuple[
             raise InputError(f"{what} {str(source)!r} is a folder; expected a file")
         size = path.stat().st_size
         if size > max_bytes:
-            raise InputError(f"{label} is {size:,} bytes, above the limit of {max_bytes:,} bytes")
+            raise InputError(f"{label} is {size:,} bytes, {too_big}")
         with path.open("rb") as f:
             raw = f.read(max_bytes + 1)
     else:
         raise InputError(f"{what}: expected a file path or bytes, got {type(source).__name__}")
     if len(raw) > max_bytes:
-        raise InputError(f"{label} is {len(raw):,} bytes, above the limit of {max_bytes:,} bytes")
+        raise InputError(f"{label} is {len(raw):,} bytes, {too_big}")
     if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(raw, max_bytes, label)
+        raw = _gunzip(raw, max_bytes, label, too_big)
     return raw, label, name
 
 
-def _gunzip(raw: bytes, max_bytes: int, label: str) -> bytes:
+def _gunzip(raw: bytes, max_bytes: int, label: str, too_big: str) -> bytes:
     """Decompress one gzip member, refusing more than ``max_bytes`` of output (stops early)."""
     d = zlib.decompressobj(wbits=31)
     try:
@@ -172,17 +199,64 @@ def _gunzip(raw: bytes, max_bytes: int, label: str) -> bytes:
     except zlib.error as exc:
         raise InputError(f"{label} starts like a gzip file but cannot be decompressed ({exc})") from None
     if len(out) > max_bytes:
-        raise InputError(f"{label} decompresses to more than {max_bytes:,} bytes, above the limit")
+        raise InputError(f"{label} decompresses to more than {max_bytes:,} bytes, {too_big}")
     if not d.eof:
         raise InputError(f"{label} is a truncated gzip file")
     return out
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes, label: str = "the file") -> str:
+    """UTF-8 (else Latin-1) text, through :func:`_clean_text`."""
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        text = raw.decode("latin-1")
+    return _clean_text(text, label)
+
+
+def _clean_text(text: str, label: str) -> str:
+    """``text`` without its leading byte-order marks (any number); InputError for a NUL byte, naming its line."""
+    text = text.lstrip("\ufeff")
+    nul = text.find("\0")
+    if nul >= 0:
+        line = len(re.findall(r"\r\n|\r|\n", text[:nul])) + 1
+        raise InputError(f"{label}, line {line}: a NUL byte; expected text (UTF-8 or "
+                         "Latin-1), not a binary or UTF-16 file")
+    return text
+
+
+def _json(text: str, label: str, expected: str, magnitude: float = math.inf) -> object:
+    """``json.loads`` for user files: NaN, Infinity, numbers too large for a float (or above ``magnitude`` in
+    absolute value) are refused, and so is nesting too deep for the parser (InputError, not RecursionError)."""
+    def finite(token: str) -> float:
+        value = float(token)
+        if not (math.isfinite(value) and abs(value) <= magnitude):  # 1e400 is inf
+            raise InputError(f"{label}: the number {token[:40]} is too large (expected a finite number"
+                             + (f" within ±{magnitude:g})" if math.isfinite(magnitude) else ")"))
+        return value
+
+    def integer(token: str) -> int:
+        value = int(token)
+        if abs(value) > magnitude:
+            raise InputError(f"{label}: the number {token[:40]} is too large (expected a number within "
+                             f"±{magnitude:g})")
+        return value
+
+    def constant(token: str) -> float:
+        raise InputError(f"{label}: {token} is not a number (expected finite numbers)")
+
+    try:
+        return json.loads(text, parse_float=finite, parse_int=integer, parse_constant=constant)
+    except InputError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+                         f"expected {expected}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise InputError(f"{label}: a number with too many digits ({exc}); expected {expected}") from None
+    except RecursionError:
+        raise InputError(f"{label}: JSON nested too deeply; expected {expected}") from None
+
 
 
 def _delimiter(text: str) -> str:
@@ -193,6 +267,19 @@ def _delimiter(text: str) -> str:
     if "\t" in header:
         return "\t"
     return ";" if ";" in header else ","
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their line ends, one at a time (``io.StringIO`` would hold a copy of 4 bytes
+    a character); CR and CRLF line ends are read as LF."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    start, n = 0, len(text)
+    while start < n:
+        end = text.find("\n", start)
+        end = n if end < 0 else end + 1
+        yield text[start:end]
+        start = end
 
 
 def _check_bins(bins: int | dict[str, int]) -> None:
@@ -280,14 +367,14 @@ class _Column:
     def __init__(self, name: str) -> None:
         self.name = name
         self.index: dict[str, int] = {}
-        self.codes = array("q")
+        self.codes = array("i")  # 4 bytes a row (rows, so distinct values, are capped below 2**31)
         self.lines = array("q")
 
 
 def _categorise(col: _Column, bins: int, binning: str, bins_given: bool) -> tuple[np.ndarray, list[str]]:
     """(code of each row, category labels) of one parsed column."""
     keys = list(col.index)
-    raw_codes = np.frombuffer(col.codes, dtype=np.int64) if len(col.codes) else np.zeros(0, np.int64)
+    raw_codes = np.frombuffer(col.codes, dtype=np.intc) if len(col.codes) else np.zeros(0, np.intc)
     counts = np.bincount(raw_codes, minlength=len(keys))
     missing = np.array([k.lower() in MISSING_TOKENS for k in keys], dtype=bool)
     values = np.full(len(keys), np.nan)
@@ -352,6 +439,7 @@ def read_table(
     binning: Literal["quantile", "width"] = "quantile",
     max_rows: int = MAX_ROWS,
     max_bytes: int = MAX_BYTES,
+    max_columns: int = MAX_COLUMNS,
     name: str | None = None,
 ) -> Dataset:
     """Read a CSV (a path, or its bytes; UTF-8 or Latin-1; gzip-compressed or not) into a :class:`Dataset`.
@@ -372,8 +460,8 @@ def read_table(
     - Bin edges come from the data itself: they are *not* differentially private.
 
     InputError for: a missing file, more than ``max_bytes`` bytes (checked before reading, and again on
-    the decompressed size), more than ``max_rows`` data rows (checked while reading), an empty file, a
-    header-only file, an unnamed or repeated column, a row with more or fewer fields than the header
+    the decompressed size), more than ``max_columns`` kept columns (checked on the header), more than
+    ``max_rows`` data rows (checked while reading), a NUL byte, an empty file, a header-only file, an unnamed or repeated column, a row with more or fewer fields than the header
     (naming the line), unknown or repeated ``attributes``, bad ``bins``/``binning``, bins for a
     non-numeric column, and a column with a single value (drop it) — unless ``skip_constant``, which
     leaves such columns out of the result instead (for a first look at a file whose columns are then
@@ -382,11 +470,15 @@ def read_table(
     if binning not in ("quantile", "width"):
         raise InputError(f"binning: expected 'quantile' or 'width', got {binning!r}")
     _check_bins(bins)
+    for what, value in (("max_rows", max_rows), ("max_columns", max_columns)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value < 2**31:
+            raise InputError(f"{what}: expected a whole number in 1..{2**31 - 1:,}, got {value!r}")
     raw, label, default_name = _read_bytes(source, max_bytes, "input")
-    text = _decode(raw)
+    text = _decode(raw, label)
+    del raw
     if not text.strip():
         raise InputError(f"{label} is empty: expected a header line of column names and at least one data row")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
+    reader = csv.reader(_lines(text), delimiter=_delimiter(text))
     try:
         header = next(r for r in reader if r)
         header_line = reader.line_num
@@ -412,6 +504,10 @@ def read_table(
             unknown = [c for c in bins if c not in chosen]
             if unknown:
                 raise InputError(f"bins: unknown column {unknown[0]!r}; the chosen columns are {', '.join(chosen)}")
+        if len(chosen) > max_columns:
+            raise InputError(f"{label} has {len(chosen):,} columns to tabulate, above the limit of {max_columns:,}; "
+                             "pick some with attributes=[...] (CLI --attributes), or "
+                             + _raise_hint("read_table", "--max-columns", "max_columns"))
         cols = [_Column(a) for a in chosen]
         where = [names.index(a) for a in chosen]
         ncols, nrows = len(names), 0
@@ -425,7 +521,8 @@ def read_table(
                                  "a missing value is an empty field)")
             nrows += 1
             if nrows > max_rows:
-                raise InputError(f"{label} has more than {max_rows:,} data rows, above the limit")
+                raise InputError(f"{label} has more than {max_rows:,} data rows, above the limit (counted while "
+                                 "reading); " + _raise_hint("read_table", "--max-rows", "max_rows"))
             for col, j in zip(cols, where, strict=True):
                 v = row[j].strip()
                 code = col.index.get(v)
@@ -440,20 +537,24 @@ def read_table(
         raise InputError(f"{label}, line {reader.line_num}: not a valid CSV row ({exc})") from None
     if nrows == 0:
         raise InputError(f"{label} has a header line but no data rows")
-    codes, categories, kept = [], [], []
+    codes = np.empty((nrows, len(cols)), dtype=np.int64)  # filled column by column: no stacking copy
+    categories, kept = [], []
     for col in cols:
         given = isinstance(bins, dict) and col.name in bins
         b = int(bins[col.name]) if given else (10 if isinstance(bins, dict) else int(bins))
-        if skip_constant and len(set(col.codes)) < 2:
+        if skip_constant and len(col.index) < 2:
+            col.codes = array("i")
             continue  # a column with one value (or only missing values) carries no information
-        c, labels = _categorise(col, b, binning, given)
-        codes.append(c)
+        codes[:, len(kept)], labels = _categorise(col, b, binning, given)
+        col.codes = array("i")  # free the raw codes as soon as they are mapped
         categories.append(tuple(labels))
         kept.append(col.name)
     if not kept:
         raise InputError(f"{label}: every column has a single value; nothing to tabulate")
     domain = Domain(tuple(kept), tuple(len(c) for c in categories))
-    return Dataset(domain, np.column_stack(codes), tuple(categories), name or default_name)
+    if len(kept) < len(cols):
+        codes = np.ascontiguousarray(codes[:, : len(kept)])
+    return Dataset(domain, codes, tuple(categories), name or default_name)
 
 
 # ----------------------------------------------------------------------------------------------- workload
@@ -507,23 +608,34 @@ def _parse_text(text: str, domain: Domain, limit: int, label: str) -> list[Cliqu
         raise InputError(f"workload {label} is empty: expected k, a JSON list of attribute lists, or one "
                          "comma-separated attribute set per line")
     if re.fullmatch(r"\d+", s):
+        if len(s) > 18:
+            raise InputError(f"workload: k = {s[:20]}... ({len(s)} digits) must lie in 1..{domain.d} for a domain of "
+                             f"{domain.d} attributes")
         return _kway(domain, int(s), limit)
     if s[0] in "[{":
-        try:
-            obj = json.loads(s)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"workload {label}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
-                             f"{exc.colno}); expected a list of attribute-name lists") from None
+        obj = _json(s, f"workload {label}", "a list of attribute-name lists")
         if not isinstance(obj, list):
             raise InputError(f"workload {label}: expected a JSON list of attribute-name lists")
         return _entries(obj, domain, limit, "entry")
     out = []
-    for i, row in enumerate(csv.reader(io.StringIO(s, newline="")), 1):
-        names = [x.strip() for x in row if x.strip()]
-        if not names or names[0].startswith("#"):
-            continue
-        out.append(_clique(domain, names, f"line {i}", limit))
+    reader = csv.reader(_lines(s))
+    try:
+        for row in reader:
+            names = [x.strip() for x in row if x.strip()]
+            if not names or names[0].startswith("#"):
+                continue
+            out.append(_clique(domain, names, f"line {reader.line_num}", limit))
+    except csv.Error as exc:
+        raise InputError(f"workload {label}, line {reader.line_num}: not a valid CSV line ({exc})") from None
     return out
+
+
+def _is_file(name: str) -> bool:
+    """Whether ``name`` names an existing file (False for a name the OS cannot even look up)."""
+    try:
+        return Path(name).is_file()
+    except (OSError, ValueError):  # too long, a NUL byte ...
+        return False
 
 
 def parse_workload(
@@ -555,18 +667,21 @@ def parse_workload(
     elif isinstance(source, (list, tuple)):
         out = _entries(list(source), domain, limit, "entry")
     elif isinstance(source, (bytes, bytearray, memoryview, Path)):
-        raw, label, _ = _read_bytes(source, max_bytes, "workload")
-        out = _parse_text(_decode(raw), domain, limit, label)
+        raw, label, _ = _read_bytes(source, max_bytes, "workload", ("parse_workload", None))
+        out = _parse_text(_decode(raw, label), domain, limit, label)
     elif isinstance(source, str):
         s = source.strip()
-        is_file = bool(s) and "\n" not in s and len(s) < 4096 and not s.startswith("[") and Path(s).is_file()
+        is_file = bool(s) and "\n" not in s and len(s) < 4096 and not s.startswith("[") and _is_file(s)
         if is_file:
-            raw, label, _ = _read_bytes(Path(s), max_bytes, "workload")
-            out = _parse_text(_decode(raw), domain, limit, label)
+            raw, label, _ = _read_bytes(Path(s), max_bytes, "workload", ("parse_workload", None))
+            out = _parse_text(_decode(raw, label), domain, limit, label)
         elif "\n" not in s and re.search(r"\.(csv|json|txt)$", s, flags=re.IGNORECASE):
             raise InputError(f"workload file {s!r} does not exist")
         else:
-            out = _parse_text(source, domain, limit, "text")
+            if len(source) > max_bytes:
+                raise InputError(f"workload text is {len(source):,} characters, above the limit of {max_bytes:,}; "
+                                 + _raise_hint("parse_workload", None, "max_bytes"))
+            out = _parse_text(_clean_text(source, "workload text"), domain, limit, "text")
     else:
         raise InputError(f"workload: expected k, a list of attribute lists, text or a file, got "
                          f"{type(source).__name__}")
@@ -575,3 +690,27 @@ def parse_workload(
         raise InputError("workload is empty: name at least one marginal (k, a JSON list of attribute lists, or "
                          "one comma-separated attribute set per line)")
     return unique
+
+
+# ----------------------------------------------------------------------------------------------- measurements
+
+
+def read_measurements(source: str | Path | bytes, *, max_bytes: int = MAX_MEAS_BYTES) -> dict:
+    """A MEAS.json (a path, or its bytes; optionally gzip-compressed) as the JSON object that
+    :func:`dpviz.marginals.pipeline.reconstruct` checks and uses.
+
+    InputError for: a missing file or a folder, more than ``max_bytes`` bytes (checked before reading, and
+    on the decompressed size), a NUL byte, an empty file, invalid JSON, NaN/Infinity or a number above
+    :data:`MAX_MEAS_MAGNITUDE` in absolute value, nesting too deep, and a top level that is not an object.
+    """
+    raw, label, _ = _read_bytes(source, max_bytes, "MEAS.json", ("read_measurements", "--max-bytes"))
+    text = _decode(raw, label)
+    del raw
+    if not text.strip():
+        raise InputError(f"{label} is empty: expected a JSON object with \"domain\", \"measurements\" and "
+                         "\"workload\"")
+    obj = _json(text, label, 'a JSON object with "domain", "measurements" and "workload"', MAX_MEAS_MAGNITUDE)
+    if not isinstance(obj, dict):
+        raise InputError(f'{label}: expected a JSON object with "domain", "measurements" and "workload", got a '
+                         f"{type(obj).__name__}")
+    return obj
