@@ -21,7 +21,7 @@ from dpviz.errors import InputError
 from dpviz.tree import synthetic
 from dpviz.tree.estimators import METHOD_LABELS, METHODS, plan_for
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
-from dpviz.tree.io import load_tree_file
+from dpviz.tree.io import MAX_BYTES, MAX_NODES, load_tree_file
 from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
@@ -102,7 +102,8 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
 
 # ---- callbacks -----------------------------------------------------------------------------------
 def _parse_upload(raw: bytes, name: str):
-    data = load_tree_file(raw, name=name)
+    """The upload under the same caps as the CLI (bytes first, rows while reading, nodes, counts)."""
+    data = load_tree_file(raw, name=name, max_nodes=MAX_NODES, max_bytes=MAX_BYTES)
     _ = data.v  # BuildTree now: a bad count fails here, not later on the page
     return data
 
@@ -139,7 +140,10 @@ with c_data:
     else:
         up = st.file_uploader("Tree file (CSV or JSON)", type=["csv", "json"], key="upload",
                               help="node,parent,count | one column per level + a count column | "
-                                   "a parent array (0-based) with counts")
+                                   f"a parent array (0-based) with counts. At most {MAX_NODES:,} nodes and "
+                                   f"{MAX_BYTES:,} bytes; counts up to 2^53 per node and in total.")
+        st.caption(f"Uploads: at most {MAX_NODES:,} nodes and {MAX_BYTES / 1e6:,.0f} MB (the CLI's caps; "
+                   "`python -m dpviz tree ... --max-nodes N --max-bytes N` raises them).")
         ui.handle_upload(up, "tree", _parse_upload)
         if ss.get("tree_upload") is not None:
             key, data = ss["tree_upload"]

@@ -168,6 +168,52 @@ def test_bad_upload_shows_validator_message_and_keeps_data(at, bad):
 
 
 
+# hostile uploads (issue 12): each shows the parser's InputError, raises nothing, keeps the last good tree
+HOSTILE_UPLOADS = {
+    "deep.json": b"[" * 100_000 + b"]" * 100_000,
+    "empty_record.json": b"[{}]",
+    "nul_ids.csv": b"node,parent,count\nroot,,\na\x00,root,3\na\x00,root,4\n",
+    "nul_levels.csv": b"region,state,count\nx,y\x00,3\nx,y\x00,4\n",
+    "two_boms.csv": b"\xef\xbb\xbf\xef\xbb\xbf",
+    "ragged.csv": b"a,count\nx,1,5\ny,2,6\n",
+    "parent_2_32.csv": b"parent,count\n-1,\n4294967296,3\n0,4\n",
+    "overflow.csv": b"node,parent,count\nroot,,\na,root,1e308\nb,root,1e308\n",
+    "total_overflow.csv": b"node,parent,count\nroot,,\na,root,4503599627370497\nb,root,4503599627370497\n",
+    "binary.csv": bytes(range(256)) * 4,
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_UPLOADS))
+def test_hostile_upload_shows_the_parser_error_and_keeps_data(at, name):
+    raw = HOSTILE_UPLOADS[name]
+    ok(at.radio(key="tree_source").set_value("upload").run())
+    upload_file(at, "tree_good.csv")
+    before = metrics(at)
+    upload_bytes(at, "upload", name, raw)  # asserts no exception
+    assert [e.value for e in at.error] == [input_error_message(load_tree_file, raw, name=name)]
+    assert metrics(at) == before  # the last good upload is still shown
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())  # the page stays usable, the message stays
+    assert metrics(at)["Nodes n"] == "8" and len(at.error) == 1
+
+
+def test_hostile_first_upload_keeps_the_bundled_tree(at):
+    ok(at.radio(key="tree_source").set_value("upload").run())
+    upload_bytes(at, "upload", "deep.json", HOSTILE_UPLOADS["deep.json"])
+    assert len(at.error) == 1 and "nested too deeply" in at.error[0].value
+    assert any("still showing" in i.value and "county" in i.value for i in at.info)
+    assert metrics(at)["Nodes n"] == "3,207"
+
+
+def test_upload_caps_are_stated_and_enforced(at, monkeypatch):
+    ok(at.radio(key="tree_source").set_value("upload").run())
+    assert any("5,000,000 nodes" in c.value and "100 MB" in c.value for c in at.caption)
+    monkeypatch.setattr("dpviz.tree.io.MAX_NODES", 5)  # the page reads the module's caps on every run
+    raw = (DATA / "tree_good.csv").read_bytes()
+    upload_bytes(at, "upload", "tree_good.csv", raw)
+    assert len(at.error) == 1 and "more than the limit of 5" in at.error[0].value
+    assert metrics(at)["Nodes n"] == "3,207"
+
+
 def test_new_noise_draw_changes_seed_and_numbers(at):
     seed0 = at.session_state["tree_seed"]
     before = metrics(at)["GMC rmse_NQ"]

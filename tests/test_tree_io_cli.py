@@ -88,24 +88,26 @@ def test_node_limit():
 
 def run(*args: str) -> subprocess.CompletedProcess:
     """``python -m dpviz ARGS`` in a real process (exit code, stdout, stderr)."""
-    return subprocess.run([sys.executable, "-m", "dpviz", *args], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "dpviz", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+
+
+def call_main(capsys, *args: str) -> subprocess.CompletedProcess:
+    """``python -m dpviz ARGS`` in process (fast): exit code, stdout and stderr as a CompletedProcess."""
+    capsys.readouterr()
+    try:
+        rc = main(list(args))
+    except SystemExit as exc:  # argparse errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, rc, out, err)
 
 
 @pytest.fixture
 def cli(capsys, monkeypatch):
-    """``python -m dpviz ARGS`` in process (fast): returns (exit code, stdout, stderr)."""
+    """``python -m dpviz ARGS`` in process, from the repository root (:func:`call_main`)."""
     monkeypatch.chdir(ROOT)
-
-    def call(*args: str) -> subprocess.CompletedProcess:
-        capsys.readouterr()
-        try:
-            rc = main(list(args))
-        except SystemExit as exc:  # argparse errors
-            rc = exc.code
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, rc, out, err)
-
-    return call
+    return lambda *args: call_main(capsys, *args)
 
 
 def test_bundled_data_is_sample_county_only():
@@ -350,3 +352,69 @@ def test_cli_structure_views_match_the_library(tmp_path):
     assert main(["tree", "properties", "sample:county", "--output", str(tmp_path / "c.csv")]) == 0
     c = pd.read_csv(tmp_path / "c.csv", keep_default_na=False)
     assert len(c) == 3207 and c.loc[0, "node"] == "(all)" and c.loc[0, "subtree_size"] == 3207
+
+
+# ---- vectorised structure, Arrow reading and writing (issue 11 "File IO") ---------------------------------
+def _slow_depth_height(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Depth (root 1) and height (leaf 1) by plain Python loops: the reference."""
+    n = len(p)
+    depth = np.zeros(n, int)
+    for i in range(n):
+        d, j = 1, i
+        while p[j] >= 0:
+            j, d = p[j], d + 1
+        depth[i] = d
+    height = np.ones(n, int)
+    for i in sorted(range(n), key=lambda i: -depth[i]):
+        if p[i] >= 0:
+            height[p[i]] = max(height[p[i]], height[i] + 1)
+    return depth, height
+
+
+@pytest.mark.parametrize("level_loop_max", [2048, 2])  # 2: every tree takes the pointer-jumping path
+def test_tree_from_parents_matches_a_python_loop(monkeypatch, level_loop_max):
+    from dpviz.tree import model
+
+    monkeypatch.setattr(model, "LEVEL_LOOP_MAX", level_loop_max)
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = int(rng.integers(1, 120))
+        span = [n, 3, 1][trial % 3]  # bushy, deep, a path
+        p = np.array([-1] + [int(rng.integers(max(0, i - span), i)) for i in range(1, n)])
+        perm = rng.permutation(n) if trial % 2 else np.arange(n)  # shuffled rows: the csgraph BFS path
+        inv = np.argsort(perm)
+        q = np.where(p[perm] < 0, -1, inv[np.maximum(p[perm], 0)])
+        t = model.tree_from_parents(q)
+        depth, height = _slow_depth_height(q)
+        np.testing.assert_array_equal(t.depth, depth[t.order])
+        np.testing.assert_array_equal(t.height, height[t.order])
+        assert np.all(np.diff(t.height) <= 0) and t.parent[0] == -1
+        np.testing.assert_array_equal(t.order[t.parent[1:]], q[t.order[1:]])  # same edges
+
+
+def test_row_index_ids_and_string_ids_give_the_same_tree():
+    rows = [("0", "", ""), ("1", "0", ""), ("2", "0", "5"), ("3", "1", "2"), ("4", "1", "7")]
+    plain = "node,parent,count\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows)
+    named = "node,parent,count\n" + "".join(f"n{a},{'n' + b if b else ''},{c}\n" for a, b, c in rows)
+    a, b = load_tree_file(plain.encode()), load_tree_file(named.encode())
+    np.testing.assert_array_equal(a.tree.parent, b.tree.parent)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert list(a.node_ids) == [s[1:] for s in b.node_ids]
+    assert a.tree.label_source is None and b.tree.label_array is not None  # row-index ids: no label array
+
+
+def test_tree_csv_writer_round_trips_numbers_and_marks_missing_values_empty(tmp_path):
+    from dpviz.tree.io import write_tree_csv
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.standard_normal(200_000) * 10.0 ** rng.integers(-300, 300, 200_000), [np.nan, 1e308]])
+    df = pd.DataFrame({"node": [f"v{i}" for i in range(x.size)], "parent": [""] * x.size, "x": x,
+                       "k": pd.array([None if i % 3 else i for i in range(x.size)], dtype="Int64")})
+    out = tmp_path / "w.csv"
+    write_tree_csv(df, out)
+    back = pd.read_csv(out, keep_default_na=False, dtype=str)
+    assert back.columns.tolist() == ["node", "parent", "x", "k"]
+    got = pd.to_numeric(back["x"].replace("", np.nan)).to_numpy()
+    np.testing.assert_array_equal(got[:-2], x[:-2])  # shortest round-trip text: exact
+    assert back["x"].iloc[-2] == "" and back["k"].iloc[1] == "" and back["k"].iloc[3] == "3"
+    assert out.read_text().splitlines()[1] == f"v0,,{float(x[0])!r},0"  # no quotes where none are needed

@@ -1,5 +1,5 @@
 """``python -m dpviz tree ...``: simulate, release, consistency post-processing, structure views,
-synthetic trees, benchmark. Registered through :mod:`dpviz.core.registry`.
+synthetic trees (benchmarks: bench/tree_bench.py). Registered through :mod:`dpviz.core.registry`.
 
 * ``simulate`` — seeded continuous noise, every method on one draw, metrics against the truth; the
   output may hold the truth. Its first line says it is not a private release.
@@ -13,7 +13,6 @@ Bundled data is named ``sample:county``. Bad input raises InputError (exit code 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,17 +22,29 @@ from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.registry import SAMPLE_PREFIX, capability
-from dpviz.core.tables import write_release, write_table
+from dpviz.core.tables import check_destination
 from dpviz.errors import InputError
 from dpviz.tree.estimators import METHODS
 from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
-from dpviz.tree.io import load_source, node_table, noisy_tree_from_table, read_table
+from dpviz.tree.io import (
+    CAPS_HELP,
+    MAX_BYTES,
+    MAX_NODES,
+    load_source,
+    node_table,
+    noisy_columns,
+    noisy_tree_from_table,
+    read_table,
+    write_tree_csv,
+)
 from dpviz.tree.release import release, release_table, simulate, simulation_table
 from dpviz.tree.strategy import SPLITS
 
 INPUT_HELP = ("tree file (CSV/JSON: node,parent,count | level columns + count | parent array), or sample:county "
               "for the bundled US counties")
+MAX_QUERIES = 1_000_000
+"""Cap on ``simulate --queries`` (two int64 arrays of this length)."""
 
 
 def _ancestors(t):
@@ -49,74 +60,120 @@ MATRICES = {
 }
 
 
+def _positive_int(text: str) -> int:
+    """argparse ``type``: an integer >= 1 (so 0 and negatives exit 2 before any work)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _add_input(p: argparse.ArgumentParser, help: str = INPUT_HELP, *, count_column: bool = True) -> None:
+    """The input file and its caps (stated in --help, raised by these flags)."""
+    p.add_argument("input", help=help)
+    p.add_argument("--max-nodes", type=_positive_int, default=MAX_NODES, metavar="N",
+                   help=f"refuse a tree of more than N nodes, counted while reading (default {MAX_NODES:,})")
+    p.add_argument("--max-bytes", type=_positive_int, default=MAX_BYTES, metavar="N",
+                   help=f"refuse a file of more than N bytes, before reading it (default {MAX_BYTES:,})")
+    if count_column:
+        p.add_argument("--count-column", metavar="NAME", default=None,
+                       help="the column holding the counts (default: count/population/pop/value/n, else the last "
+                            "column of a level table); an unknown name is an error")
+
+
+def _load(args: argparse.Namespace):
+    return load_source(args.input, max_nodes=args.max_nodes, max_bytes=args.max_bytes,
+                       count_column=getattr(args, "count_column", None))
+
+
 def register(groups) -> None:
     """Add the ``tree`` command group to the top-level sub-parsers."""
-    tree = groups.add_parser("tree", help=capability("tree").cli_help)
+    tree = groups.add_parser("tree", help=capability("tree").cli_help, description=CAPS_HELP)
     sub = tree.add_subparsers(dest="command", required=True, parser_class=type(tree))
 
-    sim = sub.add_parser("simulate", help=f"{SIMULATION_NOTICE}: seeded noise, every method, errors vs. the truth")
-    sim.add_argument("input", help=INPUT_HELP)
+    def verb(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=f"{help}. {CAPS_HELP}")
+
+    sim = verb("simulate", f"{SIMULATION_NOTICE}: seeded noise, every method, errors vs. the truth")
+    _add_input(sim)
     cliargs.add_noise_args(sim)
     sim.add_argument("--split", choices=SPLITS, default="uniform", help="budget split over the depth levels")
     sim.add_argument("--method", choices=[*METHODS, "all"], default="gmc",
                      help="post-processing; 'all' compares every method on the same noise draw")
     cliargs.add_simulate_args(sim)
-    sim.add_argument("--queries", type=int, default=10_000, help="random leaf ranges for rmse_RQ")
+    sim.add_argument("--queries", type=_positive_int, default=10_000,
+                     help=f"random leaf ranges for rmse_RQ, 1..{MAX_QUERIES:,}")
     sim.add_argument("--output", type=Path,
                      help="write node,parent,true,noisy,released (holds the truth: a simulation) + OUT.meta.json")
     sim.set_defaults(func=_simulate)
 
-    rel = sub.add_parser("release", help="private release: discrete noise (OS CSPRNG), one method, no truth")
-    rel.add_argument("input", help=INPUT_HELP)
+    rel = verb("release", "private release: discrete noise (OS CSPRNG), one method, no truth")
+    _add_input(rel)
     cliargs.add_noise_args(rel)
     rel.add_argument("--split", choices=SPLITS, default="uniform", help="budget split over the depth levels")
     rel.add_argument("--method", choices=[*METHODS, "all"], default="gmc", help="post-processing (one method)")
     cliargs.add_release_args(rel)
     rel.set_defaults(func=_release)
 
-    con = sub.add_parser("consistency", help="optimal consistent estimate of a noisy tree (no noise added)")
-    con.add_argument("input", help="CSV/JSON with node,parent,value[,variance]")
+    con = verb("consistency", "optimal consistent estimate of a noisy tree (no noise added)")
+    _add_input(con, "CSV/JSON with node,parent,value[,variance]", count_column=False)
     con.add_argument("--output", type=Path, required=True)
     con.set_defaults(func=_consistency)
 
-    gen = sub.add_parser("generate", help="write a synthetic tree as node,parent,count")
+    gen = sub.add_parser("generate", help="write a synthetic tree as node,parent,count",
+                         description="write a synthetic tree as node,parent,count. The size is computed before "
+                                     f"anything is allocated and refused above --max-nodes (default {MAX_NODES:,}) "
+                                     "or above the memory this machine has available.")
     gen.add_argument("--kind", choices=["complete", "random-fanout", "path-like"], default="complete")
-    gen.add_argument("--k", type=int, default=2, help="fan-out (complete)")
-    gen.add_argument("--height", type=int, default=10, help="levels (complete)")
-    gen.add_argument("--nodes", type=int, default=10_000, help="size (random-fanout, path-like)")
-    gen.add_argument("--lam", type=float, default=10.0, help="Poisson mean of the leaf counts")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--k", type=_positive_int, default=2, help="fan-out (complete)")
+    gen.add_argument("--height", type=_positive_int, default=10, help="levels (complete)")
+    gen.add_argument("--nodes", type=_positive_int, default=10_000, help="size (random-fanout, path-like)")
+    gen.add_argument("--lam", type=float, default=10.0,
+                     help="Poisson mean of the leaf counts (> 0; leaves × λ at most 2^53)")
+    cliargs.add_seed_arg(gen, default=0, help="seed of the structure and the counts (a non-negative integer)")
+    gen.add_argument("--max-nodes", type=_positive_int, default=MAX_NODES, metavar="N",
+                     help=f"refuse a tree of more than N nodes (default {MAX_NODES:,})")
     gen.add_argument("--output", type=Path, required=True)
     gen.set_defaults(func=_generate)
 
-    prop = sub.add_parser("properties", help="per-node depth, height, children, subtree size (Props. 4-6)")
-    prop.add_argument("input", help=INPUT_HELP)
+    prop = verb("properties", "per-node depth, height, children, subtree size (Props. 4-6)")
+    _add_input(prop)
     prop.add_argument("--output", type=Path, required=True)
     prop.set_defaults(func=_properties)
 
-    pg = sub.add_parser("propagate", help="upward (G^-T v) or downward (G^-1 v) propagation (Props. 2-3)")
-    pg.add_argument("input", help=INPUT_HELP)
+    pg = verb("propagate", "upward (G^-T v) or downward (G^-1 v) propagation (Props. 2-3)")
+    _add_input(pg)
     pg.add_argument("--vector", choices=["ones", "true"], default="true", help="v: all ones or the true counts")
     pg.add_argument("--direction", choices=["up", "down"], default="up")
-    pg.add_argument("--steps", type=int, default=None, help="stop after this many height levels (teaching)")
+    pg.add_argument("--steps", type=_positive_int, default=None,
+                    help="stop after this many height levels, 1..h (teaching; default: all)")
     pg.add_argument("--output", type=Path, required=True, help="node,parent,value (empty = not reached)")
     pg.set_defaults(func=_propagate)
 
-    mat = sub.add_parser("matrix", help="a structure matrix as node-labelled triplets row,col,value")
-    mat.add_argument("input", help=INPUT_HELP)
+    mat = verb("matrix", "a structure matrix as node-labelled triplets row,col,value")
+    _add_input(mat)
     mat.add_argument("--which", choices=list(MATRICES), default="G")
     mat.add_argument("--k", type=int, default=0, help="k-order subtree: keep the leading n_k rows/columns")
+    mat.add_argument("--max-nnz", type=_positive_int, default=None, metavar="N",
+                     help="refuse a matrix of more than N non-zeros (default 50,000,000; G⁻¹ has Σ depth)")
     mat.add_argument("--output", type=Path, required=True)
     mat.set_defaults(func=_matrix)
-
-    ben = sub.add_parser("bench", help="run the tree benchmark (same as bench/tree_bench.py)")
-    ben.add_argument("--quick", action="store_true", help="small sizes only")
-    ben.set_defaults(func=_bench)
 
 
 def _input_path(spec: str) -> Path | None:
     """The input as a file (for the never-overwrite check); None for bundled samples."""
     return None if str(spec).startswith(SAMPLE_PREFIX) else Path(spec)
+
+
+def _output(args: argparse.Namespace) -> Path | None:
+    """``--output`` checked before any work (folder exists, not a folder, not the input)."""
+    if getattr(args, "output", None) is None:
+        return None
+    src = _input_path(args.input) if hasattr(args, "input") else None
+    return check_destination(args.output, [src])
 
 
 def _structure_line(data) -> str:
@@ -126,11 +183,12 @@ def _structure_line(data) -> str:
 
 def _simulate(args: argparse.Namespace) -> int:
     print(SIMULATION_NOTICE)
+    if args.queries > MAX_QUERIES:
+        raise InputError(f"--queries: at most {MAX_QUERIES:,} random ranges (MAX_QUERIES), got {args.queries:,}")
+    _output(args)
     noise = cliargs.noise_from_args(args, discrete=False)
     seed = cliargs.seed_from_args(args)
-    if args.queries < 1:
-        raise InputError(f"--queries: expected a positive integer, got {args.queries}")
-    data = load_source(args.input)
+    data = _load(args)
     methods = list(METHODS) if args.method == "all" else [args.method]
     sim = simulate(data, noise, methods, np.random.default_rng(seed), split=args.split, q=args.queries)
     print(_structure_line(data))
@@ -141,7 +199,7 @@ def _simulate(args: argparse.Namespace) -> int:
         meta = {"mode": "simulate", "notice": SIMULATION_NOTICE, "capability": "tree", "source": data.name,
                 "methods": methods, "noise": noise.as_dict(), "split": args.split, "seed": seed,
                 "columns": "node,parent,true,noisy,released: 'true' is the private input"}
-        write_release(out, args.output, meta, inputs=[_input_path(args.input)])
+        write_tree_csv(out, args.output, meta=meta, inputs=[_input_path(args.input)])
         print(f"wrote {len(out):,} rows to {args.output} ({SIMULATION_NOTICE})")
     return 0
 
@@ -151,14 +209,15 @@ def _release(args: argparse.Namespace) -> int:
     if args.method == "all":
         raise InputError("--method all: a release publishes one post-processing method; compare methods with "
                          "`python -m dpviz tree simulate ... --method all`")
+    _output(args)
     noise = cliargs.noise_from_args(args, discrete=True)
     src = _input_path(args.input)
-    data = load_source(args.input)
+    data = _load(args)
     rel = release(data, noise, args.split, args.method)
     table, meta = release_table(rel)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, "tree", args.input, data, noise, args.method):
-        write_release(table, args.output, meta, inputs=[src])
+        write_tree_csv(table, args.output, meta=meta, inputs=[src])
     t = rel.tree
     scales = ", ".join(f"{s:.4g}" for s in rel.level_scales)
     print(RELEASE_NOTICE)
@@ -174,11 +233,13 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _consistency(args: argparse.Namespace) -> int:
+    _output(args)
     src = Path(args.input)
     if not src.exists():
         raise InputError(f"input file {args.input!r} does not exist")
-    tree, value, var = noisy_tree_from_table(read_table(src), name=src.name)
-    write_table(node_table(tree, value=gmc(plan(tree, var), value)), args.output, inputs=[src])
+    table = read_table(src, max_bytes=args.max_bytes, max_rows=args.max_nodes, check_header=noisy_columns)
+    tree, value, var = noisy_tree_from_table(table, name=src.name, max_nodes=args.max_nodes)
+    write_tree_csv(node_table(tree, value=gmc(plan(tree, var), value)), args.output, inputs=[src])
     print(f"wrote the optimal consistent estimate of {tree.n:,} nodes to {args.output}")
     return 0
 
@@ -186,6 +247,10 @@ def _consistency(args: argparse.Namespace) -> int:
 def _generate(args: argparse.Namespace) -> int:
     from dpviz.tree import synthetic
 
+    _output(args)
+    size = synthetic.planned_size(args.kind, k=args.k, height=args.height, nodes=args.nodes)
+    synthetic.check_size(size, args.max_nodes, "--max-nodes", per_node=synthetic.GENERATE_BYTES_PER_NODE)
+    synthetic.check_lam(args.lam, size)
     rng = np.random.default_rng(args.seed)
     if args.kind == "complete":
         data = synthetic.complete_tree(args.k, args.height, args.lam, rng)
@@ -194,7 +259,7 @@ def _generate(args: argparse.Namespace) -> int:
     t = data.tree
     counts = pd.array(np.full(t.n, pd.NA), dtype="Int64")  # empty on internal nodes
     counts[t.n1:] = data.x.astype(np.int64)
-    write_table(node_table(t, count=counts), args.output)
+    write_tree_csv(node_table(t, count=counts), args.output)
     print(f"wrote {data.name} ({t.n:,} nodes) to {args.output}")
     return 0
 
@@ -202,10 +267,11 @@ def _generate(args: argparse.Namespace) -> int:
 def _properties(args: argparse.Namespace) -> int:
     from dpviz.tree.properties import children_counts, depths, subtree_sizes
 
-    data = load_source(args.input)
+    _output(args)
+    data = _load(args)
     t = data.tree
-    write_table(node_table(t, depth=depths(t), height=t.height, children=children_counts(t),
-                           subtree_size=subtree_sizes(t)), args.output, inputs=[_input_path(args.input)])
+    write_tree_csv(node_table(t, depth=depths(t), height=t.height, children=children_counts(t),
+                              subtree_size=subtree_sizes(t)), args.output, inputs=[_input_path(args.input)])
     print(f"wrote the properties of {t.n:,} nodes to {args.output}")
     return 0
 
@@ -213,34 +279,43 @@ def _properties(args: argparse.Namespace) -> int:
 def _propagate(args: argparse.Namespace) -> int:
     from dpviz.tree.propagation import partial_propagation
 
-    data = load_source(args.input)
+    _output(args)
+    data = _load(args)
     t = data.tree
+    if args.steps is not None and args.steps > t.h:
+        raise InputError(f"--steps must lie in 1..{t.h}: the tree has {t.h} height levels (got {args.steps})")
     v = np.ones(t.n) if args.vector == "ones" else data.v
     z = partial_propagation(t, v, args.direction, args.steps)
-    write_table(node_table(t, value=z), args.output, inputs=[_input_path(args.input)])
+    write_tree_csv(node_table(t, value=z), args.output, inputs=[_input_path(args.input)])
     print(f"wrote {args.direction}ward propagation of {args.vector} ({int(np.isfinite(z).sum()):,} nodes reached) "
           f"to {args.output}")
     return 0
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    data = load_source(args.input)
+    from dpviz.tree.properties import DEFAULT_MAX_NNZ
+
+    _output(args)
+    data = _load(args)
     t = data.tree
     if not 0 <= args.k < t.h:
         raise InputError(f"--k must lie in 0..{t.h - 1} for a tree of height {t.h}")
-    mat = MATRICES[args.which](t).tocsr()
     nk = t.n_k(args.k)
-    mat = mat[:nk, : min(nk, mat.shape[1])].tocoo()
+    max_nnz = args.max_nnz or DEFAULT_MAX_NNZ
+    if args.which == "Ginv":  # Prop. 7: row i holds the depth of i ones; T^(k)'s block is its own G^-1
+        nnz = int(t.depth[:nk].sum(dtype=np.int64))
+        if nnz > max_nnz:
+            raise InputError(f"G^-1 of T^({args.k}) has {nnz:,} non-zeros, more than the limit of {max_nnz:,}; "
+                             "choose a larger --k, or raise the limit with --max-nnz N")
+        from dpviz.tree.properties import ancestor_indicator
+
+        mat = ancestor_indicator(t if args.k == 0 else t.subtree(args.k), max_nnz=max_nnz).tocoo()
+    else:
+        mat = MATRICES[args.which](t).tocsr()
+        mat = mat[:nk, : min(nk, mat.shape[1])].tocoo()
     ids = data.node_ids
     col_ids = ids if args.which != "M" else ids[: t.n1]
-    write_table(pd.DataFrame({"row": ids[mat.row], "col": col_ids[mat.col], "value": mat.data}), args.output,
-                inputs=[_input_path(args.input)])
+    write_tree_csv(pd.DataFrame({"row": ids[mat.row], "col": col_ids[mat.col], "value": mat.data}), args.output,
+                   inputs=[_input_path(args.input)])
     print(f"wrote {args.which} of T^({args.k}) ({nk:,} rows, {mat.nnz:,} non-zeros) to {args.output}")
     return 0
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from dpviz.tree.bench import main as bench_main
-
-    return bench_main(quick=args.quick, out=sys.stdout)
-

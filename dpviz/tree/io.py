@@ -1,56 +1,95 @@
-"""Reading trees with counts: node/parent tables, one-column-per-level tables, parent arrays.
+"""Reading and writing trees with counts: node/parent tables, one-column-per-level tables, parent arrays.
 
-Every reader validates and raises :class:`dpviz.errors.InputError` naming the line (CSV: the header is
-line 1, so data row r is line r + 1) or JSON record and what was expected. The result is a
-:class:`TreeData`: the structure (:class:`~dpviz.tree.model.Tree`) plus the leaf counts ``x``.
+Every reader validates and raises :class:`dpviz.errors.InputError` naming the line (CSV: as in an
+editor, the header is line 1) or JSON record and what was expected; nothing else escapes a loader,
+whatever the bytes. The result is a :class:`TreeData`: the structure (:class:`~dpviz.tree.model.Tree`)
+plus the leaf counts ``x``.
 
 Formats (CSV or JSON; JSON is a list of records or an object of columns):
 
 * ``node,parent[,count]`` — ids are arbitrary strings, rows in any order, the root's parent empty.
   Counts are required on leaves; counts given on internal nodes must equal the sum of their leaves.
 * one column per level plus a count column, e.g. ``region,division,state,county,population``
-  (the count column is the one named count/population/pop/value/n, else the last column).
-  Node ids are the paths ``"South / Texas / Travis County"`` under a root ``"(all)"``.
+  (the count column is ``count_column`` if given, else the one named count/population/pop/value/n,
+  else the last column). Node ids are the paths ``"South / Texas / Travis County"`` under a root ``"(all)"``.
 * a parent array: a ``parent`` column of 0-based row indices (-1 or empty for the root) with an
-  optional ``count`` column, or a JSON object ``{"parent": [...], "count": [...]}``.
+  optional ``count`` column, or a JSON object ``{"parent": [...], "count": [...]}``. An index must be
+  an exact integer in range (``4294967296`` is an error, never row 0).
+
+Caps, checked before the work (each a keyword argument here and a CLI flag):
+
+* :data:`MAX_BYTES` on the file size (from ``stat`` or ``len``, before anything is read, and again
+  while reading in chunks);
+* :data:`MAX_NODES` on the number of rows, counted while reading (a row is at least one node), and on
+  the number of nodes before the tree is built;
+* :data:`MAX_COUNT` = 2⁵³ on every count and on their total, checked in integers (above it float64
+  counts and their sums stop being exact, and a release's noise would be lost in rounding).
+
+CSV is parsed by ``pyarrow.csv`` into string columns and validated with vectorised NumPy/Arrow
+kernels; :func:`write_tree_csv` writes tables with ``pyarrow.csv`` through the atomic writer of
+:mod:`dpviz.core.tables`.
 """
 
 from __future__ import annotations
 
-import io
 import json
-from dataclasses import dataclass
+import math
+import mmap
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from dpviz.errors import InputError
-from dpviz.tree.model import Tree, tree_from_parents
+from dpviz.tree.model import INDEX, Tree, tree_from_parents
 from dpviz.tree.propagation import upward
 
 MAX_NODES = 5_000_000
+"""Default cap on the nodes of a tree (and so on the rows of a tree file)."""
+MAX_BYTES = 100_000_000
+"""Default cap on the size of a tree file or upload (the page's upload limit, ``.streamlit/config.toml``)."""
+MAX_COUNT = 2**53
+"""Largest count of a node, and of all leaves together (9,007,199,254,740,992)."""
 ROOT_ID = "(all)"
 PATH_SEP = " / "
 COUNT_NAMES = ("count", "population", "pop", "value", "n")
+BOM = "\ufeff"
 
 __all__ = [
-    "TreeData",
+    "CAPS_HELP",
+    "MAX_BYTES",
+    "MAX_COUNT",
     "MAX_NODES",
-    "read_table",
-    "tree_from_table",
-    "tree_from_node_parent",
-    "node_parent_structure",
-    "noisy_tree_from_table",
-    "tree_from_levels",
-    "tree_from_parent_array",
-    "load_tree_file",
+    "Table",
+    "TreeData",
     "build_tree",
-    "node_table",
-    "load_source",
     "load_county_sample",
+    "load_source",
+    "load_tree_file",
+    "node_parent_structure",
+    "node_table",
+    "noisy_columns",
+    "noisy_tree_from_table",
+    "read_table",
+    "tree_format",
+    "tree_from_levels",
+    "tree_from_node_parent",
+    "tree_from_parent_array",
+    "tree_from_table",
+    "write_tree_csv",
 ]
+
+CAPS_HELP = (f"Caps: {MAX_NODES:,} nodes (--max-nodes), {MAX_BYTES:,} bytes per file (--max-bytes), "
+             f"counts up to 2^53 per node and in total.")
+"""The caps, as stated in ``--help`` and on the page."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,11 +120,32 @@ def _parent_ids(tree: Tree, ids: np.ndarray) -> np.ndarray:
     return out
 
 
+def _input_positions(tree: Tree) -> np.ndarray:
+    """DOH index of each input row (the inverse of ``tree.order``), O(n) without a sort."""
+    inv = np.empty(tree.n, INDEX)
+    inv[tree.order] = np.arange(tree.n, dtype=INDEX)
+    return inv
+
+
+def _id_array(tree: Tree) -> pa.Array:
+    """Node ids in DOH order as Arrow strings (input positions for unlabelled trees)."""
+    if tree.label_source is None:
+        return pa.array(tree.order).cast(pa.string())
+    return tree.label_array
+
+
 def node_table(tree: Tree, **columns: np.ndarray) -> pd.DataFrame:
     """``node,parent`` plus per-node ``columns`` (arrays in DOH order), rows back in the input order:
-    the one writer of every per-node CSV (CLI outputs, the page's download)."""
-    ids = tree.label_of(np.arange(tree.n))
-    return pd.DataFrame({"node": ids, "parent": _parent_ids(tree, ids), **columns}).iloc[np.argsort(tree.order)]
+    the one builder of every per-node table (CLI outputs, the page's download). The id columns are
+    Arrow-backed strings (no Python object per node)."""
+    rows = _input_positions(tree)
+    ids = _id_array(tree)
+    par = tree.parent[rows]
+    out = {"node": pd.array(ids.take(rows), dtype="str"),
+           "parent": pd.array(ids.take(pa.array(par, mask=par < 0)).fill_null(""), dtype="str")}
+    for name, col in columns.items():
+        out[name] = col[rows] if isinstance(col, (np.ndarray, pd.api.extensions.ExtensionArray)) else np.asarray(col)[rows]
+    return pd.DataFrame(out)
 
 
 def build_tree(tree: Tree, x: np.ndarray) -> np.ndarray:
@@ -99,106 +159,559 @@ def build_tree(tree: Tree, x: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-def read_table(source: str | Path | bytes, name: str | None = None) -> pd.DataFrame:
-    """Read a CSV or JSON table from a path or raw bytes (the format is sniffed from the content)."""
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        name = name or path.name
-        raw = path.read_bytes()
+# writing
+_NEEDS_QUOTES = r'[",\r\n]'
+
+
+def _arrow_column(col: pd.Series) -> pa.Array:
+    """A table column as Arrow: NaN and pandas NA become empty cells."""
+    if isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+        return pa.array(col.array, from_pandas=True)
+    values = col.to_numpy()
+    if values.dtype == object or values.dtype.kind == "U":
+        return pa.array(values, type=pa.string(), from_pandas=True)
+    return pa.array(values, from_pandas=True)
+
+
+_WRITE_ROWS = 1 << 17  # rows formatted per task
+
+
+def _csv_writer(df: pd.DataFrame) -> Callable[[Any], None]:
+    """A function writing ``df`` as CSV to a binary file: header, then slices of rows formatted by
+    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    table = pa.table({str(c): _arrow_column(df[c]) for c in df.columns})
+    quoting = "none"  # like pandas: quotes only where a value needs them (checked, rarely the case)
+    for name, c in zip(table.column_names, table.columns):
+        if name == "parent" and "node" in table.column_names:
+            continue  # a per-node table's parents are node ids (or empty): checked with the nodes
+        textual = pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+        if textual and pc.any(pc.match_substring_regex(c, _NEEDS_QUOTES)).as_py():
+            quoting = "needed"
+            break
+
+    def fmt(part: pa.Table, header: bool = False) -> pa.Buffer:
+        if quoting == "none" and part.num_rows:  # numbers to text here: Arrow's cast releases the GIL, so
+            # slices format in parallel (the same shortest round-trip text the CSV writer would produce)
+            part = pa.table({name: col if pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+                             else pc.cast(col, pa.string()) for name, col in zip(part.column_names, part.columns)})
+        sink = pa.BufferOutputStream()
+        pa_csv.write_csv(part, sink, pa_csv.WriteOptions(include_header=header, quoting_style=quoting,
+                                                         quoting_header=quoting, batch_size=1 << 14))
+        return sink.getvalue()
+
+    def write(fh) -> None:
+        fh.write(fmt(table.slice(0, 0), header=True))
+        starts = range(0, table.num_rows, _WRITE_ROWS)
+        if len(starts) <= 1:
+            if table.num_rows:
+                fh.write(fmt(table))
+            return
+        with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool:
+            pending = []
+            for a in starts:
+                pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
+                if len(pending) > 4:  # a bounded window: memory stays a few slices
+                    fh.write(pending.pop(0).result())
+            for fut in pending:
+                fh.write(fut.result())
+
+    return write
+
+
+def write_tree_csv(df: pd.DataFrame, path: str | Path | None, *, meta: dict | None = None,
+                   inputs: Iterable[str | Path | None] = ()) -> Path | None:
+    """Write a per-node table as CSV with ``pyarrow.csv`` through :func:`dpviz.core.tables.write_atomic`
+    (atomic, never over an input); with ``meta``, the ``OUT.meta.json`` sidecar first (as
+    :func:`dpviz.core.tables.write_release` does). ``path`` None writes to stdout."""
+    import sys
+
+    from dpviz.core.tables import (
+        _json_default,
+        check_destination,
+        meta_path,
+        write_atomic,
+        write_text,
+    )
+
+    write = _csv_writer(df)
+    if path is None:
+        write(sys.stdout.buffer)
+        return None
+    inputs = list(inputs)
+    path = check_destination(Path(path), inputs)
+    if meta is not None:
+        write_text(json.dumps(meta, indent=2, default=_json_default) + "\n", meta_path(path), inputs=inputs)
+    return write_atomic(path, write, inputs=inputs)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading: bytes under the caps, then a table of string columns
+_CHUNK = 1 << 22
+
+
+def _cap(what: str, value: int, flag: str) -> str:
+    return (f"the limit is {value:,} {what} ({'MAX_BYTES' if flag == '--max-bytes' else 'MAX_NODES'}); "
+            f"raise it with the CLI flag {flag} N or load_tree_file(..., {flag[2:].replace('-', '_')}=N)")
+
+
+def _too_many_rows(label: str, max_rows: int) -> InputError:
+    return InputError(f"{label} has more than {max_rows:,} data rows (counted while reading), so the tree has "
+                      f"more than the limit of {max_rows:,} nodes; " + _cap("nodes", max_rows, "--max-nodes"))
+
+
+class _RowCounter:
+    """Counts non-empty lines (a CSV row is one non-empty line) chunk by chunk, with a few vectorised
+    comparisons per chunk and no per-line arrays: a line is empty when its ``\\n`` follows a ``\\n``
+    (or ``\\r`` after a ``\\n``); the two bytes before each chunk carry over."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self._tail = b"\n\n"  # the start of the file behaves like the start of a line
+
+    def feed(self, chunk) -> None:
+        buf = self._tail + bytes(chunk)
+        a = np.frombuffer(buf, np.uint8)
+        nl = a[2:] == 10
+        before = a[1:-1]
+        empty = nl & ((before == 10) | ((before == 13) & (a[:-2] == 10)))
+        self.rows += int(np.count_nonzero(nl)) - int(np.count_nonzero(empty))
+        self._tail = buf[-2:]
+
+
+class _Rows:
+    """Rows read so far: a cheap upper bound (newlines) until it passes the cap, then an exact count
+    of non-empty lines (:class:`_RowCounter`), so a file at the cap with blank lines is not refused."""
+
+    def __init__(self, label: str, max_rows: int) -> None:
+        self.label, self.max_rows = label, max_rows
+        self.upper = 0
+        self.exact: _RowCounter | None = None
+
+    def feed(self, chunk, so_far) -> None:
+        if self.exact is None:
+            self.upper += bytes(chunk).count(b"\n")
+            if self.upper <= self.max_rows + 1:
+                return
+            self.exact = _RowCounter()
+            for k in range(0, len(so_far), _CHUNK):
+                self.exact.feed(so_far[k:k + _CHUNK])
+        else:
+            self.exact.feed(chunk)
+        if self.exact.rows > self.max_rows + 1:  # + 1: the header
+            raise _too_many_rows(self.label, self.max_rows)
+
+
+def _too_big(label: str, max_bytes: int, size: int | None = None) -> InputError:
+    what = f"is {size:,} bytes" if size is not None else f"is more than {max_bytes:,} bytes"
+    return InputError(f"{label} {what}, above the size cap; " + _cap("bytes", max_bytes, "--max-bytes"))
+
+
+def _read_bytes(source: str | Path | bytes, name: str | None, max_bytes: int, max_rows: int,
+                peek: Callable[[str, bytes], None] | None = None) -> tuple[Any, str]:
+    """(raw bytes, label): the size cap from ``stat``/``len`` first, then bytes and rows while reading
+    (in chunks, into one buffer: no copy of the file); ``peek(label, first chunk)`` may refuse early."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        label = name or "upload"
+        size = memoryview(source).nbytes
+        if size > max_bytes:
+            raise _too_big(label, max_bytes, size)
+        raw = source if isinstance(source, (bytes, bytearray)) else bytes(source)
+        if peek is not None:
+            peek(label, bytes(raw[:_CHUNK]))
+        rows = _Rows(label, max_rows)
+        with memoryview(raw) as view:
+            for k in range(0, size, _CHUNK):
+                rows.feed(view[k:k + _CHUNK], view[:k + _CHUNK])
+        return raw, label
+    if not isinstance(source, (str, Path)):
+        raise InputError(f"tree file: expected a path or bytes, got {type(source).__name__}")
+    path = Path(source)
+    label = name or path.name
+    try:
+        return _read_file(path, label, max_bytes, max_rows, peek), label
+    except IsADirectoryError:
+        raise InputError(f"input {str(source)!r} is a folder; expected a file") from None
+    except FileNotFoundError:
+        raise InputError(f"input file {str(source)!r} does not exist") from None
+    except OSError as exc:  # permissions, a device that cannot be read, ...
+        raise InputError(f"cannot read {str(source)!r}: {exc.strerror or exc}") from None
+
+
+def _read_file(path: Path, label: str, max_bytes: int, max_rows: int,
+               peek: Callable[[str, bytes], None] | None) -> mmap.mmap | bytes:
+    """The file's bytes in one anonymous memory map (pages are only touched as they are read: a file
+    refused after its first chunk costs one chunk of memory), read in chunks with the caps checked."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise _too_big(label, max_bytes, size)
+    buf = mmap.mmap(-1, size + 1)  # + 1: a file that grew since stat (or a pipe) is noticed
+    rows = _Rows(label, max_rows)
+    pos = 0
+    with path.open("rb", buffering=0) as fh:
+        while True:
+            if pos == len(buf):  # more than stat said: grow (copy), up to just above the cap
+                if pos > max_bytes:
+                    raise _too_big(label, max_bytes)
+                bigger = mmap.mmap(-1, min(2 * len(buf) + _CHUNK, max_bytes + 2))
+                bigger[:pos] = buf[:pos]
+                buf.close()
+                buf = bigger
+            with memoryview(buf) as view:  # released before ``buf`` may be replaced
+                got = fh.readinto(view[pos:pos + _CHUNK])
+                if not got:
+                    break
+                rows.feed(view[pos:pos + got], view[:pos + got])
+                if pos == 0 and peek is not None:
+                    peek(label, bytes(view[:got]))
+            pos += got
+    if pos > max_bytes:
+        raise _too_big(label, max_bytes)
+    if pos == 0:
+        return b""
+    try:
+        buf.resize(pos)
+    except (SystemError, OSError, ValueError):  # platforms that cannot shrink an anonymous map
+        return bytes(buf[:pos])
+    return buf
+
+
+@dataclass(eq=False)
+class Table:
+    """A parsed tree file: lower-cased column names → string columns (Arrow, values stripped of
+    surrounding white space, missing = ``""``), with what is needed to name a row in a message."""
+
+    name: str
+    columns: dict[str, pa.Array]
+    n: int
+    json: bool = False
+    raw: Any = field(default=None, repr=False)  # the CSV bytes (line numbers, error path only)
+
+    def __contains__(self, col: str) -> bool:
+        return col in self.columns
+
+    def col(self, name: str) -> pa.Array:
+        return self.columns[name]
+
+    def where(self, ids: pa.Array | np.ndarray | None = None) -> Callable[[int], str]:
+        """``where(i)``: "line L" (CSV) or "record i" (JSON), with the node id when ``ids`` is given."""
+        lines: list[np.ndarray] = []
+
+        def where(i: int) -> str:
+            if self.json:
+                loc = f"record {i}"
+            else:
+                if not lines:
+                    lines.append(_data_line_numbers(self.raw))
+                known = lines[0]
+                loc = f"line {int(known[i]) if i < known.size else i + 2}"
+            if ids is None:
+                return loc
+            node = ids[i].as_py() if isinstance(ids, pa.Array) else ids[i]
+            return f"{loc} (node {node!r})"
+
+        return where
+
+
+def _data_line_numbers(raw: bytes | None) -> np.ndarray:
+    """1-based line number of every data row (non-empty lines after the header); error path only."""
+    if raw is None:
+        return np.zeros(0, np.int64)
+    arr = np.frombuffer(raw, np.uint8)
+    nl = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], nl + 1))
+    ends = np.concatenate((nl, [arr.size]))
+    length = ends - starts
+    last = np.where(length > 0, arr[np.minimum(np.maximum(ends - 1, 0), max(arr.size - 1, 0))], 0) if arr.size else 0
+    nonempty = np.flatnonzero((length > 1) | ((length == 1) & (last != 13)))
+    return nonempty[1:] + 1  # the first non-empty line is the header
+
+
+_BOM = BOM.encode()
+_NOT_SPACE = re.compile(rb"[^\s]")
+_NOT_NEWLINE = re.compile(rb"[^\r\n]")
+
+
+def _content_start(raw: bytes | bytearray) -> int | None:
+    """Offset of the first byte that is neither a byte-order mark nor white space (None: no content)."""
+    pos = 0
+    while True:
+        m = _NOT_SPACE.search(raw, pos)
+        if m is None:
+            return None
+        if raw[m.start():m.start() + 3] != _BOM:
+            return m.start()
+        pos = m.start() + 3
+
+
+def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes: int = MAX_BYTES,
+               max_rows: int = MAX_NODES, check_header: Callable[[list[str], str], Any] | None = None) -> Table:
+    """Read a CSV or JSON table from a path or raw bytes (the format is sniffed from the content) into
+    string columns, under the caps (bytes before reading, rows while reading and before parsing).
+    ``check_header(columns, label)`` may refuse a CSV from its header, before the body is parsed."""
+    raw, label = _read_bytes(source, name, max_bytes, max_rows, _early_header_check(check_header))
+    first = _content_start(raw)
+    if first is None:
+        raise InputError(f"{label} is empty: expected a header line and at least one data row")
+    start = 0
+    while raw[start:start + 3] == _BOM:  # the BOMs in front (Arrow skips at most one)
+        start += 3
+    if raw[first:first + 1] in (b"[", b"{"):
+        table = _json_table(raw, start, label, max_rows)
     else:
-        raw = bytes(source)
-        name = name or "upload"
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    if not text.strip():
-        raise InputError(f"{name} is empty: expected a header line and at least one data row")
-    if text.lstrip()[:1] in "[{":
-        return _json_table(text, name)
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
-    except pd.errors.ParserError as exc:
-        raise InputError(f"{name} is not a valid CSV file: {exc}") from None
-    df.columns = [str(c).strip().lower() for c in df.columns]
-    if df.empty:
-        raise InputError(f"{name} has a header but no data rows")
-    return df
+        table = _csv_table(raw, start, label, check_header)
+    if table.n == 0:
+        raise InputError(f"{label} has a header but no data rows")
+    if table.n > max_rows:
+        raise _too_many_rows(label, max_rows)
+    return table
 
 
-def _json_table(text: str, name: str) -> pd.DataFrame:
+def _column_names(names: list[str], label: str) -> list[str]:
+    out = [str(c).replace(BOM, "").strip().lower() for c in names]
+    seen: dict[str, int] = {}
+    for i, c in enumerate(out):
+        if c in seen:
+            raise InputError(f"{label}: column {c!r} appears twice (columns {seen[c] + 1} and {i + 1}); "
+                             "expected distinct column names")
+        seen[c] = i
+    return out
+
+
+def _is_utf8(buf: pa.Buffer) -> bool:
+    """Whether the bytes are valid UTF-8 (Arrow's validator on a one-value binary array: no copy)."""
+    arr = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(np.array([0, buf.size], np.int32)), buf])
     try:
-        obj = json.loads(text)
+        arr.cast(pa.string())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _header_span(raw, start: int) -> tuple[int, int]:
+    """(first byte, end) of the header line: the first line that is not empty (line numbers count the
+    empty ones before it)."""
+    m = _NOT_NEWLINE.search(raw, start)
+    begin = m.start() if m else len(raw)
+    end = raw.find(b"\n", begin)
+    return begin, len(raw) if end < 0 else end
+
+
+def _header_names(line: bytes, label: str, encoding: str) -> list[str]:
+    """The fields of a CSV header line (quoting understood), as written."""
+    try:
+        names = pa_csv.read_csv(pa.py_buffer(line + b"\n"), read_options=pa_csv.ReadOptions(
+            autogenerate_column_names=True, encoding=encoding),
+            convert_options=pa_csv.ConvertOptions(strings_can_be_null=False)).to_pylist()[0]
+    except (pa.ArrowInvalid, IndexError) as exc:
+        raise InputError(f"{label}: line 1 is not a CSV header ({_arrow_message(exc)})") from None
+    return [str(v) if v is not None else "" for v in names.values()]
+
+
+def _early_header_check(check_header: Callable[[list[str], str], Any] | None):
+    """``peek(label, first_chunk)`` for :func:`_read_bytes`: a CSV whose header fits no format is refused
+    from the first chunk, before the rest of the file is read."""
+    if check_header is None:
+        return None
+
+    def peek(label: str, head: bytes) -> None:
+        first = _content_start(head)
+        if first is None or head[first:first + 1] in (b"[", b"{"):
+            return  # blank so far, or JSON: checked after parsing
+        start = 0
+        while head[start:start + 3] == _BOM:
+            start += 3
+        begin, end = _header_span(head, start)
+        if end == len(head):
+            return  # the header line goes on past this chunk: checked after reading
+        line = bytes(head[begin:end])
+        cols = _column_names(_header_names(line, label, "utf8" if _is_utf8(pa.py_buffer(line)) else "latin1"), label)
+        check_header(cols, label)
+
+    return peek
+
+
+def _csv_table(raw: bytes | bytearray, start: int, label: str,
+               check_header: Callable[[list[str], str], Any] | None = None) -> Table:
+    """Parse the CSV in ``raw[start:]`` (no copy) into string columns: UTF-8, or Latin-1 when the bytes
+    are not UTF-8 (every byte is then a character)."""
+    begin, end = _header_span(raw, start)
+    body = pa.py_buffer(raw).slice(begin)
+    encoding = "utf8" if _is_utf8(body) else "latin1"
+    names = _header_names(bytes(raw[begin:end]), label, encoding)
+    cols = _column_names(names, label)
+    if check_header is not None:
+        check_header(cols, label)
+    bad: list[Any] = []
+
+    def on_bad_row(row) -> str:
+        bad.append(row)
+        return "error"
+
+    keys = [f"c{i}" for i in range(len(names))]  # unique names for Arrow, whatever the header says
+    try:
+        table = pa_csv.read_csv(
+            body, read_options=pa_csv.ReadOptions(column_names=keys, skip_rows=1, block_size=1 << 22,
+                                                  encoding=encoding),
+            parse_options=pa_csv.ParseOptions(invalid_row_handler=on_bad_row),
+            convert_options=pa_csv.ConvertOptions(column_types={k: pa.string() for k in keys},
+                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, pa.ArrowTypeError) as exc:
+        if bad:
+            raise InputError(_ragged_message(body, memoryview(raw)[start:], label, len(names), bad[0],
+                                             encoding)) from None
+        raise InputError(f"{label} is not a valid CSV file: {_arrow_message(exc)}") from None
+    columns = {c: pc.utf8_trim_whitespace(table.column(i).combine_chunks()) for i, c in enumerate(cols)}
+    return Table(name=label, columns=columns, n=table.num_rows, raw=memoryview(raw)[start:])
+
+
+def _arrow_message(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text.removeprefix("CSV parse error: ")[:200]
+
+
+def _ragged_message(body: pa.Buffer, raw, label: str, expected: int, row, encoding: str) -> str:
+    """Name the line of the first row whose field count differs from the header's."""
+    found: list[Any] = []
+
+    def first(r) -> str:
+        found.append(r)
+        return "error"
+
+    try:  # the parallel parser does not number rows: re-read serially (error path only)
+        pa_csv.read_csv(body, read_options=pa_csv.ReadOptions(
+            use_threads=False, column_names=[f"c{i}" for i in range(expected)], skip_rows=1, encoding=encoding),
+            parse_options=pa_csv.ParseOptions(invalid_row_handler=first),
+            convert_options=pa_csv.ConvertOptions(column_types={f"c{i}": pa.string() for i in range(expected)}))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    row = found[0] if found else row
+    got = row.actual_columns
+    number = getattr(row, "number", None)
+    if number is not None:  # Arrow numbers non-empty lines from the header (1): map to the file's line
+        lines = _data_line_numbers(raw)
+        number = int(lines[number - 2]) if 0 <= number - 2 < lines.size else number
+    where = f"line {number}" if number is not None else f"the row {row.text[:60]!r}"
+    what = "more" if got > expected else "fewer"
+    return (f"{label}: {where} has {got} field(s), {what} than the {expected} column(s) of the header; "
+            "expected one value per column (quote values that contain a comma)")
+
+
+def _json_texts(values: Iterable[Any], where: Callable[[int], str]) -> list[str]:
+    """JSON scalars as text (null and NaN → ``""``); a list or an object is an error naming the value."""
+    out: list[str] = []
+    for i, v in enumerate(values):
+        if type(v) is str:
+            out.append(v)
+        elif v is None or v is pd.NA or v is pd.NaT or (type(v) is float and math.isnan(v)):
+            out.append("")
+        elif isinstance(v, (str, int, float, np.number)):
+            try:
+                out.append(str(v))
+            except ValueError:  # an integer too long to print (Python's int_max_str_digits)
+                raise InputError(f"{where(i)}: a number of more than 4,300 digits") from None
+        else:
+            kind = "list" if isinstance(v, list) else "object" if isinstance(v, dict) else type(v).__name__
+            raise InputError(f"{where(i)}: expected a string or a number, got a JSON {kind}")
+    return out
+
+
+def _json_table(raw: bytes | bytearray, start: int, label: str, max_rows: int) -> Table:
+    try:
+        obj = json.loads(str(memoryview(raw)[start:], "utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{label} is not UTF-8 text (byte {exc.start}): JSON must be UTF-8") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        raise InputError(f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InputError(f"{label}: the JSON is nested too deeply; expected a list of flat records or an "
+                         "object of column lists") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits (Python's int_max_str_digits)
+        raise InputError(f"{label}: a JSON value cannot be read ({str(exc).split(';')[0]})") from None
+    shape = "expected a list of records or an object of equal-length column lists"
+    columns: dict[str, list[str]] = {}
     if isinstance(obj, dict):
         if not obj or not all(isinstance(v, list) for v in obj.values()):
-            raise InputError(f"{name}: expected a list of records or an object of equal-length column lists")
+            raise InputError(f"{label}: {shape}")
         lengths = {len(v) for v in obj.values()}
         if len(lengths) != 1:
-            raise InputError(f"{name}: the column lists have different lengths {sorted(lengths)}")
-        obj = pd.DataFrame(obj)
+            raise InputError(f"{label}: the column lists have different lengths {sorted(lengths)}")
+        n = lengths.pop()
+        if n > max_rows:
+            raise _too_many_rows(label, max_rows)
+        names = _column_names(list(obj), label)
+        for key, name in zip(obj, names):
+            columns[name] = _json_texts(obj[key], lambda i, key=key: f"{label}: column {key!r}, position {i}")
     elif isinstance(obj, list):
         if not obj:
-            raise InputError(f"{name} has no records")
-        bad = [i for i, r in enumerate(obj) if not isinstance(r, dict)]
-        if bad:
-            raise InputError(f"{name}: record {bad[0]} is not an object")
-        obj = pd.DataFrame.from_records(obj)
+            raise InputError(f"{label} has no records")
+        if len(obj) > max_rows:
+            raise _too_many_rows(label, max_rows)
+        keys: dict[str, None] = {}
+        for i, rec in enumerate(obj):
+            if not isinstance(rec, dict):
+                raise InputError(f"{label}: record {i} is not an object ({shape})")
+            keys.update(dict.fromkeys(rec))
+        if not keys:
+            raise InputError(f"{label}: the records have no fields; {shape}")
+        n = len(obj)
+        names = _column_names(list(keys), label)
+        for key, name in zip(keys, names):
+            columns[name] = _json_texts([rec.get(key) for rec in obj], lambda i, key=key: f"{label}: record {i}, "
+                                                                                    f"field {key!r}")
     else:
-        raise InputError(f"{name}: expected a list of records or an object of columns")
-    df = obj.map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
-    df.columns = [str(c).strip().lower() for c in df.columns]
-    df.attrs["json"] = True
-    return df
+        raise InputError(f"{label}: {shape}")
+    arrays = {c: _string_array(v, lambda i, c=c: f"{label}: record {i}, field {c!r}") for c, v in columns.items()}
+    return Table(name=label, columns=arrays, n=n, json=True)
 
 
-def _where(df: pd.DataFrame, ids: np.ndarray | None = None):
-    json_mode = df.attrs.get("json", False)
-
-    def where(i: int) -> str:
-        loc = f"record {i}" if json_mode else f"line {i + 2}"
-        return f"{loc} (node {ids[i]!r})" if ids is not None else loc
-
-    return where
-
-
-def tree_from_table(df: pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES) -> TreeData:
-    """Detect the format of ``df`` (see module docstring) and build the tree."""
-    cols = set(df.columns)
-    if {"node", "parent"} <= cols:
-        return tree_from_node_parent(df, name, max_nodes)
-    if "parent" in cols:
-        counts = df["count"] if "count" in cols else None
-        return tree_from_parent_array(df["parent"], counts, name, max_nodes, where=_where(df))
-    return tree_from_levels(df, name=name, max_nodes=max_nodes)
+def _string_array(values: list[str], where: Callable[[int], str]) -> pa.Array:
+    """Python strings as stripped Arrow strings; text that is not Unicode (a lone surrogate from a JSON
+    ``\\ud800`` escape) is an InputError naming the value."""
+    try:
+        return pc.utf8_trim_whitespace(pa.array(values, type=pa.string()))
+    except UnicodeEncodeError:
+        for i, v in enumerate(values):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(f"{where(i)}: {v!r} is not valid Unicode text (an unpaired surrogate)") from None
+        raise
 
 
-def load_tree_file(path: str | Path | bytes, name: str | None = None, max_nodes: int = MAX_NODES) -> TreeData:
-    """Read and validate a tree file (CSV/JSON, any of the three formats)."""
-    df = read_table(path, name)
-    label = name or (Path(path).name if isinstance(path, (str, Path)) else "upload")
-    return tree_from_table(df, label, max_nodes)
+# ---------------------------------------------------------------------------------------------
+# numbers
+def _numbers(text: pa.Array) -> np.ndarray:
+    """float64 of a string column: NaN where empty or not a number (vectorised; Arrow's parser first)."""
+    empty = pc.equal(text, "")
+    try:
+        vals = pc.cast(pc.if_else(empty, "nan", text), pa.float64())
+        out = np.array(vals.to_numpy(zero_copy_only=False), dtype=float)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # some value is not a number: find which (slow path)
+        num = pd.to_numeric(pd.Series(text.to_numpy(zero_copy_only=False), dtype=object), errors="coerce")
+        out = np.array(num.to_numpy(dtype=float, na_value=np.nan), dtype=float)
+    out[empty.to_numpy(zero_copy_only=False)] = np.nan
+    return out
 
 
-def _check_size(n: int, max_nodes: int) -> None:
-    if n > max_nodes:
-        raise InputError(f"the tree has {n:,} nodes, more than the limit of {max_nodes:,}")
-
-
-def _parse_counts(raw: pd.Series, where, required: np.ndarray | None = None) -> np.ndarray:
-    """Counts as floats (NaN = missing). Non-numeric, NaN/inf and negative values are errors."""
-    text = raw.astype(str).str.strip()
-    missing = ((text == "") | raw.isna()).to_numpy()  # NaN here only from non-text input (None)
-    vals = pd.to_numeric(text.where(~missing, None), errors="coerce").to_numpy(dtype=float)
+def _parse_counts(text: pa.Array, where, required: np.ndarray | None = None, field_name: str = "count") -> np.ndarray:
+    """Counts as floats (NaN = missing). Non-numeric, NaN/inf, negative and too large values are errors."""
+    vals = _numbers(text)
+    missing = pc.equal(text, "").to_numpy(zero_copy_only=False)
     bad = np.flatnonzero(~missing & ~np.isfinite(vals))
     if bad.size:
         i = int(bad[0])
-        raise InputError(f"{where(i)}: count {text.iloc[i]!r} is not a finite number (expected a count >= 0)")
+        raise InputError(f"{where(i)}: {field_name} {text[i].as_py()!r} is not a finite number (expected a count >= 0)")
     neg = np.flatnonzero(vals < 0)
     if neg.size:
         i = int(neg[0])
-        raise InputError(f"{where(i)}: count {text.iloc[i]} is negative (expected a count >= 0)")
+        raise InputError(f"{where(i)}: {field_name} {text[i].as_py()} is negative (expected a count >= 0)")
+    big = np.flatnonzero(vals > MAX_COUNT)
+    if big.size:
+        i = int(big[0])
+        raise InputError(f"{where(i)}: {field_name} {text[i].as_py()} is above the largest count 2^53 = "
+                         f"{MAX_COUNT:,} (MAX_COUNT; larger counts lose exactness in float64)")
     if required is not None:
         lack = np.flatnonzero(required & missing)
         if lack.size:
@@ -206,92 +719,271 @@ def _parse_counts(raw: pd.Series, where, required: np.ndarray | None = None) -> 
     return vals
 
 
+def _exact_total(x: np.ndarray) -> int | float:
+    """Σ x exactly: integer counts (each <= 2^53) summed in two 32-bit halves, in int64 without overflow."""
+    if x.size and np.array_equal(x, np.floor(x)):
+        xi = x.astype(np.uint64)
+        return (int(np.sum(xi >> np.uint64(32), dtype=np.uint64)) << 32) + int(
+            np.sum(xi & np.uint64(0xFFFFFFFF), dtype=np.uint64))
+    return float(np.sum(x))
+
+
+def _check_total(x: np.ndarray, name: str) -> None:
+    total = _exact_total(x)
+    if total > MAX_COUNT:
+        raise InputError(f"{name}: the counts add up to {total:,.0f}, above the largest total 2^53 = {MAX_COUNT:,} "
+                         "(MAX_COUNT; larger totals lose exactness in float64); scale the counts down")
+
+
 def _finish(tree: Tree, counts_in: np.ndarray, where, name: str) -> TreeData:
-    """Check given internal counts against their leaves and return the TreeData."""
+    """Check the total and the given internal counts against their leaves and return the TreeData."""
     counts = counts_in[tree.order]  # DOH order
     x = counts[tree.n1 :]
     leaves_missing = np.flatnonzero(np.isnan(x))
     if leaves_missing.size:
         raise InputError(f"{where(int(tree.order[tree.n1 + leaves_missing[0]]))}: leaf has no count")
-    v = build_tree(tree, x)
+    _check_total(x, name)
     given = counts[: tree.n1]
     has = ~np.isnan(given)
-    off = np.flatnonzero(has & ~np.isclose(given, v[: tree.n1], rtol=1e-9, atol=1e-9))
-    if off.size:
-        i = int(off[0])
+    if has.any():
+        v = build_tree(tree, x)
+        off = np.flatnonzero(has & ~np.isclose(given, v[: tree.n1], rtol=1e-9, atol=1e-9))
+        if off.size:
+            i = int(off[0])
+            raise InputError(
+                f"{where(int(tree.order[i]))}: count {given[i]:g} disagrees with the sum of its leaves "
+                f"({v[i]:g}); leave internal counts empty or make them consistent"
+            )
+    return TreeData(tree=tree, x=np.ascontiguousarray(x), name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# the three formats
+def _check_size(n: int, max_nodes: int) -> None:
+    if n > max_nodes:
+        raise InputError(f"the tree has {n:,} nodes, more than the limit of {max_nodes:,}; "
+                         + _cap("nodes", max_nodes, "--max-nodes"))
+
+
+def _as_table(data: Table | pd.DataFrame, name: str) -> Table:
+    if isinstance(data, Table):
+        return data
+    cols = _column_names(list(data.columns), name)
+    arrays = {c: _strings(data[k]) for c, k in zip(cols, data.columns)}
+    return Table(name=name, columns=arrays, n=len(data), json=bool(data.attrs.get("json", False)))
+
+
+def _strings(values: Any, what: str = "value") -> pa.Array:
+    """Any column (Arrow, pandas, NumPy, list) as stripped strings, missing values as ``""``."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array) and pa.types.is_string(values.type):
+        return pc.utf8_trim_whitespace(values.fill_null(""))
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return pa.array(values).cast(pa.string())
+    seq = values.tolist() if hasattr(values, "tolist") else list(values)
+    return _string_array(_json_texts(seq, lambda i: f"position {i}"), lambda i: f"position {i}")
+
+
+def tree_format(columns: Iterable[str], name: str = "tree", count_column: str | None = None) -> tuple[str, str | None]:
+    """The format a table with these (lower-cased) columns is read as, and its count column:
+    ``("node_parent", count)``, ``("parent_array", count or None)`` or ``("levels", count)``. Known from
+    the header alone, so a file that is no tree is refused before its body is parsed."""
+    cols = list(columns)
+    if count_column is not None:
+        key = count_column.strip().lower()
+        if key not in cols:
+            raise InputError(f"{name}: count column {count_column!r} not found; columns are {cols}")
+        count_column = key
+    if "node" in cols and "parent" in cols:
+        ccol = count_column or "count"
+        if ccol not in cols:
+            raise InputError(f"{name}: no 'count' column (expected node,parent,count with counts on leaves)")
+        return "node_parent", ccol
+    if "parent" in cols:
+        return "parent_array", count_column or ("count" if "count" in cols else None)
+    if count_column is None:
+        named = [c for c in cols if c in COUNT_NAMES]
+        count_column = named[0] if named else cols[-1]
+    if not [c for c in cols if c != count_column]:
         raise InputError(
-            f"{where(int(tree.order[i]))}: count {given[i]:g} disagrees with the sum of its leaves "
-            f"({v[i]:g}); leave internal counts empty or make them consistent"
+            f"{name}: expected node,parent,count columns or one column per level plus a count column; "
+            f"got {[c[:40] for c in cols[:10]]}"
         )
-    return TreeData(tree=tree, x=x, name=name)
+    return "levels", count_column
 
 
-def node_parent_structure(df: pd.DataFrame, max_nodes: int = MAX_NODES):
-    """Validate the ``node`` and ``parent`` columns and build the Tree; returns (tree, where)."""
-    _check_size(len(df), max_nodes)
-    ids = df["node"].astype(str).str.strip().to_numpy(dtype=object)
-    where_row = _where(df)
-    empty = np.flatnonzero(ids == "")
+def tree_from_table(table: Table | pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES,
+                    count_column: str | None = None) -> TreeData:
+    """Detect the format of ``table`` (see module docstring) and build the tree."""
+    table = _as_table(table, name)
+    kind, ccol = tree_format(table.columns, name, count_column)
+    if kind == "node_parent":
+        return tree_from_node_parent(table, name, max_nodes, count_column=ccol)
+    if kind == "parent_array":
+        counts = table.col(ccol) if ccol else None
+        return tree_from_parent_array(table.col("parent"), counts, name, max_nodes, where=table.where())
+    return tree_from_levels(table, count_col=ccol, name=name, max_nodes=max_nodes)
+
+
+def load_tree_file(path: str | Path | bytes, name: str | None = None, max_nodes: int = MAX_NODES, *,
+                   max_bytes: int = MAX_BYTES, count_column: str | None = None) -> TreeData:
+    """Read and validate a tree file (CSV/JSON, any of the three formats) under the caps; a CSV whose
+    header fits no format is refused before its body is parsed."""
+    table = read_table(path, name, max_bytes=max_bytes, max_rows=max_nodes,
+                       check_header=lambda cols, label: tree_format(cols, label, count_column))
+    return tree_from_table(table, table.name, max_nodes, count_column=count_column)
+
+
+def node_parent_structure(table: Table | pd.DataFrame, max_nodes: int = MAX_NODES, name: str = "tree"):
+    """Validate the ``node`` and ``parent`` columns and build the Tree; returns (tree, where).
+
+    One hash pass over ids and parents together (Arrow ``dictionary_encode``, codes in order of first
+    appearance): the ids are distinct iff they get codes 0..n-1 in row order, and a parent's code below
+    n is the row of its node."""
+    table = _as_table(table, name)
+    _check_size(table.n, max_nodes)
+    n = table.n
+    ids = table.col("node")
+    where_row = table.where()
+    empty = np.flatnonzero(pc.equal(ids, "").to_numpy(zero_copy_only=False))
     if empty.size:
         raise InputError(f"{where_row(int(empty[0]))}: empty node id")
-    dup = pd.Series(ids).duplicated(keep="first").to_numpy()
-    if dup.any():
-        i = int(np.flatnonzero(dup)[0])
-        first = int(np.flatnonzero(ids == ids[i])[0])
-        raise InputError(f"{where_row(i)}: duplicate node id {ids[i]!r} (first on {where_row(first)})")
-    parents = df["parent"].astype(str).str.strip().to_numpy(dtype=object)
-    pidx = pd.Index(ids).get_indexer(parents)
-    is_root = parents == ""
-    unknown = np.flatnonzero((pidx < 0) & ~is_root)
-    where = _where(df, ids)
+    parents = table.col("parent")
+    keys = _integer_keys(ids, parents)  # integer ids hash much faster than strings
+    if keys is not None and _is_row_index(keys[0]):  # ids 0..n-1 in row order (as `tree generate` writes)
+        pidx = keys[1].to_numpy(zero_copy_only=False).copy()
+        is_root = pc.equal(parents, "").to_numpy(zero_copy_only=False)
+        where = table.where(ids)
+        unknown = np.flatnonzero(((pidx < 0) & ~is_root) | (pidx >= n))
+        if unknown.size:
+            i = int(unknown[0])
+            raise InputError(f"{where(i)}: parent {parents[i].as_py()!r} is not a node of the table")
+        return tree_from_parents(pidx, where=where), where  # labels are the row indices: no label array
+    codes = pa.concat_arrays(keys or [ids, parents]).dictionary_encode().indices.to_numpy(zero_copy_only=False)
+    id_codes, pidx = codes[:n], codes[n:].astype(np.int64)
+    dup = np.flatnonzero(id_codes != np.arange(n, dtype=id_codes.dtype))
+    if dup.size:
+        i = int(dup[0])
+        first = int(np.flatnonzero(id_codes == id_codes[i])[0])
+        raise InputError(f"{where_row(i)}: duplicate node id {ids[i].as_py()!r} (first on {where_row(first)})")
+    is_root = pc.equal(parents, "").to_numpy(zero_copy_only=False)
+    where = table.where(ids)
+    unknown = np.flatnonzero((pidx >= n) & ~is_root)
     if unknown.size:
         i = int(unknown[0])
-        raise InputError(f"{where(i)}: parent {parents[i]!r} is not a node of the table")
-    pidx = np.where(is_root, -1, pidx)
+        raise InputError(f"{where(i)}: parent {parents[i].as_py()!r} is not a node of the table")
+    pidx[is_root] = -1
     return tree_from_parents(pidx, labels=ids, where=where), where
 
 
-def tree_from_node_parent(df: pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES) -> TreeData:
+def _is_row_index(iid: pa.Array) -> bool:
+    values = iid.to_numpy(zero_copy_only=False)
+    return values.size > 0 and values[0] == 0 and values[-1] == values.size - 1 and bool(
+        np.all(np.diff(values) == 1))
+
+
+def _integer_keys(ids: pa.Array, parents: pa.Array) -> list[pa.Array] | None:
+    """(ids, parents) as int64 when every id and parent is an integer in canonical decimal form (so
+    that equal integers are equal strings: ``7`` and ``07`` stay different ids); None otherwise. An
+    empty parent becomes -1, which is never an id of this form... unless an id is ``-1`` (then None)."""
+    sample = ids.slice(0, 8).to_pylist() + ids.slice(max(0, len(ids) - 8)).to_pylist()
+    if not all(v.lstrip("-").isdigit() and v.isascii() for v in sample):  # a failed cast costs a full pass
+        return None
+    try:
+        iid = pc.cast(ids, pa.int64())
+        is_root = pc.equal(parents, "")
+        ipar = pc.cast(pc.if_else(is_root, "-1", parents), pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if not (_canonical(ids) and _canonical(parents)) or pc.any(pc.equal(iid, -1)).as_py():
+        return None
+    return [iid, ipar]
+
+
+def _canonical(ints: pa.Array) -> bool:
+    """Whether integer strings (already parsed by Arrow) are in canonical decimal form: no sign ``+``,
+    no leading zero, no ``-0``."""
+    lead0 = pc.and_(pc.starts_with(ints, "0"), pc.greater(pc.binary_length(ints), 1))
+    bad = pc.or_(pc.or_(pc.starts_with(ints, "+"), pc.starts_with(ints, "-0")), lead0)
+    return not pc.any(bad).as_py()
+
+
+def tree_from_node_parent(table: Table | pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES, *,
+                          count_column: str | None = None) -> TreeData:
     """``node,parent[,count]`` table → TreeData (see module docstring)."""
-    if "count" not in df.columns:
-        raise InputError(f"{name}: no 'count' column (expected node,parent,count with counts on leaves)")
-    tree, where = node_parent_structure(df, max_nodes)
-    leaf_in = np.zeros(len(df), bool)
+    table = _as_table(table, name)
+    kind, ccol = tree_format(table.columns, name, count_column)
+    if kind != "node_parent":
+        raise InputError(f"{name}: expected node,parent,count columns; got {list(table.columns)[:10]}")
+    tree, where = node_parent_structure(table, max_nodes, name)
+    leaf_in = np.zeros(table.n, bool)
     leaf_in[tree.order[tree.n1 :]] = True
-    counts = _parse_counts(df["count"], where, required=leaf_in)
+    counts = _parse_counts(table.col(ccol), where, required=leaf_in)
     return _finish(tree, counts, where, name)
 
 
 def noisy_tree_from_table(
-    df: pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES
+    table: Table | pd.DataFrame, name: str = "tree", max_nodes: int = MAX_NODES
 ) -> tuple[Tree, np.ndarray, np.ndarray | None]:
     """``node,parent,value[,variance]`` (a noisy tree released elsewhere) → (tree, value, variance)
-    in DOH order. Values may be negative; every node needs one. Variances must be positive."""
-    missing = [c for c in ("node", "parent", "value") if c not in df.columns]
-    if missing:
-        raise InputError(f"{name}: missing column(s) {', '.join(missing)} (expected node,parent,value[,variance])")
-    tree, where = node_parent_structure(df, max_nodes)
-    value = _parse_numbers(df["value"], where, "value", positive=False)
+    in DOH order. Values may be negative, |value| <= 2^53; every node needs one. Variances must lie in
+    [1e-12, 1e30] (a ratio of weights GMC can represent)."""
+    table = _as_table(table, name)
+    noisy_columns(table.columns, name)
+    tree, where = node_parent_structure(table, max_nodes, name)
+    value = _parse_numbers(table.col("value"), where, "value", low=-float(MAX_COUNT), high=float(MAX_COUNT))
     var = None
-    if "variance" in df.columns:
-        var = _parse_numbers(df["variance"], where, "variance", positive=True)[tree.order]
+    if "variance" in table:
+        var = _parse_numbers(table.col("variance"), where, "variance", low=MIN_VARIANCE, high=MAX_VARIANCE)[tree.order]
     return tree, value[tree.order], var
 
 
-def _parse_numbers(raw: pd.Series, where, field: str, positive: bool) -> np.ndarray:
-    text = raw.astype(str).str.strip()
-    vals = pd.to_numeric(text.where(text != "", None), errors="coerce").to_numpy(dtype=float)
+def noisy_columns(columns: Iterable[str], name: str = "tree") -> None:
+    """Refuse a noisy-tree table (``tree consistency``) without node, parent and value columns (from the
+    header alone: usable as ``read_table(..., check_header=noisy_columns)``)."""
+    cols = list(columns)
+    missing = [c for c in ("node", "parent", "value") if c not in cols]
+    if missing:
+        raise InputError(f"{name}: missing column(s) {', '.join(missing)} (expected node,parent,value[,variance])")
+
+
+MIN_VARIANCE = 1e-12
+MAX_VARIANCE = 1e30
+
+
+def _parse_numbers(text: pa.Array, where, field_name: str, low: float, high: float) -> np.ndarray:
+    vals = _numbers(text)
     bad = np.flatnonzero(~np.isfinite(vals))
     if bad.size:
         i = int(bad[0])
-        what = "empty" if text.iloc[i] == "" else f"{text.iloc[i]!r}, not a finite number"
-        raise InputError(f"{where(i)}: {field} is {what} (every node needs a {field})")
-    if positive:
-        bad = np.flatnonzero(vals <= 0)
-        if bad.size:
-            i = int(bad[0])
-            raise InputError(f"{where(i)}: {field} {text.iloc[i]} must be > 0")
+        shown = text[i].as_py()
+        what = "empty" if shown == "" else f"{shown!r}, not a finite number"
+        raise InputError(f"{where(i)}: {field_name} is {what} (every node needs a {field_name})")
+    out = np.flatnonzero((vals < low) | (vals > high))
+    if out.size:
+        i = int(out[0])
+        raise InputError(f"{where(i)}: {field_name} {text[i].as_py()} is outside [{low:g}, {high:g}]")
     return vals
+
+
+def _parent_indices(text: pa.Array, where) -> np.ndarray:
+    """Exact integer row indices (int64; ``""`` → -1). Anything else — a fraction, a float that is not
+    exact, more than int64 — is an error naming the row; the range is checked by tree_from_parents."""
+    filled = pc.if_else(pc.equal(text, ""), "-1", text)
+    try:
+        return pc.cast(filled, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    raw = filled.to_numpy(zero_copy_only=False)
+    vals = _numbers(filled)
+    ok = np.isfinite(vals) & (vals == np.round(vals)) & (np.abs(vals) < 2**53)
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(f"{where(i)}: parent {raw[i]!r} is not a row index (expected an integer 0..n-1, "
+                         "-1 or empty for the root)")
+    return vals.astype(np.int64)
 
 
 def tree_from_parent_array(
@@ -301,33 +993,43 @@ def tree_from_parent_array(
 
     Without counts every leaf gets count 0 (a structure-only tree).
     """
-    raw = pd.Series(parent).astype(str).str.strip()
-    _check_size(len(raw), max_nodes)
+    text = _strings(parent)
+    _check_size(len(text), max_nodes)
+    if len(text) == 0:
+        raise InputError(f"{name}: the parent array is empty: expected at least one node")
     where = where or (lambda i: f"position {i}")
-    vals = pd.to_numeric(raw.where(raw != "", "-1"), errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(vals) | (vals != np.round(vals)))
-    if bad.size:
-        i = int(bad[0])
-        raise InputError(f"{where(i)}: parent {raw.iloc[i]!r} is not a row index (expected an integer, -1 for the root)")
-    tree = tree_from_parents(vals.astype(np.int64), where=where)
+    tree = tree_from_parents(_parent_indices(text, where), where=where)
     if counts is None:
         c = np.zeros(tree.n)
     else:
+        ctext = _strings(counts)
+        if len(ctext) != tree.n:
+            raise InputError(f"{name}: {len(ctext)} counts for {tree.n} parents; expected one count per node")
         leaf_in = np.zeros(tree.n, bool)
         leaf_in[tree.order[tree.n1 :]] = True
-        c = _parse_counts(pd.Series(counts), where, required=leaf_in)
+        c = _parse_counts(ctext, where, required=leaf_in)
     return _finish(tree, c, where, name)
 
 
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Rows where each code first appears, in code order (codes numbered by first appearance)."""
+    seen = np.maximum.accumulate(codes)
+    new = np.empty(codes.size, bool)
+    new[0] = True
+    new[1:] = codes[1:] > seen[:-1]
+    return np.flatnonzero(new)
+
+
 def tree_from_levels(
-    df: pd.DataFrame,
+    table: Table | pd.DataFrame,
     level_cols: list[str] | None = None,
     count_col: str | None = None,
     name: str = "tree",
     max_nodes: int = MAX_NODES,
 ) -> TreeData:
     """One column per level (top to bottom) + a count column → TreeData under a root ``(all)``."""
-    cols = list(df.columns)
+    table = _as_table(table, name)
+    cols = list(table.columns)
     if count_col is None:
         named = [c for c in cols if c in COUNT_NAMES]
         count_col = named[0] if named else cols[-1]
@@ -338,55 +1040,61 @@ def tree_from_levels(
             f"{name}: expected node,parent,count columns or one column per level plus a count column; "
             f"got {cols}"
         )
-    where_row = _where(df)
-    cells = df[level_cols].astype(str).apply(lambda s: s.str.strip())
-    empty = np.argwhere((cells == "").to_numpy())
-    if empty.size:
-        r, c = empty[0]
-        raise InputError(f"{where_row(int(r))}: empty value in level column {level_cols[int(c)]!r}")
-    # node ids are paths; level l's path = path(l-1) + sep + value
-    paths = [cells[level_cols[0]]]
-    for col in level_cols[1:]:
-        paths.append(paths[-1] + PATH_SEP + cells[col])
-    leaf_paths = paths[-1].to_numpy(dtype=object)
-    dup = pd.Series(leaf_paths).duplicated().to_numpy()
-    if dup.any():
-        i = int(np.flatnonzero(dup)[0])
-        first = int(np.flatnonzero(leaf_paths == leaf_paths[i])[0])
-        raise InputError(f"{where_row(i)}: duplicate row for {leaf_paths[i]!r} (first on {where_row(first)})")
-    ids: list[np.ndarray] = [np.array([ROOT_ID], dtype=object)]
-    parent_of_level: list[np.ndarray] = [np.array([-1])]
-    offset, prev_codes = 1, np.zeros(len(df), np.int64)
-    for lev, path in enumerate(paths):
-        codes, uniques = pd.factorize(path, sort=False)
-        first_row = pd.Series(np.arange(len(df))).groupby(codes).first().to_numpy()
-        parents = (0 if lev == 0 else offset - prev_n) + prev_codes[first_row]
-        ids.append(np.asarray(uniques, dtype=object))
-        parent_of_level.append(parents if lev else np.zeros(len(uniques), np.int64))
-        prev_codes, prev_n = codes, len(uniques)
-        offset += len(uniques)
-    node_ids = np.concatenate(ids)
-    parent = np.concatenate(parent_of_level).astype(np.int64)
-    _check_size(node_ids.size, max_nodes)
+    where_row = table.where()
+    cells = [table.col(c) for c in level_cols]
+    empty_rows = [np.flatnonzero(pc.equal(c, "").to_numpy(zero_copy_only=False)) for c in cells]
+    firsts = [(int(e[0]), k) for k, e in enumerate(empty_rows) if e.size]
+    if firsts:
+        r, k = min(firsts)
+        raise InputError(f"{where_row(r)}: empty value in level column {level_cols[k]!r}")
+    n_rows = table.n
+    ids: list[Any] = [pa.array([ROOT_ID], pa.string())]
+    parent_of_level: list[np.ndarray] = [np.array([-1], np.int64)]
+    offset, n_nodes, prev_n = 1, 1, 0
+    prev_codes = np.zeros(n_rows, np.int64)
+    path = None
+    for lev, cell in enumerate(cells):
+        path = cell if lev == 0 else pc.binary_join_element_wise(path, cell, PATH_SEP)
+        enc = path.dictionary_encode()
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        first = _first_rows(codes)
+        n_nodes += first.size
+        _check_size(n_nodes + (n_rows if lev < len(cells) - 1 else 0), max_nodes)
+        parent_of_level.append(np.zeros(first.size, np.int64) if lev == 0 else offset - prev_n + prev_codes[first])
+        ids.append(enc.dictionary)
+        prev_codes, prev_n = codes, first.size
+        offset += first.size
+    leaf_codes = prev_codes
+    if prev_n != n_rows:  # two rows with the same full path
+        new = np.zeros(n_rows, bool)
+        new[_first_rows(leaf_codes)] = True
+        i = int(np.flatnonzero(~new)[0])
+        first_row = int(np.flatnonzero(leaf_codes == leaf_codes[i])[0])
+        raise InputError(f"{where_row(i)}: duplicate row for {path[i].as_py()!r} (first on {where_row(first_row)})")
+    node_ids = pa.concat_arrays(ids)
+    parent = np.concatenate(parent_of_level)
     tree = tree_from_parents(parent, labels=node_ids)
-    counts_raw = _parse_counts(df[count_col], lambda i: f"{where_row(i)} column {count_col!r}")
+    counts_raw = _parse_counts(table.col(count_col), lambda i: f"{where_row(i)} column {count_col!r}")
     lack = np.flatnonzero(np.isnan(counts_raw))
     if lack.size:
         raise InputError(f"{where_row(int(lack[0]))}: empty count in column {count_col!r}")
-    counts = np.full(node_ids.size, np.nan)
-    counts[offset - len(df) :] = counts_raw  # leaves are the last level, one per row, in row order
-    return _finish(tree, counts, lambda i: f"node {node_ids[i]!r}", name)
+    counts = np.full(len(node_ids), np.nan)
+    counts[offset - n_rows :] = counts_raw  # leaves are the last level, one per row, in row order
+    return _finish(tree, counts, lambda i: f"node {node_ids[i].as_py()!r}", name)
 
 
-def load_source(spec: str | Path) -> TreeData:
+def load_source(spec: str | Path, *, max_nodes: int = MAX_NODES, max_bytes: int = MAX_BYTES,
+                count_column: str | None = None) -> TreeData:
     """A tree file path, or bundled data named ``sample:NAME`` (e.g. ``sample:county``)."""
     from dpviz.core.registry import load_source as _load_source
 
-    return _load_source("tree", spec, load_tree_file)
+    return _load_source("tree", spec, lambda p: load_tree_file(p, max_nodes=max_nodes, max_bytes=max_bytes,
+                                                                count_column=count_column))
 
 
 def load_county_sample() -> TreeData:
     """``sample:county``: the bundled US Region > Division > State > County population tree (2019)."""
-    from dpviz.data.samples import ASSETS, COUNTY_POPULATION_CSV
+    from dpviz.data import asset
+    from dpviz.data.samples import COUNTY_POPULATION_CSV
 
-    return load_tree_file(ASSETS / COUNTY_POPULATION_CSV, name="sample:county")
+    return load_tree_file(asset(COUNTY_POPULATION_CSV), name="sample:county")

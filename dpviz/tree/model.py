@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,14 +39,17 @@ class Tree:
         height: ``h_i`` of Def. 2 / Eq. (1): 1 for a leaf, else 1 + max over children.
         depth:  1 for the root (Prop. 6 convention), ``depth[f_i] + 1`` otherwise.
         order:  ``order[i]`` = input position of DOH node ``i`` (the inverse of the ordered set S of Def. 9).
-        labels: node ids as given by the user, in DOH order (``None`` for synthetic trees: ids are input positions).
+        labels: node ids as given by the user, in DOH order (``None`` for synthetic trees: ids are input positions);
+            a NumPy object array, made on first use from the Arrow strings a file reader passes
+            (:attr:`label_array` gives them without a Python object per node).
     """
 
     parent: np.ndarray
     height: np.ndarray
     depth: np.ndarray
     order: np.ndarray
-    labels: np.ndarray | None = None
+    label_source: Any = field(repr=False, default=None)
+    """The ids in DOH order as given (a NumPy array, or Arrow strings); read them as ``labels``/``label_array``."""
     block_start: np.ndarray = field(repr=False, default=None)  # type: ignore[assignment]
 
     # ---- sizes ---------------------------------------------------------------------------
@@ -97,6 +101,24 @@ class Tree:
         """Labels of the leaves in leaf order (x_1..x_m)."""
         return self.label_of(np.arange(self.n1, self.n))
 
+    @cached_property
+    def labels(self) -> np.ndarray | None:
+        """User ids in DOH order (object array), or None for an unlabelled tree."""
+        src = self.label_source
+        if src is None or isinstance(src, np.ndarray):
+            return src
+        return src.to_numpy(zero_copy_only=False)  # Arrow strings
+
+    @cached_property
+    def label_array(self):
+        """User ids in DOH order as Arrow strings (``pyarrow.StringArray``), or None for an unlabelled tree."""
+        src = self.label_source
+        if src is None or not isinstance(src, np.ndarray):
+            return src
+        import pyarrow as pa
+
+        return pa.array(src, type=pa.string())
+
     def label_of(self, idx: np.ndarray) -> np.ndarray:
         """User ids of DOH nodes ``idx`` (input positions as strings for unlabelled trees)."""
         if self.labels is None:
@@ -127,30 +149,40 @@ class Tree:
             height=self.height[:nk] - k,
             depth=self.depth[:nk],
             order=self.order[:nk],
-            labels=None if self.labels is None else self.labels[:nk],
+            label_source=None if self.label_source is None else self.label_source[:nk],
             block_start=self.block_start[k:] ,
         )
 
 
 def tree_from_parents(
     parent: np.ndarray,
-    labels: np.ndarray | None = None,
+    labels: Any = None,
     where: Callable[[int], str] = lambda i: f"position {i}",
 ) -> Tree:
     """Build a :class:`Tree` from a parent array in input order (``-1`` marks the root).
 
-    Validates: exactly one root, parents in range, no cycles; ``where(i)`` names input position ``i``
-    in error messages (e.g. ``"line 7 (node 'x')"``). Runs in O(n) NumPy/compiled passes plus one
-    loop over depth levels of O(log n) work each (a 10⁶-node path takes about a second).
+    Validates: integer indices, exactly one root (``-1``), every other entry an index in ``0..n-1``
+    (checked on the given dtype, before any narrowing: ``2**32`` is out of range, not row 0), no cycles
+    (a cycle or a second component is a set of nodes the root cannot reach). ``where(i)`` names input
+    position ``i`` in error messages (e.g. ``"line 7 (node 'x')"``).
+
+    O(n) vectorised, no Python loop over nodes: a compiled breadth-first order (skipped when the input
+    is already in BFS order, as every generator here writes it), then depths and heights in BFS
+    positions — one NumPy pass per depth level for shallow trees, pointer jumping (⌈log₂ h⌉ passes of
+    O(n)) for deep ones — and a stable radix sort by height for the DOH numbering.
     """
     p = np.asarray(parent)
     if p.ndim != 1 or p.shape[0] == 0:
         raise InputError("the tree is empty: expected at least one node")
-    if not np.issubdtype(p.dtype, np.integer):
+    if p.dtype == bool or not np.issubdtype(p.dtype, np.integer):
         raise InputError("parent indices must be integers")
     n = int(p.shape[0])
     if n >= np.iinfo(INDEX).max:
-        raise InputError(f"too many nodes: {n}")
+        raise InputError(f"too many nodes: {n:,} (at most {np.iinfo(INDEX).max - 1:,})")
+    if int(p.min()) < -1 or int(p.max()) >= n:  # on the input dtype: no truncation before the check
+        bad = np.flatnonzero((p < -1) | (p >= n))
+        raise InputError(f"parent index {int(p[bad[0]])} is out of range at {_fmt(bad, where)} (expected -1 for "
+                         f"the root or a row index 0..{n - 1})")
     p = p.astype(INDEX, copy=False)
     roots = np.flatnonzero(p < 0)
     if roots.size == 0:
@@ -159,13 +191,10 @@ def tree_from_parents(
         raise InputError(
             f"several roots: {_fmt(roots, where)} have no parent (expected exactly one root)"
         )
-    if int(p.max()) >= n:
-        bad = np.flatnonzero(p >= n)
-        raise InputError(f"parent index out of range at {_fmt(bad, where)}")
     root = int(roots[0])
     bfs = _bfs_order(p, root)
     if bfs is not None and bfs.shape[0] != n:
-        self_loop = np.flatnonzero(p == np.arange(n))
+        self_loop = np.flatnonzero(p == np.arange(n, dtype=INDEX))
         if self_loop.size:
             raise InputError(f"cycle: {where(int(self_loop[0]))} is its own parent")
         seen = np.zeros(n, bool)
@@ -174,15 +203,29 @@ def tree_from_parents(
         raise InputError(
             f"cycle: {lost.size} node(s) cannot reach the root, e.g. {_fmt(lost, where)}"
         )
-    depth = _depth_from_bfs(p, bfs)
-    height = _heights(p, depth, bfs)
+    if bfs is None:
+        depth, height = _depths_heights(p)
+    else:  # relabel to BFS positions (parents non-decreasing, before their children), then back
+        pos = np.empty(n, INDEX)
+        pos[bfs] = np.arange(n, dtype=INDEX)
+        q = p[bfs]
+        q[0] = 0
+        q = pos[q]
+        q[0] = -1
+        del pos
+        d_b, h_b = _depths_heights(q)
+        del q
+        depth, height = np.empty(n, np.int32), np.empty(n, np.int32)
+        depth[bfs], height[bfs] = d_b, h_b
+        del d_b, h_b
     h = int(height[root])
     if not np.any(height[1:] > height[:-1]):  # input already in DOH order (e.g. complete trees)
         order = np.arange(n, dtype=INDEX)
         parent_doh, height_doh, depth_doh = p.copy(), height, depth
     else:
         key = height.astype(np.int16 if h < np.iinfo(np.int16).max else np.int32)
-        order = np.argsort(-key, kind="stable").astype(INDEX)  # Def. 6; radix sort for int16 keys
+        np.negative(key, out=key)
+        order = np.argsort(key, kind="stable").astype(INDEX, copy=False)  # Def. 6; radix sort for int16 keys
         del key
         inv = np.empty(n, INDEX)
         inv[order] = np.arange(n, dtype=INDEX)
@@ -192,19 +235,34 @@ def tree_from_parents(
         parent_doh[0] = -1
         del inv, pp
         height_doh, depth_doh = height[order], depth[order]
-    # block_start[k] = first DOH index with height <= k  (= n_k); block_start[0] = n
-    counts = np.bincount(height_doh, minlength=h + 1)  # counts[k] nodes of height k
-    block_start = np.empty(h + 1, np.int64)
-    block_start[:] = n - np.cumsum(counts)
-    block_start[0] = n
+    # block_start[k] = first DOH index with height <= k (= n_k); heights are non-increasing in DOH order
+    ascending = np.ascontiguousarray(height_doh[::-1])
+    block_start = n - np.searchsorted(ascending, np.arange(h + 1, dtype=ascending.dtype), side="right")
+    del ascending
+    block_start = block_start.astype(np.int64, copy=False)
     return Tree(
         parent=parent_doh,
         height=height_doh,
         depth=depth_doh,
         order=order,
-        labels=None if labels is None else np.asarray(labels, dtype=object)[order],
+        label_source=_labels_in_order(labels, order, n),
         block_start=block_start,
     )
+
+
+def _labels_in_order(labels: Any, order: np.ndarray, n: int) -> Any:
+    """``labels`` (a sequence, NumPy array or Arrow string array, in input order) in DOH order."""
+    if labels is None:
+        return None
+    if hasattr(labels, "take") and not isinstance(labels, np.ndarray):  # Arrow: stays Arrow
+        if len(labels) != n:
+            raise InputError(f"{len(labels)} labels for {n} nodes")
+        identity = order[0] == 0 and order[-1] == n - 1 and not np.any(np.diff(order) != 1)
+        return labels if identity else labels.take(order)
+    arr = np.asarray(labels, dtype=object)
+    if arr.shape != (n,):
+        raise InputError(f"{arr.shape[0] if arr.ndim else 0} labels for {n} nodes")
+    return arr[order]
 
 
 def _bfs_order(p: np.ndarray, root: int) -> np.ndarray | None:
@@ -214,77 +272,82 @@ def _bfs_order(p: np.ndarray, root: int) -> np.ndarray | None:
     and before their children, as every generator here produces): the identity order.
     """
     n = p.shape[0]
-    if root == 0 and (
-        n == 1
-        or (not np.any(p[2:] < p[1:-1]) and np.all(p[1:] < np.arange(1, n, dtype=p.dtype)))
-    ):
+    if root == 0 and (n == 1 or (p[1] == 0 and not np.any(p[2:] < p[1:-1]) and _parents_before(p))):
         return None  # parents non-decreasing and before their children: already BFS
-    child = np.flatnonzero(p >= 0)
-    g = sp.csr_matrix(
-        (np.ones(child.size, np.int8), (p[child], child)), shape=(n, n)
-    )
+    child = np.flatnonzero(p >= 0).astype(INDEX, copy=False)
+    g = sp.csr_matrix((np.ones(child.size, np.int8), (p[child], child)), shape=(n, n))
     return csgraph.breadth_first_order(g, root, directed=True, return_predecessors=False).astype(INDEX)
 
 
-def _depth_from_bfs(p: np.ndarray, bfs: np.ndarray | None) -> np.ndarray:
-    """Depth (root = 1) from a BFS order: levels are contiguous runs of ``bfs``.
-
-    With ``pp[k]`` = BFS position of the parent of ``bfs[k]`` (non-decreasing in k), level j+1 is the
-    run of positions whose parent lies in level j, found by one ``searchsorted``. The loop is over
-    depth levels (O(log n) each), not over nodes.
-    """
+def _parents_before(p: np.ndarray, chunk: int = 1 << 20) -> bool:
+    """``p[i] < i`` for every i > 0, in chunks (no n-sized temporary)."""
     n = p.shape[0]
-    if bfs is None:
-        pp = p.astype(np.int64)  # searchsorted must not cast the array on every call
-    else:
-        pos = np.empty(n, np.int64)
-        pos[bfs] = np.arange(n)
-        pp = np.full(n, -1, np.int64)
-        pp[1:] = pos[p[bfs[1:]]]
-    bounds = [0, 1]
-    while bounds[-1] < n:
-        bounds.append(int(np.searchsorted(pp, bounds[-1], side="left")))
-    sizes = np.diff(np.asarray(bounds))
-    by_bfs = np.repeat(np.arange(1, sizes.size + 1, dtype=np.int32), sizes)
-    if bfs is None:
-        return by_bfs
-    depth = np.empty(n, np.int32)
-    depth[bfs] = by_bfs
-    return depth
+    for a in range(1, n, chunk):
+        b = min(n, a + chunk)
+        if np.any(p[a:b] >= np.arange(a, b, dtype=p.dtype)):
+            return False
+    return True
 
 
-def _heights(p: np.ndarray, depth: np.ndarray, bfs: np.ndarray | None) -> np.ndarray:
-    """Node heights h_i of Eq. (1) without recursion.
+LEVEL_LOOP_MAX = 2048
+"""Depth levels handled one NumPy pass each; deeper trees switch to pointer jumping (O(n log h))."""
 
-    Shallow trees: one ``np.maximum.at`` per depth level from the bottom (levels are contiguous in
-    BFS order). Deep trees: pointer jumping — after round r every node holds the max height over its
-    descendants within distance < 2^r, so ⌈log₂ depth⌉ rounds of O(n) vectorised work suffice.
+
+def _depths_heights(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(depth, height) of a tree in BFS order: ``q[0] = -1``, ``q`` non-decreasing and ``q[i] < i``.
+
+    Level ``j + 1`` is then the contiguous run of nodes whose parent lies in level ``j`` (one
+    ``searchsorted`` per level), and the children of a node are a contiguous run, so a level's
+    heights are one ``maximum.reduceat``. Trees with more than :data:`LEVEL_LOOP_MAX` levels use
+    pointer jumping instead: no Python loop is longer than ⌈log₂ h⌉ + :data:`LEVEL_LOOP_MAX`.
     """
-    n = p.shape[0]
-    levels = int(depth.max())
+    n = q.shape[0]
+    key = q.dtype.type  # a scalar of q's dtype: searchsorted must not cast q on every call
+    starts = [0, 1]
+    while starts[-1] < n and len(starts) <= LEVEL_LOOP_MAX:
+        starts.append(int(np.searchsorted(q, key(starts[-1]), side="left")))
+    if starts[-1] < n:
+        return _depths_heights_deep(q)
+    sizes = np.diff(np.asarray(starts))
+    depth = np.repeat(np.arange(1, sizes.size + 1, dtype=np.int32), sizes)
     height = np.ones(n, np.int32)
-    if levels == 1:
-        return height
-    if levels <= 4096:
-        d_sorted = depth if bfs is None else depth[bfs]
-        starts = np.searchsorted(d_sorted, np.arange(1, levels + 2))
-        for lev in range(levels, 1, -1):  # loop over depth levels, vectorised inside
-            sl = slice(starts[lev - 1], starts[lev])
-            nodes = sl if bfs is None else bfs[sl]
-            np.maximum.at(height, p[nodes], height[nodes] + 1)
-        return height
-    # pointer jumping: val[i] = max_{descendants j within distance < 2^r} (depth_j), anc = 2^r-th ancestor
-    val = depth.astype(np.int64)
-    anc = p.astype(np.int64)
+    for lev in range(sizes.size - 1, 0, -1):  # children block of each level, deepest first
+        a, b = starts[lev], starts[lev + 1]
+        kids = q[a:b]
+        run = np.flatnonzero(kids[1:] != kids[:-1]) + 1
+        run = np.concatenate(([0], run))
+        height[kids[run]] = np.maximum.reduceat(height[a:b], run) + 1
+    return depth, height
+
+
+def _depths_heights_deep(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pointer jumping (root at 0): after round r, ``anc`` is the 2^r-th ancestor (or the root's -1),
+    ``dist`` the distance to it, and ``low[i]`` the deepest depth among descendants within distance
+    < 2^r. ⌈log₂ h⌉ rounds of O(n) vectorised work; the root is node 0, so ``max(anc, 0)`` is a safe
+    gather index (the root contributes distance 0)."""
+    n = q.shape[0]
+    anc = q.astype(np.int32, copy=True)
+    dist = np.ones(n, np.int32)
+    dist[0] = 0
+    idx = np.empty(n, np.int32)
+    while True:
+        np.maximum(anc, 0, out=idx)
+        dist += dist[idx]
+        anc = anc[idx]
+        if anc.max() < 0:
+            break
+    depth = dist + 1
+    del dist
+    low = depth.copy()
+    anc = q.astype(np.int32, copy=True)
     while True:
         has = np.flatnonzero(anc >= 0)
         if has.size == 0:
             break
-        np.maximum.at(val, anc[has], val[has])
-        nxt = np.full(n, -1, np.int64)
-        nxt[has] = anc[anc[has]]
-        anc = nxt
-    return (val - depth + 1).astype(np.int32)
+        up = anc[has]
+        np.maximum.at(low, up, low[has])
+        anc[has] = anc[up]
+    return depth, low - depth + 1
 
 
 def _fmt(idx: np.ndarray, where: Callable[[int], str] = str, limit: int = 3) -> str:

@@ -1,31 +1,129 @@
 """Synthetic trees: the paper's SynData (complete k-ary, Poisson leaves), an NYCTaxi-shaped random
 fan-out tree, and deep path-like trees. Every generator returns nodes in BFS order (parent index
 before child), takes a ``numpy.random.Generator`` and builds everything with NumPy (no loops over nodes).
+
+Sizes are known before anything is allocated (:func:`planned_size`); :func:`check_size` refuses a tree
+above a node cap or above the memory this machine has available, with the estimate, the cap and how to
+raise it — every generator calls it (memory only), and ``tree generate`` with its ``--max-nodes``.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpviz.errors import InputError
-from dpviz.tree.io import TreeData
+from dpviz.tree.io import MAX_COUNT, TreeData
 from dpviz.tree.model import tree_from_parents
 
-__all__ = ["complete_tree", "random_fanout_tree", "path_like_tree", "fanout_parents", "make", "GENERATORS"]
+__all__ = [
+    "GENERATE_BYTES_PER_NODE",
+    "GENERATORS",
+    "TREE_BYTES_PER_NODE",
+    "available_memory",
+    "check_lam",
+    "check_size",
+    "complete_size",
+    "complete_tree",
+    "fanout_parents",
+    "make",
+    "path_like_tree",
+    "planned_size",
+    "random_fanout_tree",
+]
+
+TREE_BYTES_PER_NODE = 64
+"""Peak memory of building a synthetic TreeData, per node (parent array, Tree arrays, counts, temporaries;
+measured 32-56 bytes for 4·10^6-node complete, random fan-out and path-like trees)."""
+GENERATE_BYTES_PER_NODE = 160
+"""Peak memory of ``tree generate`` per node (the TreeData plus the id strings and the CSV being written;
+measured about 125 bytes at 5·10^6 nodes)."""
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _count(n: int) -> str:
+    return f"{n:,}" if n < 10**15 else f"about {float(n):.3g}"
+
+
+def _bytes(b: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if b >= size:
+            return f"{b / size:,.1f} {unit}" if b < 2**40 * 10**6 else f"{b / size:.3g} {unit}"
+    return f"{b:,.0f} bytes"
+
+
+def complete_size(k: int, height: int) -> int:
+    """Nodes of a complete k-ary tree with ``height`` levels, computed without building a huge integer
+    (sizes above 2^200 are reported as 2^200: far above any cap)."""
+    if k < 1 or height < 1:
+        raise InputError("a complete tree needs fan-out k >= 1 and height >= 1")
+    if k == 1:
+        return height
+    if height * math.log2(k) > 200:
+        return 2**200
+    return (k**height - 1) // (k - 1)
+
+
+def planned_size(kind: str, *, k: int = 2, height: int = 10, nodes: int = 10_000) -> int:
+    """Nodes the generator of ``kind`` will build (``complete``: from k and height; else ``nodes``)."""
+    if kind == "complete":
+        return complete_size(k, height)
+    if kind not in GENERATORS:
+        raise InputError(f"unknown synthetic kind {kind!r}; choose one of {', '.join(GENERATORS)}")
+    if nodes < 1:
+        raise InputError(f"--nodes: expected a positive integer, got {nodes}")
+    return nodes
+
+
+def check_size(n: int, max_nodes: int | None = None, flag: str = "--max-nodes",
+               per_node: int = TREE_BYTES_PER_NODE) -> None:
+    """Refuse, before allocating, a tree of ``n`` nodes above ``max_nodes`` or whose estimated memory
+    (``n × per_node`` bytes) exceeds what this machine has available."""
+    need = float(n) * per_node
+    if max_nodes is not None and n > max_nodes:
+        raise InputError(f"the tree would have {_count(n)} nodes (about {_bytes(need)} of memory), more than "
+                         f"the limit of {max_nodes:,} nodes; raise it with {flag} N")
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise InputError(f"the tree would have {_count(n)} nodes and need about {_bytes(need)} of memory, more "
+                         f"than the {_bytes(avail)} this machine has available; choose a smaller size")
+
+
+def check_lam(lam: float, n_leaves: int) -> float:
+    """λ of the Poisson leaf counts: a positive finite number with n_leaves × λ <= 2^53 (MAX_COUNT)."""
+    from dpviz.core.accounting import positive
+
+    lam = positive("--lam", lam)
+    if lam * max(1, n_leaves) > MAX_COUNT:
+        raise InputError(f"--lam: λ = {lam:g} on {n_leaves:,} leaves would make an expected total above the "
+                         f"largest total count 2^53 = {MAX_COUNT:,} (MAX_COUNT); choose a smaller λ")
+    return lam
 
 
 def _poisson_leaves(data_parent: np.ndarray, lam: float, rng: np.random.Generator, name: str) -> TreeData:
     tree = tree_from_parents(data_parent)
-    x = rng.poisson(lam, size=tree.m).astype(float)
+    x = rng.poisson(check_lam(lam, tree.m), size=tree.m).astype(float)
     return TreeData(tree=tree, x=x, name=name)
 
 
 def complete_tree(k: int, height: int, lam: float, rng: np.random.Generator) -> TreeData:
     """Complete k-ary tree with ``height`` levels (SynData: k = 2, h = 24 gives 16,777,215 nodes),
     leaves ~ Poisson(λ)."""
-    if k < 1 or height < 1:
-        raise InputError("a complete tree needs fan-out k >= 1 and height >= 1")
-    n = height if k == 1 else (k**height - 1) // (k - 1)
+    n = complete_size(k, height)
+    check_size(n)
+    check_lam(lam, 1)
     parent = (np.arange(n, dtype=np.int64) - 1) // k
     parent[0] = -1
     return _poisson_leaves(parent, lam, rng, f"complete {k}-ary tree, h={height}")
@@ -53,6 +151,8 @@ def random_fanout_tree(n: int, lam: float, rng: np.random.Generator) -> TreeData
     """Random fan-out tree with ~n nodes, fan-outs {2,3,4,5} at {40,30,20,10}%, Poisson(λ) leaves."""
     if n < 1:
         raise InputError("n must be >= 1")
+    check_size(n)
+    check_lam(lam, 1)
     return _poisson_leaves(fanout_parents(n, rng), lam, rng, f"random fan-out tree, n={n}")
 
 
@@ -61,6 +161,8 @@ def path_like_tree(n: int, lam: float, rng: np.random.Generator, leaf_every: int
     (leaf_every=0: a bare path). Height ~ n / 2: the stress case for recursion."""
     if n < 1:
         raise InputError("n must be >= 1")
+    check_size(n)
+    check_lam(lam, 1)
     if leaf_every <= 0:
         parent = np.arange(-1, n - 1, dtype=np.int64)
     else:
