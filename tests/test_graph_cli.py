@@ -17,22 +17,13 @@ from dpviz.graph.io import read_edges
 from dpviz.graph.release import METHODS, NOT_PRIVATE_LABEL
 from dpviz.errors import InputError
 from tests.apptest_helpers import ROOT
+from tests.cli_helpers import one_line_error, run_group
 
 EDGES = "alice,bob\nbob,carol\ncarol,alice\ndave,alice\nerin,dave\nerin,frank\nfrank,alice\n"
 
 
 def run(argv, capsys):
-    rc = cli.main(["graph", *map(str, argv)])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def one_line_error(rc, err, *needles):
-    assert rc == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dpviz: error:"), err
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
+    return run_group("graph", argv, capsys)
 
 
 @pytest.fixture

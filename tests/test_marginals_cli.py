@@ -14,6 +14,7 @@ from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.marginals import pipeline
 from dpviz.marginals.data import read_table
 from tests.apptest_helpers import ROOT
+from tests.cli_helpers import one_line_error, run_group
 
 DATA = Path(__file__).parent / "data"
 GOOD = DATA / "marginals_cli_good.csv"
@@ -22,17 +23,7 @@ BUDGET = ["--epsilon", "1", "--delta", "1e-9"]
 
 
 def run(argv, capsys):
-    rc = cli.main(["marginals", *map(str, argv)])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def one_line_error(rc, err, *needles):
-    assert rc == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dpviz: error:"), err
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
+    return run_group("marginals", argv, capsys)
 
 
 # ---- simulate ------------------------------------------------------------------------------------------------------
