@@ -46,9 +46,10 @@ def cached_curves(cap: str, params: tuple):
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_dots(cap: str, params: tuple, _curves, curve_key: tuple, source, epsilons: tuple, trials: int,
+def cached_dots(cap: str, params: tuple, _curves, curve_key: tuple, _source, epsilons: tuple, trials: int,
                 seed: int, delta: float | None):
-    return montecarlo.dots(_curves, source, epsilons, trials=trials, seed=seed, delta=delta, options=dict(params))
+    """Monte-Carlo dots, cached by (capability, params — which name the data —, mechanisms, grid, seed)."""
+    return montecarlo.dots(_curves, _source, epsilons, trials=trials, seed=seed, delta=delta, options=dict(params))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
