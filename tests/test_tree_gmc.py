@@ -253,3 +253,260 @@ def test_output_variance_monte_carlo_geometric_split():
     for lev in range(1, tree.h + 1):
         sel = tree.depth == lev
         assert emp[sel].mean() == pytest.approx(ana[sel].mean(), rel=0.08)
+
+
+# ---- issue 11: vectorised stepper and Boosting against the loop versions they replaced ---------------
+# These slow references are the pre-vectorisation code (one Python step per height block, np.add.at),
+# kept here on purpose: the library's versions must give the same numbers.
+def loop_upward_steps(tree, v):
+    z = np.full(tree.n, np.nan)
+    acc = np.zeros(tree.n)
+    for k in range(1, tree.h + 1):
+        blk = tree.block(k)
+        z[blk] = v[blk] + acc[blk]
+        if k < tree.h:
+            np.add.at(acc, tree.parent[blk], z[blk])
+        yield z
+
+
+def loop_downward_steps(tree, v):
+    z = np.full(tree.n, np.nan)
+    z[0] = v[0]
+    yield z
+    for k in range(tree.h - 1, 0, -1):
+        blk = tree.block(k)
+        z[blk] = v[blk] + z[tree.parent[blk]]
+        yield z
+
+
+def loop_partial_propagation(tree, v, direction, step):
+    steps = loop_upward_steps(tree, v) if direction == "up" else loop_downward_steps(tree, v)
+    for i, z in enumerate(steps, start=1):
+        if i >= step:
+            return z.copy()
+
+
+def loop_boosting(tree, noisy):
+    """Hay et al. 2010 Thm. 3, one height block at a time (the previous implementation)."""
+    n, h = tree.n, tree.h
+    if tree.n1 == 0:
+        return noisy.copy()
+    k = float(tree.children_count[0])
+    ell = np.arange(h + 1, dtype=float)
+    ell[0] = 1.0
+    if k == 1.0:
+        a_coef, b_coef = 1.0 / ell, (ell - 1.0) / ell
+    else:
+        a_coef = (1.0 - 1.0 / k) / (1.0 - k ** (-ell))
+        b_coef = (1.0 - k ** (1.0 - ell)) / (k * (1.0 - k ** (-ell)))
+    z = noisy.copy()
+    child_sum = np.zeros(n)
+    for lev in range(1, h + 1):
+        blk = tree.block(lev)
+        if lev > 1:
+            z[blk] = a_coef[lev] * noisy[blk] + b_coef[lev] * child_sum[blk]
+        if lev < h:
+            np.add.at(child_sum, tree.parent[blk], z[blk])
+    out = np.empty(n)
+    out[0] = z[0]
+    for lev in range(h - 1, 0, -1):
+        blk = tree.block(lev)
+        par = tree.parent[blk]
+        out[blk] = z[blk] + (out[par] - child_sum[par]) / k
+    return out
+
+
+def layouts_and_depths(seed: int):
+    """Random trees of every shape, complete k-ary trees in BFS order (the perfect layout) and
+    shuffled (the same trees on the CSR layout), and deep caterpillars (the sparse engine)."""
+    yield from ((shape, tree) for _, shape, tree in random_trees(seed, 60, 120))
+    rng = np.random.default_rng(seed)
+    for k, h in [(1, 6), (2, 7), (3, 5), (4, 4)]:
+        tree = complete_tree(k, h, 1.0, rng).tree
+        yield f"complete{k}", tree
+        p = tree.parent
+        perm = rng.permutation(p.size)
+        inv = np.argsort(perm)
+        yield f"complete{k}-shuffled", tree_from_parents(np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1))
+    for n in (301, 2001):
+        from dpviz.tree.synthetic import path_like_tree
+
+        yield f"caterpillar{n}", path_like_tree(n, 1.0, rng).tree
+
+
+def test_layouts_cover_the_perfect_csr_and_deep_paths():
+    from dpviz.tree.propagation import workspace
+
+    kinds = {("perfect" if workspace(t).fanouts is not None else "csr", t.is_deep)
+             for _, t in layouts_and_depths(20)}
+    assert {("perfect", False), ("csr", False), ("csr", True)} <= kinds
+
+
+def test_partial_propagation_equals_the_block_loop_at_every_step():
+    from dpviz.tree.propagation import partial_propagation
+
+    rng = np.random.default_rng(21)
+    for shape, tree in layouts_and_depths(21):
+        v = rng.normal(0, 10, tree.n)
+        steps = range(1, tree.h + 1) if tree.h <= 12 else sorted({1, 2, tree.h // 3, tree.h - 1, tree.h})
+        for direction in ("up", "down"):
+            for step in steps:
+                got = partial_propagation(tree, v, direction, step)
+                want = loop_partial_propagation(tree, v, direction, step)
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{shape} {direction} {step}")
+                reached = ~np.isnan(want)
+                np.testing.assert_allclose(got[reached], want[reached], rtol=1e-12, atol=1e-9,
+                                           err_msg=f"{shape} n={tree.n} {direction} step {step}")
+        np.testing.assert_array_equal(partial_propagation(tree, v, "up"), partial_propagation(tree, v, "up", 10**9))
+
+
+def test_partial_propagation_refuses_fewer_than_one_step():
+    from dpviz.errors import InputError
+    from dpviz.tree.propagation import partial_propagation
+
+    tree = complete_tree(2, 4, 1.0, np.random.default_rng(0)).tree
+    for bad in (0, -1, 1.5):
+        with pytest.raises(InputError, match="step"):
+            partial_propagation(tree, np.ones(tree.n), "up", bad)
+
+
+def test_boosting_equals_the_level_loop():
+    rng = np.random.default_rng(22)
+    for shape, tree in layouts_and_depths(22):
+        noisy = rng.normal(0, 10, tree.n)
+        want = loop_boosting(tree, noisy)
+        for _ in range(2):  # the second call on a deep tree uses the cached triangular factors
+            np.testing.assert_allclose(baselines.boosting(tree, noisy), want, rtol=1e-12, atol=1e-9,
+                                       err_msg=f"{shape} n={tree.n}")
+
+
+def test_perfect_and_csr_layouts_give_the_same_plan_and_release():
+    """A complete tree in BFS order (perfect layout, one pivot per level) and the same tree shuffled
+    (CSR layout, one pivot per node): equal pivots, releases and variances, uniform and per level."""
+    from dpviz.tree.gmc import output_variance
+    from dpviz.tree.propagation import workspace
+
+    rng = np.random.default_rng(23)
+    for k, h in [(2, 9), (3, 6), (5, 4)]:
+        t1 = complete_tree(k, h, 1.0, rng).tree
+        p = t1.parent
+        perm = rng.permutation(p.size)
+        inv = np.argsort(perm)
+        t2 = tree_from_parents(np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1))
+        assert workspace(t1).fanouts is not None and workspace(t2).fanouts is None
+        to2 = np.empty(p.size, int)  # DOH index in t1 -> DOH index in t2 of the same input node
+        to2[np.argsort(t1.order)] = np.argsort(t2.order)[inv]
+        noisy = rng.normal(0, 5, p.size)
+        for d in (None, np.repeat(rng.uniform(0.5, 3, h), [k ** (h - 1 - j) for j in range(h)])[::-1].copy()):
+            p1 = plan(t1, d)
+            p2 = plan(t2, None if d is None else d[np.argsort(to2)])
+            assert p1.levels is not None and p2.levels is None
+            np.testing.assert_allclose(p1.t, p2.t[to2[: t1.n1]], rtol=1e-13)
+            for form in ("sqrt", "nosqrt"):
+                np.testing.assert_allclose(gmc(p1, noisy, form), gmc(p2, noisy[np.argsort(to2)], form)[to2],
+                                           rtol=1e-12, atol=1e-9)
+            np.testing.assert_allclose(output_variance(p1), output_variance(p2)[to2], rtol=1e-12)
+
+
+def test_compiled_kernel_and_numpy_fallback_agree(monkeypatch):
+    from dpviz.tree import propagation
+
+    rng = np.random.default_rng(24)
+    cases = [(shape, t) for shape, t in layouts_and_depths(24)][::3]
+    before = []
+    for _, tree in cases:
+        v = rng.normal(size=tree.n)
+        before.append((v, upward(tree, v), downward(tree, v), gmc(plan(tree), v), baselines.boosting(tree, v)))
+    monkeypatch.setattr(propagation, "_csr_matvec", None)
+    monkeypatch.setattr(propagation, "_WORKSPACES", type(propagation._WORKSPACES)())
+    for (shape, tree), (v, *want) in zip(cases, before):
+        got = (upward(tree, v), downward(tree, v), gmc(plan(tree), v), baselines.boosting(tree, v))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-10, err_msg=shape)
+
+
+@pytest.mark.parametrize("kind", ["perfect", "csr"])
+def test_gmc_allocates_only_its_result(kind):
+    """Stage 2 reuses the workspace: with ``out=`` it allocates less than a tenth of one n-vector,
+    without it about one n-vector (the result)."""
+    import tracemalloc
+
+    from dpviz.tree.synthetic import fanout_parents
+
+    rng = np.random.default_rng(25)
+    tree = (complete_tree(2, 16, 1.0, rng).tree if kind == "perfect"
+            else tree_from_parents(fanout_parents(60_000, rng)))
+    p = plan(tree)
+    noisy = rng.normal(size=tree.n)
+    buf = np.empty(tree.n)
+    want = gmc(p, noisy)  # first call builds the workspace and the plan's coefficients
+    vec = 8 * tree.n
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        got = gmc(p, noisy, out=buf)
+        with_out = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        fresh = gmc(p, noisy)
+        without = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got is buf
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fresh, want)
+    assert with_out < vec / 10, (with_out, vec)
+    assert vec <= without < 1.1 * vec, (without, vec)
+
+
+def test_gmc_out_must_be_a_separate_float_vector():
+    tree = complete_tree(2, 4, 1.0, np.random.default_rng(0)).tree
+    p, v = plan(tree), np.arange(tree.n, dtype=float)
+    for bad in (v, np.empty(tree.n, np.float32), np.empty(tree.n + 1), np.empty(2 * tree.n)[::2]):
+        with pytest.raises(ValueError, match="out"):
+            gmc(p, v, out=bad)
+
+
+def test_concurrent_calls_on_one_plan_do_not_share_scratch():
+    """Streamlit sessions share a cached plan: threads calling gmc at once must each get their own
+    answer (a busy workspace hands out fresh buffers instead of its own)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(26)
+    for tree in (complete_tree(2, 12, 1.0, rng).tree, random_trees(27, 1, 3000).__next__()[2]):
+        p = plan(tree)
+        vs = [rng.normal(size=tree.n) for _ in range(16)]
+        want = [gmc(p, v) for v in vs]
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda v: gmc(p, v), vs * 4))
+        for g, w in zip(got, want * 4):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_deep_trees_keep_one_triangular_factor_per_weight_set():
+    from dpviz.tree.propagation import workspace
+    from dpviz.tree.synthetic import path_like_tree
+
+    tree = path_like_tree(3001, 1.0, np.random.default_rng(28)).tree
+    assert tree.is_deep
+    v = np.random.default_rng(29).normal(size=tree.n)
+    first = upward(tree, v)
+    factor = workspace(tree)._factors["unit"]
+    np.testing.assert_allclose(upward(tree, v), first, rtol=1e-12)
+    np.testing.assert_allclose(first, upward(tree, v, engine="levels"), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(downward(tree, v), downward(tree, v, engine="levels"), rtol=1e-12, atol=1e-9)
+    assert workspace(tree)._factors["unit"] is factor
+
+
+def test_upward_in_place_is_buildtree():
+    """upward(..., out=v) overwrites v with G⁻ᵀv (each entry is read before it is written)."""
+    from dpviz.tree.io import build_tree
+
+    rng = np.random.default_rng(30)
+    for _, tree in layouts_and_depths(30):
+        if tree.is_deep:
+            continue
+        x = rng.poisson(5.0, tree.m).astype(float)
+        v = np.zeros(tree.n)
+        v[tree.n1:] = x
+        assert upward(tree, v, out=v) is v
+        np.testing.assert_array_equal(v, build_tree(tree, x))

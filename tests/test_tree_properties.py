@@ -441,3 +441,37 @@ def test_hypothesis_laplacian_kernel(q):
     np.testing.assert_array_equal(lap.sum(axis=1), 0)
     assert np.trace(lap) == 2 * (t.n - 1)
     assert lap[0, 0] == t.children_count[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: Props. 5-6 on every propagation path (perfect layout, CSR layout, deep trees)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["complete", "complete-shuffled", "fanout", "deep"])
+def test_prop5_prop6_on_every_propagation_path(kind):
+    """Subtree sizes and depths by propagation equal the definitions on large trees of each layout:
+    a complete ternary tree in BFS order (strided steps, no index arrays), the same tree shuffled
+    (CSR steps), a random fan-out tree and a deep caterpillar (sparse solves; the second call reuses
+    the cached factor)."""
+    from dpviz.tree.propagation import workspace
+    from dpviz.tree.synthetic import fanout_parents, path_like_tree
+
+    rng = np.random.default_rng(1101)
+    if kind.startswith("complete"):
+        q = (np.arange(3**9 // 2) - 1) // 3  # 9841 nodes, height 9
+        q[0] = -1
+        q = _shuffle(q, rng) if kind.endswith("shuffled") else q
+    elif kind == "fanout":
+        q = fanout_parents(20_000, rng)
+    else:
+        q = path_like_tree(4001, 1.0, rng).tree.parent
+    t = tree_from_parents(q)
+    assert (workspace(t).fanouts is not None) == (kind == "complete") and t.is_deep == (kind == "deep")
+    want_size = np.ones(t.n, np.int64)  # children before parents: add each subtree into its parent
+    for i in np.argsort(-t.depth, kind="stable"):
+        if t.parent[i] >= 0:
+            want_size[t.parent[i]] += want_size[i]
+    for _ in range(2):
+        np.testing.assert_array_equal(subtree_sizes(t), want_size)
+        np.testing.assert_array_equal(depths(t), t.depth)
+    if kind.startswith("complete"):
+        np.testing.assert_array_equal(want_size, (3 ** t.height.astype(np.int64) - 1) // 2)

@@ -341,3 +341,26 @@ def test_strategy_answer_rejects_other_trees_and_shapes(fanout, county):
     meas = LinearMeasurement("x", np.zeros(3), np.ones(3), Noise.laplace(1.0), 1.0)
     with pytest.raises(InputError, match="expected 1 node values"):
         GMC(tree_from_parents(np.array([-1]))).fit(meas)
+
+
+def test_simulate_on_a_deep_tree_every_method_from_one_plan():
+    """Issue 11: a deep caterpillar (h ≈ n/2, the sparse engine) through simulate() with every method:
+    the GLS methods agree and are consistent, the expected total error is m σ² (Theorem 5), and a second
+    draw on the same plan (the page's ε move) rescales the same noise."""
+    rng = np.random.default_rng(1102)
+    data = path_like_tree(20_001, 5.0, rng)
+    tree = data.tree
+    assert tree.is_deep
+    noise = Noise.laplace(1.0)
+    d = node_variances(tree, noise, "uniform")
+    p = plan_for(tree, d)
+    unit = rng.laplace(0.0, 1.0, tree.n)
+    sim = simulate(data, noise, list(METHODS), rng, split="uniform", unit=unit, plan=p)
+    gmc_out = sim.results["gmc"].released
+    for m in ("gmc-nosqrt", "lee", "privtrie"):
+        np.testing.assert_allclose(sim.results[m].released, gmc_out, rtol=0, atol=1e-6 * np.abs(gmc_out).max())
+    assert consistency_bias(tree, gmc_out) < 1e-6
+    assert sim.results["gmc"].variance.sum() == pytest.approx(tree.m * d[0], rel=1e-9)
+    sim2 = simulate(data, Noise.laplace(2.0), ["gmc", "boosting"], rng, split="uniform", unit=unit, plan=p)
+    np.testing.assert_allclose(sim2.noisy - data.v, (sim.noisy - data.v) / 2.0, rtol=1e-12, atol=1e-9)
+    assert np.all(np.isfinite(sim2.results["boosting"].released))

@@ -17,5 +17,5 @@ Public API (``dpviz.tree.release``, built on :mod:`dpviz.core`):
 Modules: ``model`` (tree in Descending Order of Height), ``generation`` (G, H, M), ``propagation``
 (Props. 2-3), ``properties`` (Props. 4-11, Thms. 1-4), ``gmc`` (Alg. 1-2), ``baselines``, ``strategy``,
 ``estimators``, ``release``, ``metrics``, ``io`` (validated readers, ``sample:county``), ``synthetic``,
-``cli``, ``bench``.
+``cli`` (benchmarks live in ``bench/``).
 """

@@ -24,6 +24,7 @@ from scipy.sparse.linalg import spsolve
 
 from dpviz.tree.generation import consistency_matrix
 from dpviz.tree.model import Tree
+from dpviz.tree.propagation import downward, upward, workspace
 
 DENSE_LIMIT = 2000
 
@@ -40,14 +41,18 @@ def boosting(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.n
 
     z[v] = ṽ[v] at leaves, else z[v] = (k^ℓ - k^{ℓ-1})/(k^ℓ - 1) ṽ[v] + (k^{ℓ-1} - 1)/(k^ℓ - 1) Σ_{u∈C_v} z[u];
     h̄[root] = z[root], h̄[u] = z[u] + (h̄[f_u] - Σ_{s∈C_{f_u}} z[s]) / k.
-    Each pass is vectorised over one height block (the formula is per level). Ignores ``d`` (the
+    Each pass is one compiled step per height block (the workspace steps of
+    :mod:`dpviz.tree.propagation`); on deep trees each pass is one sparse triangular solve instead:
+    z = G⁻ᵀ v' with node weights 1/b_ℓ and v' = (a_ℓ/b_ℓ) ṽ on internal nodes (1 and ṽ on leaves),
+    then h̄ = G⁻¹ c with edge weights 1/k and c_u = z_u - Σ_{s∈C_{f_u}} z_s / k. Ignores ``d`` (the
     estimator assumes equal noise on all nodes).
     """
     noisy = np.asarray(noisy, float)
-    n, h = tree.n, tree.h
-    if tree.n1 == 0:
+    n, h, n1 = tree.n, tree.h, tree.n1
+    if n1 == 0:
         return noisy.copy()
-    k = float(tree.children_count[0])
+    ws = workspace(tree)
+    k = float(ws.fanout(0))
     ell = np.arange(h + 1, dtype=float)
     ell[0] = 1.0  # index 0 unused; avoids 0/0
     if k == 1.0:  # limit k → 1 of the coefficients
@@ -55,20 +60,35 @@ def boosting(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.n
     else:  # written with k^{-ℓ} so tall trees do not overflow
         a_coef = (1.0 - 1.0 / k) / (1.0 - k ** (-ell))
         b_coef = (1.0 - k ** (1.0 - ell)) / (k * (1.0 - k ** (-ell)))
+    if tree.is_deep:  # h ~ n: two sparse triangular solves (factors kept per tree) instead of h steps
+        w_level, v_level = np.ones(h + 1), np.ones(h + 1)  # by height; leaves (ℓ = 1) keep ṽ
+        w_level[2:] = 1.0 / b_coef[2:]
+        v_level[2:] = a_coef[2:] / b_coef[2:]
+        z = upward(tree, v_level[tree.height] * noisy, w_level[tree.height], 1.0, key="boosting-up")
+        child_sum = np.zeros(n1)
+        ws.child_sum_all(z, child_sum)
+        c = np.zeros(n)
+        ws.parent_add_all(child_sum, c)  # Σ_{s∈C_{f_u}} z[s]
+        c *= -1.0 / k
+        c += z
+        return downward(tree, c, 1.0, 1.0 / k, key="boosting-down")
     z = noisy.copy()
-    child_sum = np.zeros(n)
-    for lev in range(1, h + 1):
-        blk = tree.block(lev)
-        if lev > 1:
-            z[blk] = a_coef[lev] * noisy[blk] + b_coef[lev] * child_sum[blk]
-        if lev < h:
-            np.add.at(child_sum, tree.parent[blk], z[blk])
+    child_sum = np.zeros(n1)
+    for lev in range(2, h + 1):  # the formulas above, one height block at a time
+        s, e = ws.block(lev)
+        ws.child_sum(lev, z, child_sum)
+        np.multiply(noisy[s:e], a_coef[lev], out=z[s:e])
+        z[s:e] += b_coef[lev] * child_sum[s:e]
     out = np.empty(n)
     out[0] = z[0]
+    share = np.empty(n1)  # (h̄[v] - Σ_{s∈C_v} z[s]) / k, handed to v's children
+    share[0] = (out[0] - child_sum[0]) / k
     for lev in range(h - 1, 0, -1):
-        blk = tree.block(lev)
-        par = tree.parent[blk]
-        out[blk] = z[blk] + (out[par] - child_sum[par]) / k
+        s, e = ws.block(lev)
+        ws.parent_add(lev, share, out, init=z)
+        if lev > 1:
+            np.subtract(out[s:e], child_sum[s:e], out=share[s:e])
+            share[s:e] /= k
     return out
 
 

@@ -72,7 +72,12 @@ def check_plan(p: GMCPlan, tree: Tree, d: np.ndarray) -> float:
     if p.tree is not tree and (p.tree.n != tree.n or not np.array_equal(p.tree.parent, tree.parent)):
         raise InputError(f"GMC plan: built for another tree ({p.tree.n:,} nodes) than this measurement's "
                          f"({tree.n:,} nodes)")
-    ref = np.ones(tree.n) if p.d is None else p.d
+    ref = p.d
+    if ref is None:  # uniform plan: the same test as allclose(d, c), without n-sized temporaries
+        c = float(d[0])
+        if max(float(d.max()) - c, c - float(d.min())) <= PLAN_RTOL * abs(c):
+            return c
+        ref = np.ones(tree.n)
     c = float(d[0] / ref[0])
     if not np.allclose(d, c * ref, rtol=PLAN_RTOL, atol=0.0):
         worst = int(np.argmax(np.abs(d / (c * ref) - 1.0)))

@@ -21,24 +21,30 @@ Cholesky factorisation of Mᵀ D M, which has no fill-in on a tree.
 Stage 1 (structure, independent of the data and of ε): :func:`plan` computes ``t``.
 Stage 2 (per release): :func:`gmc` applies Eq. (36) — two propagations on T⁽¹⁾ — or its
 square-root-free form Eq. (39).
+
+Both stages run over the height blocks in the tree's :class:`~dpviz.tree.propagation.Workspace`
+(index arrays and scratch built once per structure). Stage 2 is three compiled passes: upward over
+the children lists with Mᵀṽ folded in (each finished node sends its parent w_{c→f} z_c − ṽ_c, each
+leaf −ṽ_c), downward over the parent pointers of T⁽¹⁾, and v̄ = ṽ − D M y over all parent
+pointers. The only n-sized array it writes is the result (pass ``out=`` to reuse one); the scratch
+is one n₁-vector of the workspace. Deep trees (``sparse`` engine) read y = (MᵀDM)⁻¹Mᵀṽ off the sparse
+LU factor whose pivots are ``t``, kept in the plan.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import splu
 
 from dpviz.tree.model import Tree
-from dpviz.tree.propagation import Engine, downward, scatter_add, upward
+from dpviz.tree.propagation import Engine, Workspace, downward, use_sparse, workspace
 
 Form = Literal["sqrt", "nosqrt"]
 
-__all__ = ["GMCPlan", "theta", "pivots", "plan", "gmc", "m_transpose", "m_times", "Form"]
+__all__ = ["GMCPlan", "theta", "pivots", "plan", "gmc", "m_transpose", "m_times", "output_variance", "Form"]
 
 
 def theta(tree: Tree) -> np.ndarray:
@@ -47,63 +53,123 @@ def theta(tree: Tree) -> np.ndarray:
     return pivots(tree) - 1.0
 
 
+def _variances(tree: Tree, d) -> np.ndarray | None:
+    if d is None:
+        return None
+    dd = np.ascontiguousarray(d, dtype=float)
+    if dd.shape != (tree.n,) or not np.all(np.isfinite(dd)) or not np.all(dd > 0):
+        raise ValueError("per-node variances must be a positive finite vector of length n")
+    return dd
+
+
 def pivots(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> np.ndarray:
     """t_i (i < n₁): the generalised θ' = 1 + θ for per-node noise variances ``d`` (module docstring).
 
-    ``levels`` engine: one vectorised step per height block (h - 1 steps). ``sparse`` engine (deep
-    trees): the same numbers read off SciPy's compiled sparse LU of Mᵀ D M in leaves-first order,
-    which has no fill-in and no pivoting.
+    ``levels`` engine: one step per height block (h - 1 steps); on a perfect layout (complete k-ary
+    tree) with variances constant per level, one number per level. ``sparse`` engine (deep trees):
+    the same numbers read off SciPy's compiled sparse LU of Mᵀ D M in leaves-first order, which has
+    no fill-in and no pivoting.
     """
-    n, n1 = tree.n, tree.n1
-    if n1 == 0:
-        return np.zeros(0)
-    if d is None:  # the paper's case: a_i = 1 + |C_i| (Alg. 1 line 1: θ_i = |C_i|)
-        dd = None
-        a = 1.0 + tree.children_count[:n1]
-    else:
-        dd = np.asarray(d, float)
-        if dd.shape != (n,) or np.any(~np.isfinite(dd)) or np.any(dd <= 0):
-            raise ValueError("per-node variances must be a positive finite vector of length n")
-        a = dd[:n1] + np.bincount(tree.parent[1:], weights=dd[1:], minlength=n1)
-    use_sparse = engine == "sparse" or (engine == "auto" and tree.is_deep)
-    if use_sparse:
-        return _pivots_sparse(tree, np.ones(n) if dd is None else dd, a)
+    return plan(tree, d, engine).t
+
+
+def _pivots_nodes(tree: Tree, ws: Workspace, dd: np.ndarray | None) -> np.ndarray:
+    """t_i = d_i + Σ_{c∈C_i} (d_c − [c internal] d_c²/t_c) (Alg. 1 with d ≡ 1: 1 + |C_i| − Σ 1/t_c),
+    one block at a time: each finished node leaves its term in ``msg`` for its parent's row sum."""
+    n, n1, h = tree.n, tree.n1, tree.h
     t = np.empty(n1)
-    acc = np.zeros(n1)  # Σ_{c internal child} d_c² / t_c  (Alg. 1 line 2: Σ (1 + θ_c)⁻¹)
-    for k in range(2, tree.h + 1):
-        blk = tree.block(k)
-        t[blk] = a[blk] - acc[blk]
-        if k < tree.h:
-            contrib = 1.0 / t[blk] if dd is None else dd[blk] ** 2 / t[blk]
-            scatter_add(acc, tree.parent[blk], contrib)
+    msg = np.empty(n)  # stage 1 only: freed before stage 2 allocates its result
+    msg[n1:] = 1.0 if dd is None else dd[n1:]
+    for k in range(2, h + 1):
+        s, e = ws.block(k)
+        tb = t[s:e]
+        tb[...] = 1.0 if dd is None else dd[s:e]
+        ws.child_sum(k, msg, t)
+        if k < h:
+            mb = msg[s:e]
+            if dd is None:
+                np.divide(1.0, tb, out=mb)
+                np.subtract(1.0, mb, out=mb)
+            else:
+                np.square(dd[s:e], out=mb)
+                mb /= tb
+                np.subtract(dd[s:e], mb, out=mb)
     return t
 
 
-def _pivots_sparse(tree: Tree, dd: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _level_variances(tree: Tree, ws: Workspace, dd: np.ndarray | None) -> np.ndarray | None:
+    """d by height (index K) on a perfect layout when d is constant on every height block, else None."""
+    if ws.fanouts is None:
+        return None
+    d_lv = np.ones(tree.h + 1)
+    if dd is not None:
+        for k in range(1, tree.h + 1):
+            s, e = ws.block(k)
+            lo = dd[s:e].min()
+            if lo != dd[s:e].max():
+                return None
+            d_lv[k] = lo
+    return d_lv
+
+
+def _pivots_levels(ws: Workspace, d_lv: np.ndarray) -> np.ndarray:
+    """The recursion of :func:`_pivots_nodes` with one value per level:
+    t_K = d_K + k_K (d_{K-1} − d_{K-1}²/t_{K-1})."""
+    t = np.ones(d_lv.shape[0])  # entries 0 and 1 unused
+    for k in range(2, t.shape[0]):
+        below = d_lv[k - 1] - (d_lv[k - 1] ** 2 / t[k - 1] if k > 2 else 0.0)
+        t[k] = d_lv[k] + ws.fanouts[k] * below
+    return t
+
+
+def _normal_factor(tree: Tree, ws: Workspace, dd: np.ndarray | None):
+    """SuperLU factor of Mᵀ D M with the node order reversed (leaves of T⁽¹⁾ eliminated first): no
+    fill-in, no pivoting, U's diagonal = t reversed."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import splu
+
     n1 = tree.n1
+    a = np.ones(n1) if dd is None else dd[:n1].copy()  # a_i = d_i + Σ_{c∈C_i} d_c
+    ws.child_sum_all(ws.ones if dd is None else dd, a)
     child = np.arange(1, n1)
-    par = tree.parent[1:n1]
-    rev = n1 - 1  # reverse the DOH order so that leaves of T⁽¹⁾ are eliminated first
-    rows = np.concatenate([rev - np.arange(n1), rev - child, rev - par])
-    cols = np.concatenate([rev - np.arange(n1), rev - par, rev - child])
-    vals = np.concatenate([a, -dd[child], -dd[child]])
-    mat = sp.csc_matrix((vals, (rows, cols)), shape=(n1, n1))
+    off = np.ones(n1 - 1) if dd is None else dd[1:n1]
+    rev = n1 - 1
+    r_child, r_par = rev - child, rev - tree.parent[1:n1]
+    diag = rev - np.arange(n1)
+    mat = sp.csc_matrix((np.concatenate([a, -off, -off]),
+                         (np.concatenate([diag, r_child, r_par]), np.concatenate([diag, r_par, r_child]))),
+                        shape=(n1, n1))
     lu = splu(mat, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
     if not (np.array_equal(lu.perm_r, np.arange(n1)) and np.array_equal(lu.perm_c, np.arange(n1))):
         raise RuntimeError("SuperLU reordered a tree matrix; pivots are not the θ' recursion")
-    return lu.U.diagonal()[::-1].copy()
+    return lu
 
 
 @dataclass(frozen=True, eq=False)
 class GMCPlan:
     """Stage 1 of GMC for one tree and one relative variance profile ``d`` (None = uniform).
 
-    GLS is invariant to scaling ``d``, so one plan serves every ε for a fixed budget split.
+    GLS is invariant to scaling ``d``, so one plan serves every ε for a fixed budget split. The
+    pivots are held per internal node (``nodes``) or, on a perfect layout with variances constant per
+    level, per height (``levels``, with the variances ``d_levels``); ``t`` is the per-node vector
+    either way. ``factor``: the sparse LU of Mᵀ D M when stage 1 ran on the sparse engine.
     """
 
     tree: Tree
-    t: np.ndarray
     d: np.ndarray | None = None
+    nodes: np.ndarray | None = field(default=None, repr=False)
+    levels: np.ndarray | None = field(default=None, repr=False)
+    d_levels: np.ndarray | None = field(default=None, repr=False)
+    factor: object | None = field(default=None, repr=False)
+
+    @cached_property
+    def t(self) -> np.ndarray:
+        """t_i for the n₁ internal nodes (= 1 + θ_i when d ≡ 1)."""
+        if self.nodes is not None:
+            return self.nodes
+        ws, h = workspace(self.tree), self.tree.h
+        sizes = [ws.block(k)[1] - ws.block(k)[0] for k in range(h, 1, -1)]
+        return np.repeat(self.levels[h:1:-1], sizes)
 
     @cached_property
     def sub(self) -> Tree:
@@ -126,6 +192,29 @@ class GMCPlan:
         return self.d1 / self.w
 
     @cached_property
+    def coefficients(self) -> dict:
+        """Stage 2's factors, per height (``levels``) or per internal node: 1/w, d/t (the parent's
+        weight in the downward step), and for each form the node scale and edge weight (None = 1)."""
+        lv = self.levels is not None
+        t = self.levels if lv else self.t
+        d1 = None if self.d is None else (self.d_levels if lv else self.d[: self.tree.n1])
+        inv_w = np.sqrt(t)
+        np.divide(1.0, inv_w, out=inv_w)
+        ratio = 1.0 / t if d1 is None else d1 / t
+        inv_t = ratio if d1 is None else 1.0 / t
+        d = None if d1 is None else (self.d_levels if lv else self.d)
+        return {"per_level": lv, "inv_w": inv_w, "ratio": ratio, "d": d,
+                "scale": {"sqrt": inv_w, "nosqrt": inv_t},
+                "edge": {"sqrt": inv_w if d1 is None else d1 * inv_w, "nosqrt": d1}}
+
+    @cached_property
+    def normal_factor(self):
+        """The sparse LU of Mᵀ D M (leaves first) used by the sparse engine's stage 2."""
+        if self.factor is not None:
+            return self.factor
+        return _normal_factor(self.tree, workspace(self.tree), self.d)
+
+    @cached_property
     def variance(self) -> np.ndarray:
         """:func:`output_variance` of this plan, computed once (read-only; scale it by c for d = c·self.d)."""
         out = output_variance(self)
@@ -135,13 +224,26 @@ class GMCPlan:
 
 def plan(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> GMCPlan:
     """Stage 1: Alg. 1 (construct G_{T⁽¹⁾←T}, represented by its pivots t)."""
-    return GMCPlan(tree=tree, t=pivots(tree, d, engine), d=None if d is None else np.asarray(d, float))
+    dd = _variances(tree, d)
+    sparse = use_sparse(tree, engine)
+    if tree.n1 == 0:
+        return GMCPlan(tree, dd, nodes=np.zeros(0))
+    ws = workspace(tree)
+    if sparse:
+        lu = _normal_factor(tree, ws, dd)
+        return GMCPlan(tree, dd, nodes=lu.U.diagonal()[::-1].copy(), factor=lu)
+    d_lv = _level_variances(tree, ws, dd)
+    if d_lv is not None:
+        return GMCPlan(tree, dd, levels=_pivots_levels(ws, d_lv), d_levels=d_lv)
+    return GMCPlan(tree, dd, nodes=_pivots_nodes(tree, ws, dd))
 
 
 def m_transpose(tree: Tree, v: np.ndarray) -> np.ndarray:
     """Mᵀ v (Def. 5): v_j - Σ_{c∈C_j} v_c for the n₁ internal nodes (zero iff v is consistent)."""
-    n1 = tree.n1
-    return v[:n1] - np.bincount(tree.parent[1:], weights=v[1:], minlength=n1)  # parents are < n₁
+    v = np.ascontiguousarray(v, dtype=float)
+    u = np.negative(v[: tree.n1])
+    workspace(tree).child_sum_all(v, u)
+    return np.negative(u, out=u)
 
 
 def m_times(tree: Tree, y: np.ndarray) -> np.ndarray:
@@ -152,32 +254,129 @@ def m_times(tree: Tree, y: np.ndarray) -> np.ndarray:
     return out
 
 
-def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "auto") -> np.ndarray:
-    """Stage 2: the optimally consistent release v̄ (Alg. 2 step 5).
+def _result_array(out: np.ndarray | None, noisy: np.ndarray) -> np.ndarray:
+    if out is None:
+        return np.empty(noisy.shape[0])
+    if (not isinstance(out, np.ndarray) or out.shape != noisy.shape or out.dtype != np.float64
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError(f"out must be a writeable contiguous float64 array of shape {noisy.shape}")
+    if np.shares_memory(out, noisy):
+        raise ValueError("out must not overlap the noisy vector")
+    return out
+
+
+def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "auto",
+        out: np.ndarray | None = None) -> np.ndarray:
+    """Stage 2: the optimally consistent release v̄ (Alg. 2 step 5), written into ``out`` if given.
 
     ``sqrt``:   v̄ = ṽ - D M G⁻¹(G⁻ᵀ(Mᵀ ṽ))                          (Eq. 36), G = G_{T⁽¹⁾←T}
     ``nosqrt``: v̄ = ṽ - D M G'⁻¹(t ∘ G'⁻ᵀ(Mᵀ ṽ)), G' = G_{T⁽¹⁾}^(t, d)   (Eq. 39; d ≡ 1 in the paper)
     """
     tree = p.tree
-    noisy = np.asarray(noisy, float)
+    noisy = np.ascontiguousarray(noisy, dtype=float)
     if noisy.shape != (tree.n,):
         raise ValueError(f"noisy vector has shape {noisy.shape}, expected ({tree.n},)")
-    if tree.n1 == 0:
-        return noisy.copy()
-    sub = p.sub
-    u = m_transpose(tree, noisy)
-    if form == "sqrt":
-        y = downward(sub, upward(sub, u, p.w, p.w_edge, engine), p.w, p.w_edge, engine)
-    elif form == "nosqrt":
-        y = downward(sub, p.t * upward(sub, u, p.t, p.d1, engine), p.t, p.d1, engine)
-    else:
+    if form not in ("sqrt", "nosqrt"):
         raise ValueError(f"form must be 'sqrt' or 'nosqrt', got {form!r}")
-    if p.d is None:  # v̄ = ṽ - M y without materialising M y: two passes over ṽ's copy
-        out = noisy.copy()
-        out[: tree.n1] -= y
-        out[1:] += y[tree.parent[1:]]
+    sparse = use_sparse(tree, engine)
+    out = _result_array(out, noisy)
+    if tree.n1 == 0:
+        np.copyto(out, noisy)
         return out
-    return noisy - p.d * m_times(tree, y)
+    ws = workspace(tree)
+    weighted_steps = ws.fanouts is not None and p.d is not None  # v̄'s parent step needs a product buffer
+    with ws.scratch(tree.n1, ws.max_internal_block if weighted_steps else 0) as (y, tmp):
+        if sparse:
+            _solve_normal(p, ws, noisy, y)
+        else:
+            _propagate(p, ws, noisy, form, y, out)
+        _subtract_m_times(p, ws, noisy, y, out, tmp)
+    return out
+
+
+def _at(c, per_level: bool, k: int, s: int, e: int):
+    """Coefficient ``c`` on block k = [s, e): a number (per-level plans) or a slice (per-node)."""
+    if c is None:
+        return None
+    return float(c[k]) if per_level else c[s:e]
+
+
+def _on(c, per_level: bool, k: int):
+    """Coefficient ``c`` for a step over block k: a number (per-level plans) or the whole array."""
+    if c is None:
+        return None
+    return float(c[k]) if per_level else c
+
+
+def _propagate(p: GMCPlan, ws: Workspace, noisy: np.ndarray, form: Form, y: np.ndarray, msg: np.ndarray) -> None:
+    """y = G⁻¹ G⁻ᵀ Mᵀ ṽ (Eq. 36) or G'⁻¹(t ∘ G'⁻ᵀ Mᵀ ṽ) (Eq. 39); ``msg`` (n) is scratch.
+
+    Upward, z_i = (u_i + Σ_{c internal} w_{c→i} z_c) / w_i with u = Mᵀṽ folded in: node c sends its
+    parent w_{c→f} z_c − ṽ_c (a leaf −ṽ_c); the nodes of height 2 have only leaves below them, so
+    their row sums read ṽ directly. Downward, y_i = z_i / w_i + (d_i/t_i) y_{f_i} (Eq. 39: z_i + ...).
+    """
+    n1, h = p.tree.n1, p.tree.h
+    c = p.coefficients
+    lv = c["per_level"]
+    scale, edge = c["scale"][form], c["edge"][form]
+    if ws.fanouts is None and h > 2:  # leaves can hang from any internal node
+        np.negative(noisy[n1:], out=msg[n1:])
+    for k in range(2, h + 1):
+        s, e = ws.block(k)
+        zb = y[s:e]
+        if k == 2:
+            ws.child_sum(2, noisy, y, init=noisy, negate=True)
+        else:
+            ws.child_sum(k, msg, y, init=noisy)
+        zb *= _at(scale, lv, k, s, e)
+        if k < h:
+            mb = msg[s:e]
+            eg = _at(edge, lv, k, s, e)
+            if eg is None:
+                np.subtract(zb, noisy[s:e], out=mb)
+            else:
+                np.multiply(zb, eg, out=mb)
+                mb -= noisy[s:e]
+    if form == "sqrt":
+        if lv:
+            for k in range(2, h + 1):
+                s, e = ws.block(k)
+                y[s:e] *= c["inv_w"][k]
+        else:
+            y *= c["inv_w"]
+    for k in range(h - 1, 1, -1):  # the messages are spent: msg is the product buffer now
+        ws.parent_add(k, y, y, _on(c["ratio"], lv, k), tmp=msg)
+
+
+def _solve_normal(p: GMCPlan, ws: Workspace, noisy: np.ndarray, y: np.ndarray) -> None:
+    """y = (Mᵀ D M)⁻¹ Mᵀ ṽ by the plan's sparse LU (deep trees)."""
+    n1 = p.tree.n1
+    np.negative(noisy[:n1], out=y)
+    ws.child_sum_all(noisy, y)
+    np.negative(y, out=y)
+    y[:] = p.normal_factor.solve(y[::-1])[::-1]
+
+
+def _subtract_m_times(p: GMCPlan, ws: Workspace, noisy: np.ndarray, y: np.ndarray, out: np.ndarray,
+                      tmp: np.ndarray) -> None:
+    """out = ṽ - D M y: ṽ_i - d_i y_i [i internal] + d_i y_{f_i} [i non-root], block by block."""
+    n1, h = p.tree.n1, p.tree.h
+    c = p.coefficients
+    lv, d = c["per_level"], c["d"]
+    if d is None:
+        np.subtract(noisy[:n1], y, out=out[:n1])
+    else:
+        for k in range(2, h + 1):
+            s, e = ws.block(k)
+            np.multiply(y[s:e], _at(d, lv, k, s, e), out=out[s:e])
+            np.subtract(noisy[s:e], out[s:e], out=out[s:e])
+    if ws.fanouts is None:  # one compiled pass over every parent pointer
+        np.copyto(out[n1:], noisy[n1:])
+        ws.parent_add_all(y, out, d)
+        return
+    for k in range(h - 1, 1, -1):  # perfect layout: the leaves' copy of ṽ is folded into their step
+        ws.parent_add(k, y, out, _on(d, lv, k), tmp=tmp)
+    ws.parent_add(1, y, out, _on(d, lv, 1), init=noisy, tmp=tmp)
 
 
 def output_variance(p: GMCPlan) -> np.ndarray:
@@ -196,12 +395,13 @@ def output_variance(p: GMCPlan) -> np.ndarray:
     d = np.ones(n) if p.d is None else p.d
     if n1 == 0:
         return d.copy()
-    ratio = p.d1 / p.t
-    s = downward(p.sub, 1.0 / p.t, 1.0, ratio**2)
+    inv_t = 1.0 / p.t
+    ratio = p.d1 * inv_t if p.d is not None else inv_t
+    s = downward(p.sub, inv_t, 1.0, ratio**2)
     q = np.empty(n)
     q[n1:] = s[tree.parent[n1:]]
     q[0] = s[0]
     if n1 > 1:
         par = tree.parent[1:n1]
-        q[1:n1] = 1.0 / p.t[1:] + (ratio[1:] - 1.0) ** 2 * s[par]
+        q[1:n1] = inv_t[1:] + (ratio[1:] - 1.0) ** 2 * s[par]
     return d - d * d * q
