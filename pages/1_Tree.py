@@ -117,6 +117,22 @@ def _file_stem(key: tuple) -> str:
 
 
 # ---- page --------------------------------------------------------------------------------------
+
+LEVEL_OPTIONS_LIMIT = 200
+"""Above this many levels a level picker is a plain slider: a select slider sends (and formats) every option,
+which on a 10^6-node path (500,001 levels) cost seconds per rerun."""
+
+
+def _level_slider(where, label: str, options: list[int], key: str, fmt=None) -> int:
+    """A picker over consecutive integer levels: a select slider with labels when there are few, else a slider
+    (its current value's label shown below it)."""
+    if len(options) <= LEVEL_OPTIONS_LIMIT:
+        return where.select_slider(label, options, key=key, format_func=fmt or str)
+    value = where.slider(label, options[0], options[-1], key=key)
+    if fmt is not None:
+        where.caption(fmt(value))
+    return value
+
 st.title("Tree release")
 st.caption("Counts over a hierarchy released with differential privacy, then made consistent "
            "(every parent = sum of its children) by GMC, the Generation-Matrix-based optimal "
@@ -209,8 +225,8 @@ with st.expander("Structure Matrix G and its inverse", icon=":material/grid_on:"
         if ss.get("k_order") not in k_opts:
             ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 2_000), k_opts[-1])
         if len(k_opts) > 1:
-            k = st.select_slider("k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, key="k_order",
-                                 format_func=lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
+            k = _level_slider(st, "k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, "k_order",
+                              lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
         else:
             k = 0
         with st.spinner("Building the sparsity views ..."):
@@ -293,7 +309,7 @@ direction = p2.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, 
 steps = list(range(1, tree.h + 1))
 if ss.get("prop_step") not in steps:
     ss["prop_step"] = tree.h
-step = p3.select_slider("Step (one height level at a time)", steps, key="prop_step") if len(steps) > 1 else 1
+step = _level_slider(p3, "Step (one height level at a time)", steps, "prop_step") if len(steps) > 1 else 1
 v_in = {"ones": np.ones(tree.n), "true": data.v, "noisy": sim.noisy}[vec]  # ṽ of this draw, whatever the methods
 z = partial_propagation(tree, v_in, direction, int(step))
 reached = int(np.isfinite(z).sum())

@@ -364,3 +364,14 @@ def test_simulate_on_a_deep_tree_every_method_from_one_plan():
     sim2 = simulate(data, Noise.laplace(2.0), ["gmc", "boosting"], rng, split="uniform", unit=unit, plan=p)
     np.testing.assert_allclose(sim2.noisy - data.v, (sim.noisy - data.v) / 2.0, rtol=1e-12, atol=1e-9)
     assert np.all(np.isfinite(sim2.results["boosting"].released))
+
+
+def test_geometric_shares_on_deep_trees_do_not_overflow():
+    """2^{ℓ/3} overflows past h ≈ 3,000; the shares are computed relative to the deepest level, and a tree so
+    deep that the root's share is 0 in floating point is refused (it would get infinite noise)."""
+
+    deep = level_shares(2_000, "geometric")
+    assert np.isfinite(deep).all() and deep[0] > 0 and abs(deep.sum() - 1) < 1e-12
+    assert deep[-1] / deep[-2] == pytest.approx(2 ** (1 / 3))
+    with pytest.raises(InputError, match="uniform split"):
+        level_shares(500_001, "geometric")

@@ -68,8 +68,14 @@ def level_shares(h: int, split: Split = "uniform") -> np.ndarray:
         raise InputError(f"height: expected an integer >= 1, got {h!r}")
     if split == "uniform":
         return np.full(int(h), 1.0 / h)
-    w = 2.0 ** (np.arange(1, h + 1) / 3.0)
-    return w / w.sum()
+    # 2^{ℓ/3} overflows for h ≳ 3,000: compute relative to the deepest level, 2^{(ℓ−h)/3} ∈ (0, 1]
+    w = np.exp2((np.arange(1, h + 1) - float(h)) / 3.0)
+    shares = w / w.sum()
+    if not shares[0] > 1e-300:
+        raise InputError(f"split: the geometric split on a tree of height {h:,} gives the root a budget share of "
+                         f"about 2^-{(h - 1) / 3:,.0f} (zero in floating point, i.e. infinite noise); use the "
+                         "uniform split for trees this deep")
+    return shares
 
 
 @dataclass(frozen=True, eq=False)
