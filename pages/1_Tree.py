@@ -27,7 +27,7 @@ from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import (expected_variance, node_variances, release, release_table, simulate,
                                 simulation_table, unit_noise)
-from dpviz.tree.strategy import TreeLevels
+from dpviz.tree.strategy import TreeLevels, level_shares
 from dpviz.viz import tree as vt
 from dpviz.viz.heatmap import matrix_heatmap
 
@@ -185,6 +185,7 @@ try:
     params = dict(epsilon=float(eps), delta=float(delta) if family == "gaussian" else None)
     sim_noise = Noise.from_params(family, **params, discrete=False)
     release_noise = Noise.from_params(family, **params, discrete=True)
+    level_shares(tree.h, split)  # e.g. a geometric split on a very deep tree: refused with a clear message
 except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
