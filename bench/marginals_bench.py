@@ -53,7 +53,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common import best_of  # bench/ is on sys.path when run as a script
+from common import best_of, ratio, table  # bench/ is on sys.path when run as a script
 
 from dpviz.core.accounting import zcdp_rho
 from dpviz.marginals.domain import Dataset, all_kway, downward_closure
@@ -98,20 +98,8 @@ def fmt_s(s: float | None) -> str:
     return f"{s:.3g} s" if s < 100 else f"{s:.0f} s"
 
 
-def ratio(a: float | None, b: float | None) -> str:
-    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b <= 0:
-        return "—"
-    r = a / b
-    return f"{r:.3g}x"
 
 
-def table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
-    print()
 
 
 def pgm_status() -> tuple[bool, str]:
