@@ -118,7 +118,8 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
     if len(table) > PREVIEW_ROWS:
         st.caption(f"First {PREVIEW_ROWS} of {len(table):,} rows; the download has them all.")
     c1, c2 = st.columns(2)
-    c1.download_button("Download the release (CSV)", data=to_csv_text(table),
+    # deferred: the CSV text is built when the button is clicked, not on every rerun (seconds on 10^6 rows)
+    c1.download_button("Download the release (CSV)", data=lambda: to_csv_text(table),
                        file_name=output_name(cap.name, "release", file_stem), mime="text/csv",
                        key=f"{cap.name}_release_download", icon=":material/download:", on_click="ignore")
     c2.download_button("Download its description (JSON)", data=json.dumps(meta, indent=2, default=str),
