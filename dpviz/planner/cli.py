@@ -154,6 +154,12 @@ def _print_plans(plans: list, title: str) -> None:
         print(line + f"  {p.label}")
     best = plans[0]
     print(f"best: {best.mechanism} needs {best.budget.describe} for {best.metric} ≤ {best.target:g}")
+    from dpviz.core.noise import MAX_RELEASE_EPSILON
+
+    need = best.release_epsilon if best.release_epsilon is not None else best.epsilon
+    if need is not None and need > MAX_RELEASE_EPSILON:
+        print(f"note: ε = {need:g} is above the release bound ε ≤ {MAX_RELEASE_EPSILON:g} (the noise would nearly "
+              "vanish): a release at this budget is refused; accept a larger error or aggregate further")
 
 
 def _plans_json(kind: str, settings: dict, plans: list) -> dict:
