@@ -114,7 +114,7 @@ def test_registrar_is_light_and_help_lists_the_group():
 
 def test_a_plan_above_the_release_bound_says_so(capsys):
     """A target so tight that the planned ε exceeds what a release accepts (ε ≤ 30) is flagged, not hidden."""
-    rc, out, _ = run(capsys, "plan", "tree", "sample:county", "--target-rmse", "0.1")
+    rc, out, _ = run(capsys, "tree", "sample:county", "--target-rmse", "0.1")
     assert rc == 0 and "above the release bound ε ≤ 30" in out
-    rc, out, _ = run(capsys, "plan", "tree", "sample:county", "--target-rmse", "10")
+    rc, out, _ = run(capsys, "tree", "sample:county", "--target-rmse", "10")
     assert rc == 0 and "release bound" not in out
