@@ -145,7 +145,7 @@ def node_table(tree: Tree, **columns: np.ndarray) -> pd.DataFrame:
            "parent": pd.array(ids.take(pa.array(par, mask=par < 0)).fill_null(""), dtype="str")}
     for name, col in columns.items():
         out[name] = col[rows] if isinstance(col, (np.ndarray, pd.api.extensions.ExtensionArray)) else np.asarray(col)[rows]
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, copy=False)  # no copy into 2-D blocks: the columns go to Arrow one by one
 
 
 def build_tree(tree: Tree, x: np.ndarray) -> np.ndarray:
@@ -174,6 +174,26 @@ def _arrow_column(col: pd.Series) -> pa.Array:
 
 
 _WRITE_ROWS = 1 << 17  # rows formatted per task
+_QUOTE_BYTES = tuple(b"\",\r\n")  # the characters of _NEEDS_QUOTES
+
+
+def _needs_quotes(col: pa.ChunkedArray) -> bool:
+    """Whether a string column holds ``"``, ``,``, CR or LF anywhere: a scan of the bytes its values span
+    (no regex per value); a chunk with nulls (whose slots may hold any bytes) takes the regex."""
+    for chunk in col.chunks:
+        if not len(chunk):
+            continue
+        if chunk.null_count:
+            if pc.any(pc.match_substring_regex(chunk, _NEEDS_QUOTES)).as_py():
+                return True
+            continue
+        wide = pa.types.is_large_string(chunk.type)
+        offsets = np.frombuffer(chunk.buffers()[1], np.int64 if wide else np.int32)
+        a, b = int(offsets[chunk.offset]), int(offsets[chunk.offset + len(chunk)])
+        data = np.frombuffer(chunk.buffers()[2], np.uint8)[a:b] if b > a else np.empty(0, np.uint8)
+        if any(np.any(data == byte) for byte in _QUOTE_BYTES):
+            return True
+    return False
 
 
 def _csv_writer(df: pd.DataFrame) -> Callable[[Any], None]:
@@ -187,7 +207,7 @@ def _csv_writer(df: pd.DataFrame) -> Callable[[Any], None]:
         if name == "parent" and "node" in table.column_names:
             continue  # a per-node table's parents are node ids (or empty): checked with the nodes
         textual = pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
-        if textual and pc.any(pc.match_substring_regex(c, _NEEDS_QUOTES)).as_py():
+        if textual and _needs_quotes(c):
             quoting = "needed"
             break
 

@@ -167,9 +167,11 @@ def tree_from_parents(
     position ``i`` in error messages (e.g. ``"line 7 (node 'x')"``).
 
     O(n) vectorised, no Python loop over nodes: a compiled breadth-first order (skipped when the input
-    is already in BFS order, as every generator here writes it), then depths and heights in BFS
-    positions — one NumPy pass per depth level for shallow trees, pointer jumping (⌈log₂ h⌉ passes of
-    O(n)) for deep ones — and a stable radix sort by height for the DOH numbering.
+    is already in BFS order, as every generator here writes it: one chunked pass, :func:`_bfs_shape`,
+    then proves the array a valid tree), then depths and heights in BFS positions — one NumPy pass per
+    depth level for shallow trees (none when every leaf is on the last level: height = h + 1 − depth),
+    pointer jumping (⌈log₂ h⌉ passes of O(n)) for deep ones — and a stable radix sort by height for the
+    DOH numbering.
     """
     p = np.asarray(parent)
     if p.ndim != 1 or p.shape[0] == 0:
@@ -179,20 +181,26 @@ def tree_from_parents(
     n = int(p.shape[0])
     if n >= np.iinfo(INDEX).max:
         raise InputError(f"too many nodes: {n:,} (at most {np.iinfo(INDEX).max - 1:,})")
-    if int(p.min()) < -1 or int(p.max()) >= n:  # on the input dtype: no truncation before the check
-        bad = np.flatnonzero((p < -1) | (p >= n))
-        raise InputError(f"parent index {int(p[bad[0]])} is out of range at {_fmt(bad, where)} (expected -1 for "
-                         f"the root or a row index 0..{n - 1})")
-    p = p.astype(INDEX, copy=False)
-    roots = np.flatnonzero(p < 0)
-    if roots.size == 0:
-        raise InputError("no root: every node has a parent (expected exactly one node without a parent)")
-    if roots.size > 1:
-        raise InputError(
-            f"several roots: {_fmt(roots, where)} have no parent (expected exactly one root)"
-        )
-    root = int(roots[0])
-    bfs = _bfs_order(p, root)
+    shape = _bfs_shape(p)  # BFS input: the range, the root and acyclicity follow from it
+    copied = p.dtype != INDEX
+    if shape is not None:
+        p = p.astype(INDEX, copy=False)
+        root, bfs = 0, None
+    else:
+        if int(p.min()) < -1 or int(p.max()) >= n:  # on the input dtype: no truncation before the check
+            bad = np.flatnonzero((p < -1) | (p >= n))
+            raise InputError(f"parent index {int(p[bad[0]])} is out of range at {_fmt(bad, where)} (expected -1 "
+                             f"for the root or a row index 0..{n - 1})")
+        p = p.astype(INDEX, copy=False)
+        roots = np.flatnonzero(p < 0)
+        if roots.size == 0:
+            raise InputError("no root: every node has a parent (expected exactly one node without a parent)")
+        if roots.size > 1:
+            raise InputError(
+                f"several roots: {_fmt(roots, where)} have no parent (expected exactly one root)"
+            )
+        root = int(roots[0])
+        bfs = _bfs_order(p, root)
     if bfs is not None and bfs.shape[0] != n:
         self_loop = np.flatnonzero(p == np.arange(n, dtype=INDEX))
         if self_loop.size:
@@ -203,8 +211,9 @@ def tree_from_parents(
         raise InputError(
             f"cycle: {lost.size} node(s) cannot reach the root, e.g. {_fmt(lost, where)}"
         )
+    levels = None
     if bfs is None:
-        depth, height = _depths_heights(p)
+        depth, height, levels = _depths_heights(p, gapless=shape == "gapless")
     else:  # relabel to BFS positions (parents non-decreasing, before their children), then back
         pos = np.empty(n, INDEX)
         pos[bfs] = np.arange(n, dtype=INDEX)
@@ -213,15 +222,15 @@ def tree_from_parents(
         q = pos[q]
         q[0] = -1
         del pos
-        d_b, h_b = _depths_heights(q)
+        d_b, h_b, _ = _depths_heights(q)
         del q
         depth, height = np.empty(n, np.int32), np.empty(n, np.int32)
         depth[bfs], height[bfs] = d_b, h_b
         del d_b, h_b
     h = int(height[root])
-    if not np.any(height[1:] > height[:-1]):  # input already in DOH order (e.g. complete trees)
+    if levels is not None or not np.any(height[1:] > height[:-1]):  # already in DOH order (complete trees)
         order = np.arange(n, dtype=INDEX)
-        parent_doh, height_doh, depth_doh = p.copy(), height, depth
+        parent_doh, height_doh, depth_doh = (p if copied else p.copy()), height, depth
     else:
         key = height.astype(np.int16 if h < np.iinfo(np.int16).max else np.int32)
         np.negative(key, out=key)
@@ -236,10 +245,10 @@ def tree_from_parents(
         del inv, pp
         height_doh, depth_doh = height[order], depth[order]
     # block_start[k] = first DOH index with height <= k (= n_k); heights are non-increasing in DOH order
-    ascending = np.ascontiguousarray(height_doh[::-1])
-    block_start = n - np.searchsorted(ascending, np.arange(h + 1, dtype=ascending.dtype), side="right")
-    del ascending
-    block_start = block_start.astype(np.int64, copy=False)
+    if levels is not None:  # every leaf on the last level: height blocks are the depth levels
+        block_start = np.asarray(levels[::-1], dtype=np.int64)
+    else:
+        block_start = _block_start(height_doh, h)
     return Tree(
         parent=parent_doh,
         height=height_doh,
@@ -265,41 +274,78 @@ def _labels_in_order(labels: Any, order: np.ndarray, n: int) -> Any:
     return arr[order]
 
 
-def _bfs_order(p: np.ndarray, root: int) -> np.ndarray | None:
-    """Nodes reachable from the root in breadth-first order (compiled csgraph traversal).
-
-    Fast path: ``None`` when the input is already in BFS order (root first, parents non-decreasing
-    and before their children, as every generator here produces): the identity order.
-    """
+def _bfs_order(p: np.ndarray, root: int) -> np.ndarray:
+    """Nodes reachable from the root in breadth-first order (compiled csgraph traversal); used when the
+    input is not already in BFS order (:func:`_bfs_shape`)."""
     n = p.shape[0]
-    if root == 0 and (n == 1 or (p[1] == 0 and not np.any(p[2:] < p[1:-1]) and _parents_before(p))):
-        return None  # parents non-decreasing and before their children: already BFS
     child = np.flatnonzero(p >= 0).astype(INDEX, copy=False)
     g = sp.csr_matrix((np.ones(child.size, np.int8), (p[child], child)), shape=(n, n))
     return csgraph.breadth_first_order(g, root, directed=True, return_predecessors=False).astype(INDEX)
 
 
-def _parents_before(p: np.ndarray, chunk: int = 1 << 20) -> bool:
-    """``p[i] < i`` for every i > 0, in chunks (no n-sized temporary)."""
+def _bfs_shape(p: np.ndarray, chunk: int = 1 << 17) -> str | None:
+    """``"gapless"``, ``"bfs"`` or ``None``: is the parent array (any integer dtype, unchecked) already in
+    BFS order — root ``-1`` first, then parents non-decreasing and each before its child (``p[i] < i``),
+    as every generator here writes it? Such an array is a valid tree (one root, indices in range, no
+    cycle), so the caller skips those checks. ``"gapless"`` adds that consecutive parents differ by at
+    most 1, i.e. every node up to ``p[-1]`` has a child (complete and perfect trees); ``p[i] < i`` then
+    follows by induction and is not re-checked. One pass in cache-sized chunks, no n-sized temporary.
+    """
     n = p.shape[0]
-    for a in range(1, n, chunk):
+    if p[0] != -1:
+        return None
+    if n == 1:
+        return "gapless"
+    if p[1] != 0:
+        return None
+    gapless = True
+    for a in range(2, n, chunk):
         b = min(n, a + chunk)
-        if np.any(p[a:b] >= np.arange(a, b, dtype=p.dtype)):
-            return False
-    return True
+        cur, prev = p[a:b], p[a - 1 : b - 1]
+        if np.any(cur < prev):  # values stay >= p[1] = 0: the subtraction below cannot overflow
+            return None
+        if gapless and int((cur - prev).max()) <= 1:
+            continue  # p[a-1] < a-1 and steps of at most 1: p[i] < i on this chunk
+        gapless = False
+        if np.any(cur >= np.arange(a, b, dtype=p.dtype)):
+            return None
+    return "gapless" if gapless else "bfs"
+
+
+def _block_start(height: np.ndarray, h: int) -> np.ndarray:
+    """``block_start[k]`` = first index with ``height <= k`` for k = 0..h, ``height`` non-increasing:
+    a vectorised bisection (h + 1 searches at once, ⌈log₂ n⌉ steps) for shallow trees, else one
+    searchsorted on the ascending copy."""
+    n = height.shape[0]
+    if (h + 1) * 64 > n:
+        ascending = np.ascontiguousarray(height[::-1])
+        return (n - np.searchsorted(ascending, np.arange(h + 1, dtype=ascending.dtype), side="right")).astype(
+            np.int64, copy=False)
+    k = np.arange(h + 1, dtype=height.dtype)
+    lo, hi = np.zeros(h + 1, np.int64), np.full(h + 1, n, np.int64)
+    while np.any(lo < hi):
+        mid = (lo + hi) >> 1
+        below = height[np.minimum(mid, n - 1)] <= k
+        hi = np.where(below, mid, hi)
+        lo = np.where(below, lo, np.minimum(mid + 1, hi))
+    return lo
 
 
 LEVEL_LOOP_MAX = 2048
 """Depth levels handled one NumPy pass each; deeper trees switch to pointer jumping (O(n log h))."""
 
 
-def _depths_heights(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _depths_heights(q: np.ndarray, gapless: bool = False) -> tuple[np.ndarray, np.ndarray, list[int] | None]:
     """(depth, height) of a tree in BFS order: ``q[0] = -1``, ``q`` non-decreasing and ``q[i] < i``.
 
     Level ``j + 1`` is then the contiguous run of nodes whose parent lies in level ``j`` (one
     ``searchsorted`` per level), and the children of a node are a contiguous run, so a level's
     heights are one ``maximum.reduceat``. Trees with more than :data:`LEVEL_LOOP_MAX` levels use
     pointer jumping instead: no Python loop is longer than ⌈log₂ h⌉ + :data:`LEVEL_LOOP_MAX`.
+
+    ``gapless`` (:func:`_bfs_shape`): nodes ``0..q[-1]`` all have children. If moreover the first
+    leaf ``q[-1] + 1`` starts the last level, every leaf is on the last level and height = levels + 1 −
+    depth (no per-level pass); the level starts are then returned too (else ``None``).
     """
     n = q.shape[0]
     key = q.dtype.type  # a scalar of q's dtype: searchsorted must not cast q on every call
@@ -307,9 +353,11 @@ def _depths_heights(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     while starts[-1] < n and len(starts) <= LEVEL_LOOP_MAX:
         starts.append(int(np.searchsorted(q, key(starts[-1]), side="left")))
     if starts[-1] < n:
-        return _depths_heights_deep(q)
+        return (*_depths_heights_deep(q), None)
     sizes = np.diff(np.asarray(starts))
     depth = np.repeat(np.arange(1, sizes.size + 1, dtype=np.int32), sizes)
+    if gapless and (n == 1 or int(q[-1]) + 1 == starts[-2]):
+        return depth, np.repeat(np.arange(sizes.size, 0, -1, dtype=np.int32), sizes), starts
     height = np.ones(n, np.int32)
     for lev in range(sizes.size - 1, 0, -1):  # children block of each level, deepest first
         a, b = starts[lev], starts[lev + 1]
@@ -317,7 +365,7 @@ def _depths_heights(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         run = np.flatnonzero(kids[1:] != kids[:-1]) + 1
         run = np.concatenate(([0], run))
         height[kids[run]] = np.maximum.reduceat(height[a:b], run) + 1
-    return depth, height
+    return depth, height, None
 
 
 def _depths_heights_deep(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
