@@ -87,3 +87,19 @@ def draw_private_release(page, ready_text):
         download.click()
     header = open(info.value.path(), encoding="utf-8").readline().strip()
     return table, info.value.suggested_filename, header
+
+
+def wait_for_number(locator, want: float, rel: float = 2e-3, timeout: float = 30.0) -> float:
+    """Poll ``locator``'s text until it reads ``want`` (relative tolerance ``rel``) or ``timeout`` passes, and
+    return the last value: several key presses mean several reruns, and an earlier one may still be shown."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = float(locator.inner_text())
+        except ValueError:
+            value = float("nan")
+        if abs(value - want) <= rel * abs(want) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)

@@ -14,7 +14,8 @@ from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
 from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes, walk)
-from tests.e2e_helpers import draw_private_release, metric_value, open_page, set_slider_keys, upload, wait_idle, wait_plotly
+from tests.e2e_helpers import (draw_private_release, metric_value, open_page, set_slider_keys, upload, wait_for_number,
+                               wait_idle, wait_plotly)
 
 PAGE = "pages/1_Tree.py"
 DATA = ROOT / "tests" / "data"
@@ -326,7 +327,7 @@ def test_browser_epsilon_slider_changes_metrics(page, streamlit_server):
     expect(page.get_by_role("slider", name="Privacy budget ε (log scale)")).to_have_attribute("aria-valuetext", "0.3")
     expect(gmc).not_to_have_text(g0)
     expect(pl).not_to_have_text(p0)
-    assert float(gmc.inner_text()) == pytest.approx(float(g0) / 0.3, rel=2e-3)
+    assert wait_for_number(gmc, float(g0) / 0.3) == pytest.approx(float(g0) / 0.3, rel=2e-3)
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
 
 
