@@ -21,12 +21,11 @@ allocation, a horizon whose memory estimate exceeds this machine's memory (an In
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpviz.core.resources import format_bytes, machine_memory
 from dpviz.errors import InputError
 
 if TYPE_CHECKING:  # scipy.sparse is imported by the two matrix builders only (fast CLI startup)
@@ -76,32 +75,6 @@ def bound_violation(a: np.ndarray) -> tuple[int, str] | None:
     return None
 
 
-def _bytes(n: float) -> str:
-    """``745 GiB``-style size for messages."""
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-@lru_cache(maxsize=1)
-def machine_memory() -> int | None:
-    """This machine's memory in bytes (physical memory, or a smaller cgroup limit), None if unknown."""
-    try:
-        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
-        total = None
-    try:
-        with open("/sys/fs/cgroup/memory.max") as fh:
-            limit = fh.read().strip()
-        if limit.isdigit() and (total is None or int(limit) < total):
-            total = int(limit)
-    except OSError:
-        pass
-    return total
-
-
 def _positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InputError(f"{name}: expected a positive integer, got {value!r}")
@@ -117,8 +90,8 @@ def check_horizon(horizon: int, *, per_step: float = STEP_BYTES, name: str = "ho
     n = _positive_int(horizon, name)
     need, have = n * per_step, machine_memory()
     if have is not None and need > have:
-        raise InputError(f"{name}: N = {n:,} steps would need about {_bytes(need)} of memory (estimate), more "
-                         f"than this machine has ({_bytes(have)}); choose a smaller horizon")
+        raise InputError(f"{name}: N = {n:,} steps would need about {format_bytes(need)} of memory (estimate), more "
+                         f"than this machine has ({format_bytes(have)}); choose a smaller horizon")
     return n
 
 
@@ -130,7 +103,7 @@ def check_steps(horizon: int, max_steps: int = MAX_STEPS, *, per_step: float = S
     n = _positive_int(horizon, name)
     if n > cap:
         raise InputError(f"{name} {n:,} is above the cap of {cap:,} steps (it would need about "
-                         f"{_bytes(n * per_step)} of memory, estimate); raise the cap with --max-steps N")
+                         f"{format_bytes(n * per_step)} of memory, estimate); raise the cap with --max-steps N")
     return check_horizon(n, per_step=per_step, name=name)
 
 

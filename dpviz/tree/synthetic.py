@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from dpviz.core.resources import available_memory, format_bytes
 from dpviz.errors import InputError
 from dpviz.tree.io import MAX_COUNT, TreeData
 from dpviz.tree.model import tree_from_parents
@@ -21,7 +22,6 @@ __all__ = [
     "GENERATE_BYTES_PER_NODE",
     "GENERATORS",
     "TREE_BYTES_PER_NODE",
-    "available_memory",
     "check_lam",
     "check_size",
     "complete_size",
@@ -41,27 +41,8 @@ GENERATE_BYTES_PER_NODE = 160
 measured about 125 bytes at 5·10^6 nodes)."""
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None if unknown."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def _count(n: int) -> str:
     return f"{n:,}" if n < 10**15 else f"about {float(n):.3g}"
-
-
-def _bytes(b: float) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if b >= size:
-            return f"{b / size:,.1f} {unit}" if b < 2**40 * 10**6 else f"{b / size:.3g} {unit}"
-    return f"{b:,.0f} bytes"
 
 
 def complete_size(k: int, height: int) -> int:
@@ -93,12 +74,12 @@ def check_size(n: int, max_nodes: int | None = None, flag: str = "--max-nodes",
     (``n × per_node`` bytes) exceeds what this machine has available."""
     need = float(n) * per_node
     if max_nodes is not None and n > max_nodes:
-        raise InputError(f"the tree would have {_count(n)} nodes (about {_bytes(need)} of memory), more than "
+        raise InputError(f"the tree would have {_count(n)} nodes (about {format_bytes(need)} of memory), more than "
                          f"the limit of {max_nodes:,} nodes; raise it with {flag} N")
     avail = available_memory()
     if avail is not None and need > avail:
-        raise InputError(f"the tree would have {_count(n)} nodes and need about {_bytes(need)} of memory, more "
-                         f"than the {_bytes(avail)} this machine has available; choose a smaller size")
+        raise InputError(f"the tree would have {_count(n)} nodes and need about {format_bytes(need)} of memory, more "
+                         f"than the {format_bytes(avail)} this machine has available; choose a smaller size")
 
 
 def check_lam(lam: float, n_leaves: int) -> float:
