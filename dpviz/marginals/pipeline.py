@@ -443,7 +443,7 @@ def release(data: Dataset, workload: int | Iterable, *, epsilon: float | None = 
         res = residuals() if callable(residuals) else residuals
         out = grem_lnn(domain, wl, res, callback=_lnn_progress(progress, opts["rounds"]), **opts)
         marginals = {g: np.asarray(out.marginals[g], float) for g in wl}
-        lnn_info = {"iterations": out.iterations, "restarts": out.restarts, "step": out.step,
+        lnn_info = {"solver": out.solver, "iterations": out.iterations, "restarts": out.restarts, "step": out.step,
                     "converged": out.converged, "stop_reason": out.stop_reason, "settings": opts}
     settings = {"mechanism": mechanism, "method": method}
     if mechanism == "mwem":
