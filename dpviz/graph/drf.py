@@ -196,6 +196,7 @@ from dpviz.errors import InputError
 from dpviz.graph.model import canonical_edges
 from dpviz.graph.regions import count_below, offdiag_cells, place_uniform, ragged_arange, upper_cells
 from dpviz.graph.release import NOT_PRIVATE_LABEL, GraphRelease, Partition
+from dpviz.tree.strategy import level_shares
 
 __all__ = ["DEFAULT_SPLIT", "DEFAULT_ITERATIONS", "DEFAULT_MU", "DEFAULT_MAX_CANDIDATES", "ESTIMATORS",
            "DENSE_THRESHOLD", "SPARSE_FRACTION", "AREA_FLOOR", "DrfAccount", "drf_account", "max_height",
@@ -241,8 +242,7 @@ def count_budgets(eps_counts: float, h: int) -> np.ndarray:
     The quadtree budget of Cormode et al. (ICDE 2012) used by the paper (§3 Step 2, Eq. 7); they sum to
     ε_D^c (the last one absorbs the float rounding so the sum is exact to the last bit).
     """
-    i = np.arange(h + 1, dtype=np.float64)
-    eps = 2.0 ** (i / 3.0) * (2.0 ** (1.0 / 3.0) - 1.0) * eps_counts / (2.0 ** ((h + 1) / 3.0) - 1.0)
+    eps = level_shares(h + 1, "geometric") * eps_counts  # ∝ 2^{i/3}: the same shares as the tree's split
     eps[-1] = eps_counts - float(eps[:-1].sum())
     return eps
 
