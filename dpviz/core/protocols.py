@@ -91,6 +91,15 @@ def require_integral(values: np.ndarray, what: str, unit: str = "entry") -> np.n
         a = a.astype(float)
     except (TypeError, ValueError):
         raise InputError(f"{what}: expected integer counts") from None
+    with np.errstate(invalid="ignore"):  # NaN, inf and huge values cast to garbage, caught just below
+        r = a.astype(np.int64)
+    if r.size and (not np.array_equal(r, a) or not float(np.abs(a).max()) < 2.0**62):  # int vs float: exact below 2^62
+        return _integral_error(a, what, unit)
+    return r
+
+
+def _integral_error(a: np.ndarray, what: str, unit: str) -> np.ndarray:
+    """Raise the InputError of :func:`require_integral` for the first bad entry (error path only)."""
     r = np.rint(a)
     bad = np.flatnonzero(~np.isfinite(a) | (r != a))
     if bad.size:

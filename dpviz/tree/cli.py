@@ -38,7 +38,7 @@ from dpviz.tree.io import (
     read_table,
     write_tree_csv,
 )
-from dpviz.tree.release import release, release_table, simulate, simulation_table
+from dpviz.tree.release import release_for_csv, simulate, simulation_table
 from dpviz.tree.strategy import SPLITS
 
 INPUT_HELP = ("tree file (CSV/JSON: node,parent,count | level columns + count | parent array), or sample:county "
@@ -213,11 +213,10 @@ def _release(args: argparse.Namespace) -> int:
     noise = cliargs.noise_from_args(args, discrete=True)
     src = _input_path(args.input)
     data = _load(args)
-    rel = release(data, noise, args.split, args.method)
-    table, meta = release_table(rel)
+    rel, table, meta = release_for_csv(data, noise, args.split, args.method)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, "tree", args.input, data, noise, args.method):
-        write_tree_csv(table, args.output, meta=meta, inputs=[src])
+        write_tree_csv(table, args.output, meta=meta, inputs=[src], plain=("variance", "std"))
     t = rel.tree
     scales = ", ".join(f"{s:.4g}" for s in rel.level_scales)
     print(RELEASE_NOTICE)

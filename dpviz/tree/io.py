@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import mmap
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ __all__ = [
     "load_county_sample",
     "load_source",
     "load_tree_file",
+    "node_columns",
     "node_parent_structure",
     "node_table",
     "noisy_columns",
@@ -127,24 +129,63 @@ def _input_positions(tree: Tree) -> np.ndarray:
     return inv
 
 
-def _id_array(tree: Tree) -> pa.Array:
-    """Node ids in DOH order as Arrow strings (input positions for unlabelled trees)."""
-    if tree.label_source is None:
-        return pa.array(tree.order).cast(pa.string())
-    return tree.label_array
-
-
-def node_table(tree: Tree, **columns: np.ndarray) -> pd.DataFrame:
-    """``node,parent`` plus per-node ``columns`` (arrays in DOH order), rows back in the input order:
-    the one builder of every per-node table (CLI outputs, the page's download). The id columns are
-    Arrow-backed strings (no Python object per node)."""
-    rows = _input_positions(tree)
-    ids = _id_array(tree)
-    par = tree.parent[rows]
-    out = {"node": pd.array(ids.take(rows), dtype="str"),
-           "parent": pd.array(ids.take(pa.array(par, mask=par < 0)).fill_null(""), dtype="str")}
+def node_columns(tree: Tree, **columns: Any) -> pa.Table:
+    """``node,parent`` plus per-node ``columns`` (arrays in DOH order) as an Arrow table, rows back in the
+    input order: the one builder of every per-node table (CLI outputs, the page's download). No copy of
+    a NumPy column when the input was already in DOH order (:attr:`Tree.in_input_order`). The ids are
+    strings, or for an unlabelled tree its input positions as integers (the root's parent null), which
+    :func:`write_tree_csv` writes as the same text."""
+    rows = None if tree.in_input_order else _input_positions(tree)
+    par = tree.parent if rows is None else tree.parent[rows]
+    if tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
+        # threads), the root's parent null (an empty cell)
+        node = pa.array(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r has id r
+        parent = pa.array(par if rows is None else tree.order[par], mask=par < 0)
+    else:
+        ids = tree.label_array  # DOH order
+        node = ids if rows is None else ids.take(rows)
+        parent = ids.take(pa.array(par, mask=par < 0)).fill_null("")
+    out = {"node": node, "parent": parent}
     for name, col in columns.items():
-        out[name] = col[rows] if isinstance(col, (np.ndarray, pd.api.extensions.ExtensionArray)) else np.asarray(col)[rows]
+        if isinstance(col, pd.api.extensions.ExtensionArray):  # e.g. Int64 counts with NA: nulls stay nulls
+            out[name] = pa.array(col if rows is None else col[rows], from_pandas=True)
+        elif isinstance(col, (pa.Array, pa.ChunkedArray)):  # e.g. text from number_text
+            out[name] = col if rows is None else col.take(rows)
+        else:
+            values = np.asarray(col)
+            out[name] = pa.array(values if rows is None else values[rows], from_pandas=True)  # NaN: empty cell
+    return pa.table(out)
+
+
+def number_text(values: np.ndarray) -> pa.Array:
+    """A number column as the text :func:`write_tree_csv` writes for it (shortest round-trip digits, an
+    empty cell for NaN), as Arrow strings: formatting ahead of the write (the GIL is released).
+
+    A run of equal adjacent values is formatted once (float formatting is the write's main cost, and
+    structure-only columns repeat: siblings' variances, whole levels of a complete tree)."""
+    v = np.asarray(values)
+    if v.size > 1:
+        starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))  # NaN != NaN: one run each
+        if starts.size < 0.75 * v.size:
+            text = pc.cast(pa.array(v[starts], from_pandas=True), pa.string())
+            return text.take(np.repeat(np.arange(starts.size, dtype=np.int32), np.diff(starts, append=v.size)))
+    return pc.cast(pa.array(v, from_pandas=True), pa.string())
+
+
+def node_table(tree: Tree, **columns: Any) -> pd.DataFrame:
+    """:func:`node_columns` as a DataFrame: the id columns Arrow-backed strings (no Python object per
+    node), number columns NumPy arrays, columns with missing values pandas extension arrays."""
+    table = node_columns(tree, **columns)
+    out: dict[str, Any] = {}
+    for name, col in zip(table.column_names, table.columns):
+        if name in ("node", "parent") and not pa.types.is_string(col.type):
+            col = col.cast(pa.string()).fill_null("")  # input positions as ids, as in the CSV
+        if pa.types.is_string(col.type):
+            out[name] = pd.array(col, dtype="str")
+        elif col.null_count:
+            out[name] = col.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get).array
+        else:
+            out[name] = col.to_numpy()
     return pd.DataFrame(out, copy=False)  # no copy into 2-D blocks: the columns go to Arrow one by one
 
 
@@ -196,15 +237,17 @@ def _needs_quotes(col: pa.ChunkedArray) -> bool:
     return False
 
 
-def _csv_writer(df: pd.DataFrame) -> Callable[[Any], None]:
+def _csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = ()) -> Callable[[Any], None]:
     """A function writing ``df`` as CSV to a binary file: header, then slices of rows formatted by
-    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order."""
+    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order. ``plain``: string
+    columns known to need no quotes (ids written from integers)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    table = pa.table({str(c): _arrow_column(df[c]) for c in df.columns})
+    table = df if isinstance(df, pa.Table) else pa.table({str(c): _arrow_column(df[c]) for c in df.columns})
     quoting = "none"  # like pandas: quotes only where a value needs them (checked, rarely the case)
+    plain = set(plain)
     for name, c in zip(table.column_names, table.columns):
-        if name == "parent" and "node" in table.column_names:
+        if name in plain or (name == "parent" and "node" in table.column_names):
             continue  # a per-node table's parents are node ids (or empty): checked with the nodes
         textual = pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
         if textual and _needs_quotes(c):
@@ -228,23 +271,53 @@ def _csv_writer(df: pd.DataFrame) -> Callable[[Any], None]:
             if table.num_rows:
                 fh.write(fmt(table))
             return
+        out = _Writeback(fh)
         with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool:
             pending = []
             for a in starts:
                 pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
                 if len(pending) > 4:  # a bounded window: memory stays a few slices
-                    fh.write(pending.pop(0).result())
+                    out.write(pending.pop(0).result())
             for fut in pending:
-                fh.write(fut.result())
+                out.write(fut.result())
 
     return write
 
 
-def write_tree_csv(df: pd.DataFrame, path: str | Path | None, *, meta: dict | None = None,
-                   inputs: Iterable[str | Path | None] = ()) -> Path | None:
-    """Write a per-node table as CSV with ``pyarrow.csv`` through :func:`dpviz.core.tables.write_atomic`
-    (atomic, never over an input); with ``meta``, the ``OUT.meta.json`` sidecar first (as
-    :func:`dpviz.core.tables.write_release` does). ``path`` None writes to stdout."""
+class _Writeback:
+    """Writes to a file and starts the kernel's writeback of each written block at once (Linux
+    ``posix_fadvise(DONTNEED)`` on dirty pages queues them for disk without waiting), so the atomic
+    writer's closing ``fsync`` finds little left to flush while the next slices are being formatted.
+    Durability is unchanged (the fsync still comes before the rename); anything that is not a regular
+    file (stdout, a pipe) is just written."""
+
+    def __init__(self, fh) -> None:
+        self.fh, self.done = fh, 0
+        try:
+            self.fd = fh.fileno() if hasattr(os, "posix_fadvise") and fh.seekable() else None
+            self.done = fh.tell() if self.fd is not None else 0
+        except (OSError, ValueError, AttributeError):  # io.BytesIO, a closed or odd stream
+            self.fd = None
+
+    def write(self, data) -> None:
+        self.fh.write(data)
+        if self.fd is None:
+            return
+        self.fh.flush()
+        end = self.done + len(data)
+        try:
+            os.posix_fadvise(self.fd, self.done, len(data), os.POSIX_FADV_DONTNEED)
+        except OSError:
+            self.fd = None
+        self.done = end
+
+
+def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta: dict | None = None,
+                   inputs: Iterable[str | Path | None] = (), plain: Iterable[str] = ()) -> Path | None:
+    """Write a per-node table (a DataFrame or an Arrow table) as CSV with ``pyarrow.csv`` through
+    :func:`dpviz.core.tables.write_atomic` (atomic, never over an input); with ``meta``, the
+    ``OUT.meta.json`` sidecar first (as :func:`dpviz.core.tables.write_release` does). ``path`` None
+    writes to stdout. ``plain``: string columns known to need no quotes (skips their check)."""
     import sys
 
     from dpviz.core.tables import (
@@ -255,7 +328,7 @@ def write_tree_csv(df: pd.DataFrame, path: str | Path | None, *, meta: dict | No
         write_text,
     )
 
-    write = _csv_writer(df)
+    write = _csv_writer(df, plain)
     if path is None:
         write(sys.stdout.buffer)
         return None
@@ -429,7 +502,7 @@ class Table:
             if ids is None:
                 return loc
             node = ids[i].as_py() if isinstance(ids, pa.Array) else ids[i]
-            return f"{loc} (node {node!r})"
+            return f"{loc} (node {str(node)!r})"  # an id read as an integer is shown as written
 
         return where
 
@@ -466,10 +539,16 @@ def _content_start(raw: bytes | bytearray) -> int | None:
 
 
 def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes: int = MAX_BYTES,
-               max_rows: int = MAX_NODES, check_header: Callable[[list[str], str], Any] | None = None) -> Table:
+               max_rows: int = MAX_NODES, check_header: Callable[[list[str], str], Any] | None = None,
+               integer_columns: Callable[[list[str]], list[str]] | None = None) -> Table:
     """Read a CSV or JSON table from a path or raw bytes (the format is sniffed from the content) into
     string columns, under the caps (bytes before reading, rows while reading and before parsing).
-    ``check_header(columns, label)`` may refuse a CSV from its header, before the body is parsed."""
+    ``check_header(columns, label)`` may refuse a CSV from its header, before the body is parsed.
+
+    ``integer_columns(columns)`` names columns a CSV may deliver as ``int64`` (nulls where empty)
+    instead of strings: only when every one of their values is an integer in canonical decimal form
+    (:func:`_canonical_integers`), so that the typed column means exactly what the strings would;
+    otherwise, or when any value is not such an integer, every column is read as strings."""
     raw, label = _read_bytes(source, name, max_bytes, max_rows, _early_header_check(check_header))
     first = _content_start(raw)
     if first is None:
@@ -480,7 +559,7 @@ def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes
     if raw[first:first + 1] in (b"[", b"{"):
         table = _json_table(raw, start, label, max_rows)
     else:
-        table = _csv_table(raw, start, label, check_header)
+        table = _csv_table(raw, start, label, check_header, integer_columns)
     if table.n == 0:
         raise InputError(f"{label} has a header but no data rows")
     if table.n > max_rows:
@@ -553,9 +632,10 @@ def _early_header_check(check_header: Callable[[list[str], str], Any] | None):
 
 
 def _csv_table(raw: bytes | bytearray, start: int, label: str,
-               check_header: Callable[[list[str], str], Any] | None = None) -> Table:
+               check_header: Callable[[list[str], str], Any] | None = None,
+               integer_columns: Callable[[list[str]], list[str]] | None = None) -> Table:
     """Parse the CSV in ``raw[start:]`` (no copy) into string columns: UTF-8, or Latin-1 when the bytes
-    are not UTF-8 (every byte is then a character)."""
+    are not UTF-8 (every byte is then a character); ``integer_columns``: see :func:`read_table`."""
     begin, end = _header_span(raw, start)
     body = pa.py_buffer(raw).slice(begin)
     encoding = "utf8" if _is_utf8(body) else "latin1"
@@ -563,6 +643,13 @@ def _csv_table(raw: bytes | bytearray, start: int, label: str,
     cols = _column_names(names, label)
     if check_header is not None:
         check_header(cols, label)
+    ints = [c for c in (integer_columns(cols) if integer_columns is not None else []) if c in cols]
+    ints = _first_row_integers(raw, end, cols, ints)
+    if ints:
+        typed = _typed_csv(body, cols, ints, encoding)
+        if typed is not None and _canonical_integers(raw, end, list(typed.values())):
+            typed = {c: v if c in ints else _stripped(v) for c, v in typed.items()}
+            return Table(name=label, columns=typed, n=len(next(iter(typed.values()))), raw=memoryview(raw)[start:])
     bad: list[Any] = []
 
     def on_bad_row(row) -> str:
@@ -582,8 +669,84 @@ def _csv_table(raw: bytes | bytearray, start: int, label: str,
             raise InputError(_ragged_message(body, memoryview(raw)[start:], label, len(names), bad[0],
                                              encoding)) from None
         raise InputError(f"{label} is not a valid CSV file: {_arrow_message(exc)}") from None
-    columns = {c: pc.utf8_trim_whitespace(table.column(i).combine_chunks()) for i, c in enumerate(cols)}
+    columns = {c: _stripped(table.column(i).combine_chunks()) for i, c in enumerate(cols)}
     return Table(name=label, columns=columns, n=table.num_rows, raw=memoryview(raw)[start:])
+
+
+def _decimal_chars(ints: pa.Array) -> int:
+    """Total characters of the canonical decimal forms of the non-null values (``-`` included)."""
+    v = ints.to_numpy(zero_copy_only=False) if not ints.null_count else ints.drop_null().to_numpy(zero_copy_only=False)
+    if not v.size:
+        return 0
+    neg = int(np.count_nonzero(v < 0))
+    a = np.abs(v).view(np.uint64)  # |-2^63| = 2^63 as uint64
+    total, power = v.size + neg, 10
+    while power <= 10**19:
+        more = int(np.count_nonzero(a >= np.uint64(power)))  # one more digit for each value >= 10^k
+        if not more:
+            break
+        total += more
+        power *= 10
+    return total
+
+
+def _canonical_integers(raw, header_end: int, columns: list[pa.Array]) -> bool:
+    """Whether every value of a typed CSV read was written in canonical decimal form, proved from lengths:
+    Arrow reads an integer from ``007``, `` 7`` or ``"7"`` and ``-0`` too, and any such spelling is longer
+    than the canonical one, so the body's bytes equal Σ canonical lengths + commas + line ends exactly
+    when none occurs (then the typed column holds the same ids as the strings would: ``7`` and ``07``
+    stay different ids on the string path). String columns count with their parsed lengths. O(n)
+    vectorised, a few milliseconds for 10^6 rows; a file that fails is read as strings."""
+    a = np.frombuffer(raw, np.uint8)[header_end + 1:]
+    n = len(columns[0])
+    expected = n * (len(columns) - 1) + int(np.count_nonzero(a == 10)) + int(np.count_nonzero(a == 13))
+    for col in columns:
+        if pa.types.is_integer(col.type):
+            expected += _decimal_chars(col)
+        else:
+            off = np.frombuffer(col.buffers()[1], np.int32)
+            expected += int(off[col.offset + len(col)] - off[col.offset])
+    return expected == a.size
+
+
+def _typed_csv(body: pa.Buffer, cols: list[str], ints: list[str], encoding: str) -> dict[str, pa.Array] | None:
+    """The CSV body with the ``ints`` columns as int64 (null where empty), the others as stripped
+    strings; None when a value of an integer column is not an integer (or the rows are ragged): the
+    caller then reads every column as strings, which names the bad line."""
+    keys = [f"c{i}" for i in range(len(cols))]
+    types = {k: pa.int64() if c in ints else pa.string() for k, c in zip(keys, cols)}
+    try:
+        table = pa_csv.read_csv(
+            body, read_options=pa_csv.ReadOptions(column_names=keys, skip_rows=1, block_size=1 << 22,
+                                                  encoding=encoding),
+            convert_options=pa_csv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=False,
+                                                  quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowKeyError, pa.ArrowTypeError):
+        return None
+    return {c: table.column(i).combine_chunks() for i, c in enumerate(cols)}  # strings: stripped by the caller
+
+
+def _first_row_integers(raw, header_end: int, cols: list[str], ints: list[str]) -> list[str]:
+    """The columns of ``ints`` whose value on the first data line is an integer (or empty): a cheap
+    guess of which columns a typed read can deliver (a failed typed read costs a parse)."""
+    stop = raw.find(b"\n", header_end + 1)
+    line = bytes(raw[header_end + 1:stop if stop >= 0 else len(raw)]).rstrip(b"\r").split(b",")
+    if len(line) != len(cols):
+        return []
+    return [c for c in ints if not line[cols.index(c)] or line[cols.index(c)].lstrip(b"-").isdigit()]
+
+
+def _stripped(col: pa.Array) -> pa.Array:
+    """A string column with white space stripped from both ends of every value; no work when its bytes
+    hold no white space at all (no byte <= 32, which covers ASCII white space, and none >= 128, which
+    covers Unicode's)."""
+    if col.null_count == 0 and pa.types.is_string(col.type) and len(col):
+        off = np.frombuffer(col.buffers()[1], np.int32)
+        a, b = int(off[col.offset]), int(off[col.offset + len(col)])
+        data = np.frombuffer(col.buffers()[2], np.uint8)[a:b] if b > a else np.empty(0, np.uint8)
+        if not data.size or (int(data.min()) > 32 and int(data.max()) < 128):
+            return col
+    return pc.utf8_trim_whitespace(col)
 
 
 def _arrow_message(exc: BaseException) -> str:
@@ -716,18 +879,38 @@ def _numbers(text: pa.Array) -> np.ndarray:
 
 
 def _parse_counts(text: pa.Array, where, required: np.ndarray | None = None, field_name: str = "count") -> np.ndarray:
-    """Counts as floats (NaN = missing). Non-numeric, NaN/inf, negative and too large values are errors."""
-    vals = _numbers(text)
-    missing = pc.equal(text, "").to_numpy(zero_copy_only=False)
-    bad = np.flatnonzero(~missing & ~np.isfinite(vals))
-    if bad.size:
-        i = int(bad[0])
-        raise InputError(f"{where(i)}: {field_name} {text[i].as_py()!r} is not a finite number (expected a count >= 0)")
+    """Counts as floats (NaN = missing). Non-numeric, NaN/inf, negative and too large values are errors.
+    ``text`` is a string column, or an int64 one (null = missing) from a typed read: checked exactly."""
+    if pa.types.is_integer(text.type):
+        missing = text.is_null().to_numpy(zero_copy_only=False)
+        ints = text.fill_null(0).to_numpy(zero_copy_only=False)
+        lo, hi = (int(v) for v in (ints.min(), ints.max())) if ints.size else (0, 0)
+        vals = ints.astype(float)
+        if text.null_count:
+            vals[missing] = np.nan
+    else:
+        vals = _numbers(text)
+        missing = pc.equal(text, "").to_numpy(zero_copy_only=False)
+        bad = np.flatnonzero(~missing & ~np.isfinite(vals))
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{where(i)}: {field_name} {text[i].as_py()!r} is not a finite number (expected a "
+                             "count >= 0)")
+        lo, hi = 0, 0  # checked on the floats below
+    if lo < 0 or hi > MAX_COUNT:  # exact integers: 2^53 + 1 is above the cap (as a float it would equal it)
+        ints_bad = np.flatnonzero((ints < 0) | (ints > MAX_COUNT))
+        i = int(ints_bad[0])
+        what = "is negative (expected a count >= 0)" if ints[i] < 0 else (
+            f"is above the largest count 2^53 = {MAX_COUNT:,} (MAX_COUNT; larger counts lose exactness in float64)")
+        raise InputError(f"{where(i)}: {field_name} {int(ints[i])} {what}")
     neg = np.flatnonzero(vals < 0)
     if neg.size:
         i = int(neg[0])
         raise InputError(f"{where(i)}: {field_name} {text[i].as_py()} is negative (expected a count >= 0)")
     big = np.flatnonzero(vals > MAX_COUNT)
+    if not big.size and not pa.types.is_integer(text.type):  # text that rounds to 2^53 may be above it
+        edge = np.flatnonzero(vals == MAX_COUNT)
+        big = edge[[_decimal(text[int(i)].as_py()) > MAX_COUNT for i in edge[:1000]]]  # rare: Python per value
     if big.size:
         i = int(big[0])
         raise InputError(f"{where(i)}: {field_name} {text[i].as_py()} is above the largest count 2^53 = "
@@ -737,6 +920,16 @@ def _parse_counts(text: pa.Array, where, required: np.ndarray | None = None, fie
         if lack.size:
             raise InputError(f"{where(int(lack[0]))}: leaf has no count (every leaf needs a count)")
     return vals
+
+
+def _decimal(text: str):
+    """The exact value of a number's text (``9007199254740993`` is not 2^53)."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        return Decimal(0)
 
 
 def _exact_total(x: np.ndarray) -> int | float:
@@ -749,6 +942,10 @@ def _exact_total(x: np.ndarray) -> int | float:
 
 
 def _check_total(x: np.ndarray, name: str) -> None:
+    """Refuse counts (>= 0) whose total is above MAX_COUNT; exact, but one float sum decides the usual
+    case: a float64 sum of at most 2^52 is far from 2^53 whatever its rounding error."""
+    if float(np.sum(x)) <= 2.0**52:
+        return
     total = _exact_total(x)
     if total > MAX_COUNT:
         raise InputError(f"{name}: the counts add up to {total:,.0f}, above the largest total 2^53 = {MAX_COUNT:,} "
@@ -757,7 +954,7 @@ def _check_total(x: np.ndarray, name: str) -> None:
 
 def _finish(tree: Tree, counts_in: np.ndarray, where, name: str) -> TreeData:
     """Check the total and the given internal counts against their leaves and return the TreeData."""
-    counts = counts_in[tree.order]  # DOH order
+    counts = counts_in if tree.in_input_order else counts_in[tree.order]  # DOH order
     x = counts[tree.n1 :]
     leaves_missing = np.flatnonzero(np.isnan(x))
     if leaves_missing.size:
@@ -851,8 +1048,16 @@ def load_tree_file(path: str | Path | bytes, name: str | None = None, max_nodes:
     """Read and validate a tree file (CSV/JSON, any of the three formats) under the caps; a CSV whose
     header fits no format is refused before its body is parsed."""
     table = read_table(path, name, max_bytes=max_bytes, max_rows=max_nodes,
-                       check_header=lambda cols, label: tree_format(cols, label, count_column))
+                       check_header=lambda cols, label: tree_format(cols, label, count_column),
+                       integer_columns=lambda cols: _integer_columns(cols, name or "tree", count_column))
     return tree_from_table(table, table.name, max_nodes, count_column=count_column)
+
+
+def _integer_columns(cols: list[str], name: str, count_column: str | None) -> list[str]:
+    """The columns of a ``node,parent,count`` file worth reading as integers (ids and counts): a typed
+    read skips the string columns, their hashing and the parse of the counts."""
+    kind, ccol = tree_format(cols, name, count_column)
+    return ["node", "parent", ccol] if kind == "node_parent" and ccol else []
 
 
 def node_parent_structure(table: Table | pd.DataFrame, max_nodes: int = MAX_NODES, name: str = "tree"):
@@ -866,19 +1071,30 @@ def node_parent_structure(table: Table | pd.DataFrame, max_nodes: int = MAX_NODE
     n = table.n
     ids = table.col("node")
     where_row = table.where()
-    empty = np.flatnonzero(pc.equal(ids, "").to_numpy(zero_copy_only=False))
+    empty = np.flatnonzero((ids.is_null() if pa.types.is_integer(ids.type) else pc.equal(ids, ""))
+                           .to_numpy(zero_copy_only=False))
     if empty.size:
         raise InputError(f"{where_row(int(empty[0]))}: empty node id")
     parents = table.col("parent")
-    keys = _integer_keys(ids, parents)  # integer ids hash much faster than strings
+    typed = pa.types.is_integer(ids.type)  # read as int64 (canonical integers, see read_table): no strings
+    if typed != pa.types.is_integer(parents.type):  # one column typed, not the other: compare as text
+        # (a typed value is canonical, so its text is exactly what the file holds)
+        ids, parents = (_as_text(c) for c in (ids, parents))
+        typed = False
+    if typed:
+        is_root = parents.is_null().to_numpy(zero_copy_only=False)
+        keys = [ids, parents.fill_null(ids[0])]  # the root's parent: any id (its code is overwritten)
+    else:
+        is_root = pc.equal(parents, "").to_numpy(zero_copy_only=False)
+        keys = _integer_keys(ids, parents)  # integer ids hash much faster than strings
     if keys is not None and _is_row_index(keys[0]):  # ids 0..n-1 in row order (as `tree generate` writes)
         pidx = keys[1].to_numpy(zero_copy_only=False).copy()
-        is_root = pc.equal(parents, "").to_numpy(zero_copy_only=False)
         where = table.where(ids)
         unknown = np.flatnonzero(((pidx < 0) & ~is_root) | (pidx >= n))
         if unknown.size:
             i = int(unknown[0])
-            raise InputError(f"{where(i)}: parent {parents[i].as_py()!r} is not a node of the table")
+            raise InputError(f"{where(i)}: parent {str(parents[i].as_py())!r} is not a node of the table")
+        pidx[is_root] = -1
         return tree_from_parents(pidx, where=where), where  # labels are the row indices: no label array
     codes = pa.concat_arrays(keys or [ids, parents]).dictionary_encode().indices.to_numpy(zero_copy_only=False)
     id_codes, pidx = codes[:n], codes[n:].astype(np.int64)
@@ -886,15 +1102,18 @@ def node_parent_structure(table: Table | pd.DataFrame, max_nodes: int = MAX_NODE
     if dup.size:
         i = int(dup[0])
         first = int(np.flatnonzero(id_codes == id_codes[i])[0])
-        raise InputError(f"{where_row(i)}: duplicate node id {ids[i].as_py()!r} (first on {where_row(first)})")
-    is_root = pc.equal(parents, "").to_numpy(zero_copy_only=False)
+        raise InputError(f"{where_row(i)}: duplicate node id {str(ids[i].as_py())!r} (first on {where_row(first)})")
     where = table.where(ids)
     unknown = np.flatnonzero((pidx >= n) & ~is_root)
     if unknown.size:
         i = int(unknown[0])
-        raise InputError(f"{where(i)}: parent {parents[i].as_py()!r} is not a node of the table")
+        raise InputError(f"{where(i)}: parent {str(parents[i].as_py())!r} is not a node of the table")
     pidx[is_root] = -1
-    return tree_from_parents(pidx, labels=ids, where=where), where
+    return tree_from_parents(pidx, labels=ids.cast(pa.string()) if typed else ids, where=where), where
+
+
+def _as_text(col: pa.Array) -> pa.Array:
+    return col if pa.types.is_string(col.type) else col.cast(pa.string()).fill_null("")
 
 
 def _is_row_index(iid: pa.Array) -> bool:

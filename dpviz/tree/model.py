@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 from dpviz.errors import InputError
 
@@ -91,6 +90,13 @@ class Tree:
         return [self.block(k) for k in range(min_height, self.h + 1)]
 
     # ---- derived structure (cached: computed once per structure) --------------------------
+    @cached_property
+    def in_input_order(self) -> bool:
+        """Whether the input was already in DOH order (``order`` is the identity: as every generator
+        here writes trees): per-node arrays then need no reordering on the way in or out."""
+        o = self.order
+        return bool(o[0] == 0 and o[-1] == o.size - 1 and np.all(o[1:] > o[:-1]))
+
     @cached_property
     def children_count(self) -> np.ndarray:
         """|C_i| for every node (Prop. 4 gives the same vector as (I - Gᵀ)1)."""
@@ -280,6 +286,8 @@ def _bfs_order(p: np.ndarray, root: int) -> np.ndarray:
     n = p.shape[0]
     child = np.flatnonzero(p >= 0).astype(INDEX, copy=False)
     g = sp.csr_matrix((np.ones(child.size, np.int8), (p[child], child)), shape=(n, n))
+    from scipy.sparse import csgraph  # imported here: csgraph pulls in scipy.sparse.linalg (90 ms of start-up)
+
     return csgraph.breadth_first_order(g, root, directed=True, return_predecessors=False).astype(INDEX)
 
 

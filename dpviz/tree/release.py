@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, release_metadata
 from dpviz.core.noise import Family, Noise
@@ -49,7 +50,7 @@ from dpviz.tree.estimators import (
     timed_fit,
 )
 from dpviz.tree.gmc import GMCPlan
-from dpviz.tree.io import TreeData, node_table
+from dpviz.tree.io import TreeData, node_columns, node_table
 from dpviz.tree.metrics import consistency_bias, negatives, random_ranges, rmse_nq, rmse_rq
 from dpviz.tree.model import Tree
 from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
@@ -71,7 +72,11 @@ __all__ = [
     "simulation_table",
     "release",
     "TreeRelease",
+    "release_columns",
+    "release_description",
+    "release_for_csv",
     "release_table",
+    "published_variance",
     "RELEASE_COLUMNS",
 ]
 
@@ -334,10 +339,61 @@ def release_table(rel: TreeRelease) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The published table ``node,parent,noisy,released,variance,std`` (input order) and its
     description (for ``dpviz.core.tables.write_release``): settings, structure and analytic error
     only — nothing in it is computed from the counts."""
-    t = rel.tree
+    return node_table(rel.tree, **_published_columns(rel)), release_description(rel)
+
+
+def release_columns(rel: TreeRelease) -> tuple[pa.Table, dict[str, Any]]:
+    """:func:`release_table` as an Arrow table (what ``tree release`` writes: no pandas on the way)."""
+    return node_columns(rel.tree, **_published_columns(rel)), release_description(rel)
+
+
+def _published_columns(rel: TreeRelease) -> dict[str, np.ndarray]:
     var = rel.variance
-    df = node_table(t, noisy=rel.noisy, released=rel.released, variance=var, std=np.sqrt(var))
-    df = df.reset_index(drop=True)
+    return {"noisy": rel.noisy, "released": rel.released, "variance": var, "std": np.sqrt(var)}
+
+
+def published_variance(tree: Tree, noise: Noise, split: Split = "uniform", method: str = "gmc",
+                       plan: GMCPlan | None = None) -> np.ndarray:
+    """The ``variance`` column a release with ``method`` publishes, from the structure and the noise
+    only, so known before any noise is drawn: Theorem 5's GLS variance (GMC, Lee, PrivTrie), the noise
+    variances (processless), NaN (Boosting: no closed form)."""
+    method = _check_method(method)
+    if method in GLS_METHODS:
+        return expected_variance(tree, noise, check_split(split), plan)
+    if method == "processless":
+        return node_variances(tree, noise, check_split(split))
+    return np.full(tree.n, np.nan)
+
+
+def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", method: str = "gmc",
+                    rng: np.random.Generator | None = None) -> tuple[TreeRelease, pa.Table, dict[str, Any]]:
+    """:func:`release` and :func:`release_columns` together, for writing a file: the structure-only
+    columns (``variance``, ``std``; :func:`published_variance`) are turned into CSV text on two worker
+    threads while the noise is drawn and post-processed (Arrow's number formatting releases the GIL),
+    which takes most of the write's float formatting off its critical path. The table is the same as
+    :func:`release_columns` gives (the text is used only if the release's variances equal the ones
+    formatted, which they do by construction)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpviz.tree.io import number_text
+
+    tree = data.tree
+    method = _check_method(method)
+    plan = plan_for(tree, node_variances(tree, noise, check_split(split))) if method in GLS_METHODS else None
+    var = published_variance(tree, noise, split, method, plan)
+    with ThreadPoolExecutor(2) as pool:
+        text = {"variance": pool.submit(number_text, var), "std": pool.submit(lambda: number_text(np.sqrt(var)))}
+        rel = release(data, noise, split, method, rng, plan=plan)
+        same = np.array_equal(rel.variance, var, equal_nan=True)
+        columns = _published_columns(rel)
+        if same:
+            columns.update({name: fut.result() for name, fut in text.items()})
+    return rel, node_columns(tree, **columns), release_description(rel)
+
+
+def release_description(rel: TreeRelease) -> dict[str, Any]:
+    """The ``OUT.meta.json`` of a release: settings, structure and analytic error only."""
+    t = rel.tree
     expected = rel.expected_total_sq_error
     meta = release_metadata(
         "tree", rel.noise, seeded=rel.randomness != "OS CSPRNG", sensitivity=rel.sensitivity,
@@ -353,4 +409,4 @@ def release_table(rel: TreeRelease) -> tuple[pd.DataFrame, dict[str, Any]]:
             "std": "square root of variance",
         },
         randomness=rel.randomness)
-    return df, meta
+    return meta

@@ -1,0 +1,259 @@
+"""The fast paths of ``tree release`` (issue 11, File IO) against their slow references.
+
+* The typed CSV read (ids and counts as int64, :func:`dpviz.tree.io._canonical_integers`) gives exactly
+  the tree, counts and error messages of the string read, on many random files in many spellings
+  (leading zeros, ``-0``, spaces, quotes, CRLF, blank lines, shuffled rows, negative and sparse ids).
+* :func:`_decimal_chars` against ``len(str(v))``; :func:`number_text` against Arrow's own cast.
+* ``release_for_csv`` (variance text formatted while the noise is drawn) writes byte for byte what
+  ``release`` + ``release_table`` write, for every method, split, and labelled or unlabelled trees.
+* ``require_integral`` against a Python reference; the writer's early writeback keeps the bytes.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from dpviz.core.noise import Noise
+from dpviz.core.protocols import require_integral
+from dpviz.errors import InputError
+from dpviz.tree.estimators import METHODS
+from dpviz.tree.io import (
+    MAX_COUNT,
+    _decimal_chars,
+    _Writeback,
+    load_tree_file,
+    node_table,
+    number_text,
+    read_table,
+    tree_from_table,
+    write_tree_csv,
+)
+from dpviz.tree.release import published_variance, release, release_for_csv, release_table
+from dpviz.tree.synthetic import fanout_parents
+
+LAPLACE = Noise.laplace(1.0, discrete=True)
+GAUSS = Noise.gaussian(0.5, discrete=True)
+
+
+def _string_path(raw: bytes):
+    """The reference: every column read as strings (no integer_columns), then the same builder."""
+    return tree_from_table(read_table(raw))
+
+
+def _outcome(fn, raw: bytes):
+    try:
+        d = fn(raw)
+    except InputError as exc:
+        return ("error", str(exc))
+    t = d.tree
+    return ("tree", t.parent.tolist(), t.order.tolist(), d.x.tolist(), [str(v) for v in d.node_ids])
+
+
+def _random_file(rng: np.random.Generator) -> bytes:
+    n = int(rng.integers(1, 40))
+    p = fanout_parents(n, rng) if n > 1 else np.array([-1])
+    perm = rng.permutation(n) if rng.random() < 0.5 else np.arange(n)
+    style = rng.integers(0, 4)
+    if style == 0:  # 0..n-1 in DOH order, as `tree generate` writes
+        ids = np.arange(n)
+    elif style == 1:  # sparse, possibly negative integers
+        ids = rng.choice(np.arange(-50, 10**6), n, replace=False)
+    elif style == 2:
+        ids = np.arange(n) * 7 + 3
+    else:  # string ids: only the counts can be read as integers
+        ids = np.array([f"n{i}" for i in range(n)])
+    leaf = np.ones(n, bool)
+    leaf[p[p >= 0]] = False
+    rows = []
+    for i in perm:
+        node = str(ids[i])
+        par = "" if p[i] < 0 else str(ids[p[i]])
+        count = str(int(rng.integers(0, 1000))) if leaf[i] else ""
+        rows.append([node, par, count])
+    for _ in range(int(rng.integers(0, 3))):  # hostile spellings, a few per file
+        r, c = int(rng.integers(0, n)), int(rng.integers(0, 3))
+        kind = int(rng.integers(0, 9))
+        v = rows[r][c]
+        if kind == 0 and v:
+            rows[r][c] = "0" + v  # leading zero: another id on the string path
+        elif kind == 1 and v == "0":
+            rows[r][c] = "-0"
+        elif kind == 2:
+            rows[r][c] = f" {v}"
+        elif kind == 3:
+            rows[r][c] = f'"{v}"'
+        elif kind == 4 and c == 2:
+            rows[r][c] = "2.5" if v else "1"  # a fractional count, or a count on an internal node
+        elif kind == 5 and c == 1 and v:
+            rows[r][c] = "-1"
+        elif kind == 6:
+            rows[r][c] = "9007199254740993" if c == 2 else "x"
+        elif kind == 7 and c == 0:
+            rows[r][c] = rows[(r + 1) % n][0]  # a duplicate id
+        elif kind == 8:
+            rows[r][c] = ""
+    end = "\r\n" if rng.random() < 0.2 else "\n"
+    text = "node,parent,count" + end + end.join(",".join(row) for row in rows)
+    if rng.random() < 0.2:
+        text = text.replace(end, end + end, 1)  # a blank line after the header
+    if rng.random() < 0.7:
+        text += end
+    return text.encode()
+
+
+def test_typed_read_equals_the_string_read_on_random_files():
+    rng = np.random.default_rng(11)
+    typed_used = counts_only = errors = 0
+    for _ in range(600):
+        raw = _random_file(rng)
+        fast, slow = _outcome(load_tree_file, raw), _outcome(_string_path, raw)
+        assert fast == slow, raw
+        errors += fast[0] == "error"
+        table = read_table(raw, integer_columns=lambda cols: ["node", "parent", "count"])
+        typed_used += pa.types.is_integer(table.col("node").type)
+        counts_only += pa.types.is_integer(table.col("count").type) and not pa.types.is_integer(table.col("node").type)
+    assert typed_used > 150 and counts_only > 25 and errors > 50  # every path and both outcomes are exercised
+
+
+@pytest.mark.parametrize("raw, typed", [
+    (b"node,parent,count\n0,,\n1,0,3\n2,0,4\n", True),
+    (b"node,parent,count\n0,,\n1,0,03\n2,0,4\n", False),  # 03: not canonical
+    (b"node,parent,count\n0,,\n1,-0,3\n2,0,4\n", False),
+    (b"node,parent,count\n0,,\n1, 0,3\n2,0,4\n", False),
+    (b'node,parent,count\n0,,\n1,"0",3\n2,0,4\n', False),
+    (b"node,parent,count\r\n0,,\r\n1,0,3\r\n\r\n2,0,4", True),
+    (b"node,parent,count\n0,,\n1,0,3.0\n2,0,4\n", False),
+    (b"node,parent,count,name\n0,,,r\n1,0,3,a b\n2,0,4,\n", True),
+    (b"node,parent,count\nr,,\na,r,3\nb,r,4\n", False),  # string ids: the counts alone are typed
+    (b"node,parent,count\nr,,\n a,r,3\nb,r,4\n", False),
+])
+def test_the_typed_read_is_taken_only_for_canonical_integers(raw, typed):
+    table = read_table(raw, integer_columns=lambda cols: ["node", "parent", "count"])
+    assert pa.types.is_integer(table.col("node").type) is typed
+    assert _outcome(load_tree_file, raw) == _outcome(_string_path, raw)
+
+
+def test_leading_zero_ids_stay_distinct_and_big_counts_are_refused_exactly():
+    d = load_tree_file(b"node,parent,count\n7,,\n07,7,1\n8,7,2\n")  # 07 is its own id
+    assert sorted(map(str, d.node_ids)) == ["07", "7", "8"]
+    for raw in (b"node,parent,count\n0,,\n1,0,9007199254740993\n",  # typed: exact int64
+                b"node,parent,count\nr,,\na,r,9007199254740993\n"):  # strings: 2^53 + 1 rounds to 2^53 as a float
+        with pytest.raises(InputError, match="above the largest count"):
+            load_tree_file(raw)
+    assert load_tree_file(b"node,parent,count\n0,,\n1,0,9007199254740992\n").x[0] == MAX_COUNT
+
+
+def test_typed_errors_name_the_line_and_show_ids_as_written():
+    with pytest.raises(InputError, match=r"line 3 \(node '1'\): parent '5' is not a node"):
+        load_tree_file(b"node,parent,count\n0,,\n1,5,3\n")
+    with pytest.raises(InputError, match=r"line 4: duplicate node id '1' \(first on line 3\)"):
+        load_tree_file(b"node,parent,count\n0,,\n1,0,3\n1,0,4\n")
+    with pytest.raises(InputError, match=r"count -3 is negative"):
+        load_tree_file(b"node,parent,count\n0,,\n1,0,-3\n")
+
+
+def test_decimal_chars_matches_python():
+    rng = np.random.default_rng(3)
+    edge = np.array([0, 9, 10, 99, 100, -1, -10, 2**63 - 1, -(2**63), 10**18, 10**18 - 1], np.int64)
+    for v in (edge, rng.integers(-(2**63), 2**63 - 1, 5000, dtype=np.int64), rng.integers(-1000, 1000, 5000)):
+        arr = pa.array(v)
+        assert _decimal_chars(arr) == sum(len(str(int(x))) for x in v)
+    with_nulls = pa.array([5, None, -12, None])
+    assert _decimal_chars(with_nulls) == 1 + 3
+
+
+def test_number_text_is_arrows_cast_with_empty_cells_for_nan():
+    rng = np.random.default_rng(4)
+    levels = np.repeat(rng.standard_normal(50), rng.integers(1, 2000, 50))  # long runs: run-length path
+    noisy = rng.standard_normal(10_000)  # no runs: the direct cast
+    for v in (levels, noisy, np.array([np.nan, np.nan, 1.5, 1.5]), np.array([2.0])):
+        got = number_text(v)
+        want = pc.cast(pa.array(v, from_pandas=True), pa.string())
+        assert got.equals(want)
+    assert number_text(np.array([np.nan, 1.0, 1.0])).null_count == 1
+
+
+def _trees():
+    rng = np.random.default_rng(5)
+    n = 3000
+    p = fanout_parents(n, rng)
+    counts = rng.integers(0, 50, n)
+    leaf = np.ones(n, bool)
+    leaf[p[p >= 0]] = False
+    unlabelled = "node,parent,count\n" + "".join(
+        f"{i},{'' if p[i] < 0 else p[i]},{counts[i] if leaf[i] else ''}\n" for i in range(n))
+    perm = rng.permutation(n)
+    labelled = "node,parent,count\n" + "".join(
+        f"n{i},{'' if p[i] < 0 else f'n{p[i]}'},{counts[i] if leaf[i] else ''}\n" for i in perm)
+    return [load_tree_file(unlabelled.encode()), load_tree_file(labelled.encode())]
+
+
+@pytest.mark.parametrize("split", ["uniform", "geometric"])
+@pytest.mark.parametrize("noise", [LAPLACE, GAUSS], ids=["laplace", "gaussian"])
+def test_release_for_csv_writes_what_release_table_writes(tmp_path, split, noise):
+    for k, data in enumerate(_trees()):
+        assert data.tree.in_input_order is (k == 0)
+        for method in METHODS:
+            rel, table, meta = release_for_csv(data, noise, split, method, rng=np.random.default_rng(9))
+            ref = release(data, noise, split, method, rng=np.random.default_rng(9))
+            np.testing.assert_array_equal(rel.released, ref.released)
+            np.testing.assert_array_equal(published_variance(data.tree, noise, split, method), ref.variance)
+            df, ref_meta = release_table(ref)
+            a, b = tmp_path / "fast.csv", tmp_path / "ref.csv"
+            write_tree_csv(table, a, plain=("variance", "std"))
+            write_tree_csv(df, b)
+            assert a.read_bytes() == b.read_bytes(), (k, method)
+            assert {**meta, "created_utc": None} == {**ref_meta, "created_utc": None}
+
+
+def test_node_table_keeps_string_ids_for_unlabelled_trees():
+    data = _trees()[0]
+    df = node_table(data.tree, x=np.arange(data.tree.n, dtype=float))
+    assert df["node"].iloc[0] == "0" and df["parent"].iloc[0] == "" and df["parent"].iloc[1] == "0"
+    assert str(df["node"].dtype) == "str"
+
+
+def _integral_reference(a: np.ndarray):
+    out = []
+    for v in a.tolist():
+        if not np.isfinite(v) or v != round(v) or abs(v) >= 2**62:
+            return None
+        out.append(int(v))
+    return out
+
+
+def test_require_integral_matches_a_python_reference():
+    rng = np.random.default_rng(6)
+    cases = [np.array([0.0, 1.0, -5.0, 2.0**53, 2.0**61]), np.array([1.0, 0.5]), np.array([np.nan]),
+             np.array([np.inf, 1.0]), np.array([2.0**62]), np.array([-(2.0**63)]), np.array([1e300]),
+             rng.integers(-(10**12), 10**12, 1000).astype(float), np.array([])]
+    for a in cases:
+        want = _integral_reference(a)
+        if want is None:
+            with pytest.raises(InputError):
+                require_integral(a, "x")
+        else:
+            got = require_integral(a, "x")
+            assert got.dtype == np.int64 and got.tolist() == want
+
+
+def test_writeback_writer_keeps_every_byte(tmp_path):
+    chunks = [bytes([i % 251]) * (100_000 + i) for i in range(7)]
+    path = tmp_path / "w.bin"
+    with path.open("wb") as fh:
+        fh.write(b"head")
+        w = _Writeback(fh)
+        assert w.fd is not None  # a regular file: writeback is started
+        for c in chunks:
+            w.write(c)
+    assert path.read_bytes() == b"head" + b"".join(chunks)
+    sink = io.BytesIO()
+    w = _Writeback(sink)
+    for c in chunks:
+        w.write(c)
+    assert sink.getvalue() == b"".join(chunks)
