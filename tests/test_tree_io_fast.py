@@ -120,21 +120,23 @@ def test_typed_read_equals_the_string_read_on_random_files():
     assert typed_used > 150 and counts_only > 25 and errors > 50  # every path and both outcomes are exercised
 
 
-@pytest.mark.parametrize("raw, typed", [
-    (b"node,parent,count\n0,,\n1,0,3\n2,0,4\n", True),
-    (b"node,parent,count\n0,,\n1,0,03\n2,0,4\n", False),  # 03: not canonical
-    (b"node,parent,count\n0,,\n1,-0,3\n2,0,4\n", False),
-    (b"node,parent,count\n0,,\n1, 0,3\n2,0,4\n", False),
-    (b'node,parent,count\n0,,\n1,"0",3\n2,0,4\n', False),
-    (b"node,parent,count\r\n0,,\r\n1,0,3\r\n\r\n2,0,4", True),
-    (b"node,parent,count\n0,,\n1,0,3.0\n2,0,4\n", False),
-    (b"node,parent,count,name\n0,,,r\n1,0,3,a b\n2,0,4,\n", True),
-    (b"node,parent,count\nr,,\na,r,3\nb,r,4\n", False),  # string ids: the counts alone are typed
-    (b"node,parent,count\nr,,\n a,r,3\nb,r,4\n", False),
+@pytest.mark.parametrize("raw, node_typed, count_typed", [
+    (b"node,parent,count\n0,,\n1,0,3\n2,0,4\n", True, True),
+    (b"node,parent,count\n0,,\n1,0,03\n2,0,4\n", False, False),  # 03: not canonical, all strings
+    (b"node,parent,count\n0,,\n1,-0,3\n2,0,4\n", False, False),
+    (b"node,parent,count\n0,,\n1, 0,3\n2,0,4\n", True, True),  # parent ' 0' is read as text
+    (b'node,parent,count\n0,,\n1,"0",3\n2,0,4\n', False, False),  # quotes: the length proof fails, all text
+    (b"node,parent,count\n0,,\n1,0,3\n2,0,0007\n", False, False),
+    (b"node,parent,count\r\n0,,\r\n1,0,3\r\n\r\n2,0,4", True, True),
+    (b"node,parent,count\n0,,\n1,0,3.0\n2,0,4\n", True, False),  # fractional counts: read as text
+    (b"node,parent,count,name\n0,,,r\n1,0,3,a b\n2,0,4,\n", True, True),
+    (b"node,parent,count\nr,,\na,r,3\nb,r,4\n", False, True),  # string ids: the counts alone are typed
+    (b"node,parent,count\nr,,\n a,r,3\nb,r,4\n", False, True),
 ])
-def test_the_typed_read_is_taken_only_for_canonical_integers(raw, typed):
+def test_the_typed_read_is_taken_only_for_canonical_integers(raw, node_typed, count_typed):
     table = read_table(raw, integer_columns=lambda cols: ["node", "parent", "count"])
-    assert pa.types.is_integer(table.col("node").type) is typed
+    assert pa.types.is_integer(table.col("node").type) is node_typed
+    assert pa.types.is_integer(table.col("count").type) is count_typed
     assert _outcome(load_tree_file, raw) == _outcome(_string_path, raw)
 
 

@@ -25,9 +25,13 @@ Caps, checked before the work (each a keyword argument here and a CLI flag):
 * :data:`MAX_COUNT` = 2⁵³ on every count and on their total, checked in integers (above it float64
   counts and their sums stop being exact, and a release's noise would be lost in rounding).
 
-CSV is parsed by ``pyarrow.csv`` into string columns and validated with vectorised NumPy/Arrow
-kernels; :func:`write_tree_csv` writes tables with ``pyarrow.csv`` through the atomic writer of
-:mod:`dpviz.core.tables`.
+CSV is parsed by ``pyarrow.csv`` (on its threads) into string columns and validated with vectorised
+NumPy/Arrow kernels. A ``node,parent,count`` file whose ids and counts are integers in canonical decimal
+form has those columns parsed as int64 during the read instead (no hashing of id strings, no second
+parse of the counts); :func:`_canonical_integers` proves from byte lengths that the typed columns mean
+what the strings would, and any other file takes the string path, which names bad lines.
+:func:`write_tree_csv` writes tables with ``pyarrow.csv`` through the atomic writer of
+:mod:`dpviz.core.tables`, formatting row slices on a few threads.
 """
 
 from __future__ import annotations
@@ -726,14 +730,22 @@ def _typed_csv(body: pa.Buffer, cols: list[str], ints: list[str], encoding: str)
     return {c: table.column(i).combine_chunks() for i, c in enumerate(cols)}  # strings: stripped by the caller
 
 
-def _first_row_integers(raw, header_end: int, cols: list[str], ints: list[str]) -> list[str]:
-    """The columns of ``ints`` whose value on the first data line is an integer (or empty): a cheap
-    guess of which columns a typed read can deliver (a failed typed read costs a parse)."""
-    stop = raw.find(b"\n", header_end + 1)
-    line = bytes(raw[header_end + 1:stop if stop >= 0 else len(raw)]).rstrip(b"\r").split(b",")
-    if len(line) != len(cols):
+def _first_row_integers(raw, header_end: int, cols: list[str], ints: list[str], lines: int = 64) -> list[str]:
+    """The columns of ``ints`` whose values on the first ``lines`` data lines are integers (or empty): a
+    cheap guess of which columns a typed read can deliver (a failed typed read costs a parse). An
+    empty value tells nothing (the root's parent), so several lines are looked at."""
+    stop = header_end + 1
+    for _ in range(lines):
+        nxt = raw.find(b"\n", stop)
+        if nxt < 0:
+            stop = len(raw)
+            break
+        stop = nxt + 1
+    rows = [line.rstrip(b"\r").split(b",") for line in bytes(raw[header_end + 1:stop]).split(b"\n") if line.strip()]
+    if not rows or any(len(r) != len(cols) for r in rows):
         return []
-    return [c for c in ints if not line[cols.index(c)] or line[cols.index(c)].lstrip(b"-").isdigit()]
+    at = {c: cols.index(c) for c in ints}
+    return [c for c in ints if all(not r[at[c]] or r[at[c]].lstrip(b"-").isdigit() for r in rows)]
 
 
 def _stripped(col: pa.Array) -> pa.Array:

@@ -301,16 +301,7 @@ def release(
     seeded Generator only in tests. ``plan``: an optional cached GMC stage 1, which must match the
     measurement's variances (InputError otherwise). The result holds no truth.
     """
-    if not isinstance(noise, Noise):
-        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
-    if not noise.discrete:
-        raise InputError("release: noise must be discrete (Noise.from_params(..., discrete=True)); continuous "
-                         "floating-point noise on counts is for simulate only (Mironov, CCS 2012)")
-    split = check_split(split)
-    method = _check_method(method)
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise InputError("rng: expected None (OS CSPRNG) or a numpy Generator (tests only)")
-    _check_integer_leaves(data)
+    split, method = _check_release(data, noise, split, method, rng)
     tree = data.tree
     strategy = TreeLevels(tree, split)
     meas = measure(strategy, data, noise, rng)
@@ -329,6 +320,22 @@ def release(
         randomness="OS CSPRNG" if rng is None else "caller-supplied numpy Generator (testing only: not private)",
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )
+
+
+def _check_release(data: TreeData, noise: Noise, split: Split, method: str,
+                   rng: np.random.Generator | None) -> tuple[Split, str]:
+    """The arguments of a release, checked before any work: (split, method)."""
+    if not isinstance(noise, Noise):
+        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
+    if not noise.discrete:
+        raise InputError("release: noise must be discrete (Noise.from_params(..., discrete=True)); continuous "
+                         "floating-point noise on counts is for simulate only (Mironov, CCS 2012)")
+    split = check_split(split)
+    method = _check_method(method)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise InputError("rng: expected None (OS CSPRNG) or a numpy Generator (tests only)")
+    _check_integer_leaves(data)
+    return split, method
 
 
 def _family_norm(family: Family) -> str:
@@ -377,9 +384,9 @@ def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", meth
 
     from dpviz.tree.io import number_text
 
+    split, method = _check_release(data, noise, split, method, rng)
     tree = data.tree
-    method = _check_method(method)
-    plan = plan_for(tree, node_variances(tree, noise, check_split(split))) if method in GLS_METHODS else None
+    plan = plan_for(tree, node_variances(tree, noise, split)) if method in GLS_METHODS else None
     var = published_variance(tree, noise, split, method, plan)
     with ThreadPoolExecutor(2) as pool:
         text = {"variance": pool.submit(number_text, var), "std": pool.submit(lambda: number_text(np.sqrt(var)))}
