@@ -34,7 +34,10 @@ test: $(STAMP)
 shots: $(STAMP)
 	$(PY) tools/shoot.py $(SHOTS_ARGS)
 
+# Every bench/*.py but the shared helpers and the README table writer (run it after: python bench/readme_table.py).
 bench: $(STAMP)
 	@set -e; found=0; for f in bench/*.py; do \
-	  [ -e "$$f" ] || continue; found=1; echo "== $$f"; $(PY) "$$f"; \
+	  [ -e "$$f" ] || continue; \
+	  case "$$f" in bench/common.py|bench/readme_table.py) continue;; esac; \
+	  found=1; echo "== $$f"; $(PY) "$$f"; \
 	done; [ $$found -eq 1 ] || echo "no bench/*.py yet"

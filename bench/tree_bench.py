@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import best_of  # noqa: E402 - bench/ is on sys.path when run as a script
+from common import best_of, cell_range, cell_s, cell_verdict, cell_x, record  # noqa: E402 - bench/ is on sys.path when run as a script
 
 from dpviz.tree import baselines  # noqa: E402
 from dpviz.tree.gmc import gmc, m_transpose, plan  # noqa: E402
@@ -54,6 +54,7 @@ LIMIT_S = 60.0
 SYN_HEIGHT = 24  # SynData: 2^24 - 1 nodes
 GOAL_RATIO, GOAL_PEAK_GB = 3.0, 1.6
 HUGE_HEIGHT, GOAL_HUGE_S, GOAL_HUGE_GB = 27, 30.0, 12.0
+SOURCE = "bench/tree_bench.py"
 
 
 def _timed(fn, repeat: int = 1):
@@ -125,7 +126,7 @@ def worker_gmc(reps: int = 3) -> dict:
         whole()
     peak_whole = peak_gb()
     tree = tree_from_parents(parent)
-    del parent
+    parent = None  # freed (not `del`: the closure above reads the name)
     p = plan(tree)
     fresh_s, out = _timed(lambda: gmc(p, noisy), reps)
     buf = np.empty(tree.n)
@@ -176,6 +177,26 @@ def section_opendp(out: TextIO, rounds: int = 2) -> None:
           f"{'pass' if ratio >= GOAL_RATIO else 'FAIL'}); peak {peak:.2f} GB (goal <= {GOAL_PEAK_GB} GB: "
           f"{'pass' if peak <= GOAL_PEAK_GB else 'FAIL'}); OpenDP / GMC per release: "
           f"{o['whole_s'] / g['stage2_fresh_s']:.1f}x fresh, {o['whole_s'] / g['stage2_out_s']:.1f}x out=", file=out)
+    record_opendp(odp, ours)
+
+
+def record_opendp(odp: list[dict], ours: list[dict]) -> None:
+    """The README rows of section 1 (best round of each side; OpenDP's rounds as a range)."""
+    o = min(odp, key=lambda r: r["whole_s"])
+    g = min(ours, key=lambda r: r["whole_s"])
+    ratio, peak = o["whole_s"] / g["whole_s"], max(r["peak_gb"] for r in ours)
+    peak_odp = max(r["peak_gb"] for r in odp)
+    odp_range = cell_range(o['whole_s'], max(r['whole_s'] for r in odp))
+    record("tree.gmc_per_release", f"{cell_s(g['stage2_fresh_s'])} ({cell_s(g['stage2_out_s'])} with `out=`)",
+           f"OpenDP `make_consistent_b_ary_tree` {cell_s(o['whole_s'])}: **{cell_x(o['whole_s'] / g['stage2_fresh_s'])}**",
+           "—", quick=False, source=SOURCE,
+           values={"seconds": g["stage2_fresh_s"], "out_s": g["stage2_out_s"], "opendp_s": o["whole_s"]})
+    record("tree.gmc_whole", f"{cell_s(g['whole_s'])}, {peak:.2f} GB (`tree_from_parents` {cell_s(g['structure_s'])})",
+           f"OpenDP {odp_range}, {peak_odp:.2f} GB: **{cell_x(ratio)}**",
+           f"≥ {GOAL_RATIO:g}×, ≤ {GOAL_PEAK_GB:g} GB: {cell_verdict(ratio >= GOAL_RATIO and peak <= GOAL_PEAK_GB)}",
+           quick=False, source=SOURCE,
+           values={"seconds": g["whole_s"], "peak_gb": peak, "structure_s": g["structure_s"],
+                   "opendp_s": o["whole_s"], "opendp_peak_gb": peak_odp, "ratio": ratio})
 
 
 # ---- section 2: peers ---------------------------------------------------------------------------------
@@ -317,7 +338,7 @@ def worker_huge(height: int = HUGE_HEIGHT, seed: int = 0) -> dict:
     start = time.perf_counter()
     parent = step("parents", lambda: binary_parents(height, np.int32))
     tree = step("tree_from_parents", lambda: tree_from_parents(parent))
-    del parent
+    parent = None  # freed (not `del`: the closure above reads the name)
     x = step("poisson_leaves", lambda: poisson_counts(tree.m, 10.0, rng))
 
     def build_in_place() -> np.ndarray:  # BuildTree (Eq. 25) = io.build_tree, into one vector
@@ -346,7 +367,7 @@ def worker_huge(height: int = HUGE_HEIGHT, seed: int = 0) -> dict:
             "leaf_rmse_noisy": noisy_leaf_err, "leaf_rmse_gmc": leaf_err, "root_err": float(out[0] - root_truth)}
 
 
-def section_huge(out: TextIO) -> None:
+def section_huge(out: TextIO, quick: bool = False) -> None:
     n = 2**HUGE_HEIGHT - 1
     print(f"\n== 4. Complete binary tree, n = {n:,}, end to end in one fresh process "
           f"(goal <= {GOAL_HUGE_S:.0f} s, <= {GOAL_HUGE_GB:.0f} GB) ==", file=out)
@@ -359,6 +380,15 @@ def section_huge(out: TextIO) -> None:
           f"{r['peak_gb']:.2f} GB ({'pass' if r['peak_gb'] <= GOAL_HUGE_GB else 'FAIL'}); max|Mᵀv̄| = {r['bias']:.1e}; "
           f"leaf rmse noisy {r['leaf_rmse_noisy']:.2f} -> GMC {r['leaf_rmse_gmc']:.2f}; root error {r['root_err']:.1f}",
           file=out)
+    record_huge(r, quick)
+
+
+def record_huge(r: dict, quick: bool) -> None:
+    """The README row of section 4."""
+    ok = r["total_s"] <= GOAL_HUGE_S and r["peak_gb"] <= GOAL_HUGE_GB
+    record("tree.huge", f"{cell_s(r['total_s'])}, {r['peak_gb']:.1f} GB", "—",
+           f"≤ {GOAL_HUGE_S:g} s, ≤ {GOAL_HUGE_GB:g} GB: {cell_verdict(ok)}", quick=quick, source=SOURCE,
+           values={"seconds": r["total_s"], "peak_gb": r["peak_gb"]})
 
 
 def main(quick: bool = False, huge: bool = False, out: TextIO = sys.stdout) -> int:
@@ -367,7 +397,7 @@ def main(quick: bool = False, huge: bool = False, out: TextIO = sys.stdout) -> i
     section_peers([10_000, 100_000] if quick else [10_000, 100_000, 1_000_000], out)
     section_large(["fanout1e5", "path1e5"] if quick else ["binary24", "fanout1e7", "path1e6"], out)
     if huge:
-        section_huge(out)
+        section_huge(out, quick)
     return 0
 
 

@@ -259,3 +259,56 @@ def test_writeback_writer_keeps_every_byte(tmp_path):
     for c in chunks:
         w.write(c)
     assert sink.getvalue() == b"".join(chunks)
+
+
+def test_arrow_helpers_round_trip_without_pandas_and_their_doctests():
+    import doctest
+    import subprocess
+    import sys
+
+    from dpviz.core import arrow
+
+    assert doctest.testmod(arrow).failed == 0
+    rng = np.random.default_rng(8)
+    for dtype in (np.int64, np.int32, np.float64):
+        v = rng.integers(-1000, 1000, 257).astype(dtype)
+        ok = rng.random(257) < 0.8
+        a = arrow.from_numpy(v, valid=ok)
+        assert a.null_count == int((~ok).sum())
+        assert a.to_pylist() == [x if k else None for x, k in zip(v.tolist(), ok)]  # Arrow's own view
+        for sl in (a, a.slice(3, 100)):  # offsets are honoured
+            lo = sl.offset
+            np.testing.assert_array_equal(arrow.valid(sl), ok[lo:lo + len(sl)])
+            np.testing.assert_array_equal(arrow.values(sl)[arrow.valid(sl)], v[lo:lo + len(sl)][ok[lo:lo + len(sl)]])
+    code = ("import sys; import pyarrow as pa, numpy as np; from dpviz.core import arrow; "
+            "a = arrow.from_numpy(np.arange(5), valid=np.arange(5) > 1); arrow.values(a); arrow.valid(a); "
+            "print('pandas' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(tmp_path):
+    """pyarrow imports pandas on its first pa.array()/to_numpy(); the release path avoids both, which
+    saves a quarter of a second of every ``tree release`` (issue 11, Startup)."""
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(12)
+    n = 5000
+    p = fanout_parents(n, rng)
+    leaf = np.ones(n, bool)
+    leaf[p[p >= 0]] = False
+    src, out = tmp_path / "t.csv", tmp_path / "o.csv"
+    src.write_text("node,parent,count\n" + "".join(
+        f"{i},{'' if p[i] < 0 else p[i]},{rng.integers(0, 9) if leaf[i] else ''}\n" for i in range(n)))
+    code = ("import sys\nfrom dpviz.cli import main\n"
+            f"assert main(['tree', 'release', {str(src)!r}, '--epsilon', '1', '--output', {str(out)!r}]) == 0\n"
+            "print(sorted({k.split('.')[0] for k in sys.modules if k.split('.')[0] == 'pandas'} | "
+            "{k for k in sys.modules if k.startswith('scipy.sparse.linalg')}))\n")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    env.pop("DPVIZ_LEDGER", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    lines = out.read_text().splitlines()
+    assert lines[0] == "node,parent,noisy,released,variance,std" and len(lines) == n + 1

@@ -15,11 +15,12 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dpviz.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["write_atomic", "write_table", "write_text", "write_release", "meta_path", "to_csv_text", "check_destination"]
 

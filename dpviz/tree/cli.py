@@ -16,7 +16,6 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from dpviz import ledger
 from dpviz.core import cliargs
@@ -256,6 +255,8 @@ def _generate(args: argparse.Namespace) -> int:
     else:
         data = synthetic.make(args.kind, args.nodes, args.lam, rng)
     t = data.tree
+    import pandas as pd  # here: a release never imports pandas (a quarter of a second of start-up)
+
     counts = pd.array(np.full(t.n, pd.NA), dtype="Int64")  # empty on internal nodes
     counts[t.n1:] = data.x.astype(np.int64)
     write_tree_csv(node_table(t, count=counts), args.output)
@@ -314,6 +315,8 @@ def _matrix(args: argparse.Namespace) -> int:
         mat = mat[:nk, : min(nk, mat.shape[1])].tocoo()
     ids = data.node_ids
     col_ids = ids if args.which != "M" else ids[: t.n1]
+    import pandas as pd
+
     write_tree_csv(pd.DataFrame({"row": ids[mat.row], "col": col_ids[mat.col], "value": mat.data}), args.output,
                    inputs=[_input_path(args.input)])
     print(f"wrote {args.which} of T^({args.k}) ({nk:,} rows, {mat.nnz:,} non-zeros) to {args.output}")

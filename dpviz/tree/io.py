@@ -41,21 +41,25 @@ import math
 import mmap
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from dpviz.core import arrow
 from dpviz.errors import InputError
 from dpviz.tree.model import INDEX, Tree, tree_from_parents
 from dpviz.tree.propagation import upward
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_NODES = 5_000_000
 """Default cap on the nodes of a tree (and so on the rows of a tree file)."""
@@ -143,22 +147,31 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
     par = tree.parent if rows is None else tree.parent[rows]
     if tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
         # threads), the root's parent null (an empty cell)
-        node = pa.array(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r has id r
-        parent = pa.array(par if rows is None else tree.order[par], mask=par < 0)
+        node = arrow.from_numpy(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r: id r
+        parent = arrow.from_numpy(par if rows is None else tree.order[par], valid=par >= 0)
     else:
         ids = tree.label_array  # DOH order
         node = ids if rows is None else ids.take(rows)
         parent = ids.take(pa.array(par, mask=par < 0)).fill_null("")
     out = {"node": node, "parent": parent}
     for name, col in columns.items():
-        if isinstance(col, pd.api.extensions.ExtensionArray):  # e.g. Int64 counts with NA: nulls stay nulls
+        if _is_pandas_array(col):  # e.g. Int64 counts with NA: nulls stay nulls
             out[name] = pa.array(col if rows is None else col[rows], from_pandas=True)
         elif isinstance(col, (pa.Array, pa.ChunkedArray)):  # e.g. text from number_text
             out[name] = col if rows is None else col.take(rows)
         else:
-            values = np.asarray(col)
-            out[name] = pa.array(values if rows is None else values[rows], from_pandas=True)  # NaN: empty cell
+            out[name] = _number_column(np.asarray(col) if rows is None else np.asarray(col)[rows])
     return pa.table(out)
+
+
+def _number_column(v: np.ndarray) -> pa.Array:
+    """A NumPy number column as Arrow, NaN as null (an empty cell), without pandas (:mod:`dpviz.core.arrow`)."""
+    if v.dtype.kind == "f":
+        nan = np.isnan(v)
+        return arrow.from_numpy(v, valid=~nan if nan.any() else None)
+    if v.dtype.kind in "iu" and v.dtype.itemsize in (4, 8):
+        return arrow.from_numpy(v)
+    return pa.array(v, from_pandas=True)
 
 
 def number_text(values: np.ndarray) -> pa.Array:
@@ -171,14 +184,29 @@ def number_text(values: np.ndarray) -> pa.Array:
     if v.size > 1:
         starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))  # NaN != NaN: one run each
         if starts.size < 0.75 * v.size:
-            text = pc.cast(pa.array(v[starts], from_pandas=True), pa.string())
-            return text.take(np.repeat(np.arange(starts.size, dtype=np.int32), np.diff(starts, append=v.size)))
-    return pc.cast(pa.array(v, from_pandas=True), pa.string())
+            text = pc.cast(_number_column(v[starts]), pa.string())
+            runs = np.repeat(np.arange(starts.size, dtype=np.int32), np.diff(starts, append=v.size))
+            return text.take(arrow.from_numpy(runs))
+    return pc.cast(_number_column(v), pa.string())
+
+
+def _pandas():
+    """pandas, imported on first use: reading a tree and writing a release never need it (its import
+    is a quarter of a second of ``tree release``'s start-up; a test keeps it that way)."""
+    import pandas
+
+    return pandas
+
+
+def _is_pandas_array(col: Any) -> bool:
+    pd = sys.modules.get("pandas")  # not imported: col cannot be a pandas array
+    return pd is not None and isinstance(col, pd.api.extensions.ExtensionArray)
 
 
 def node_table(tree: Tree, **columns: Any) -> pd.DataFrame:
     """:func:`node_columns` as a DataFrame: the id columns Arrow-backed strings (no Python object per
     node), number columns NumPy arrays, columns with missing values pandas extension arrays."""
+    pd = _pandas()
     table = node_columns(tree, **columns)
     out: dict[str, Any] = {}
     for name, col in zip(table.column_names, table.columns):
@@ -210,7 +238,7 @@ _NEEDS_QUOTES = r'[",\r\n]'
 
 def _arrow_column(col: pd.Series) -> pa.Array:
     """A table column as Arrow: NaN and pandas NA become empty cells."""
-    if isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+    if isinstance(col.dtype, _pandas().api.extensions.ExtensionDtype):
         return pa.array(col.array, from_pandas=True)
     values = col.to_numpy()
     if values.dtype == object or values.dtype.kind == "U":
@@ -679,7 +707,7 @@ def _csv_table(raw: bytes | bytearray, start: int, label: str,
 
 def _decimal_chars(ints: pa.Array) -> int:
     """Total characters of the canonical decimal forms of the non-null values (``-`` included)."""
-    v = ints.to_numpy(zero_copy_only=False) if not ints.null_count else ints.drop_null().to_numpy(zero_copy_only=False)
+    v = arrow.values(ints) if not ints.null_count else arrow.values(ints)[arrow.valid(ints)]
     if not v.size:
         return 0
     neg = int(np.count_nonzero(v < 0))
@@ -793,13 +821,18 @@ def _ragged_message(body: pa.Buffer, raw, label: str, expected: int, row, encodi
             "expected one value per column (quote values that contain a comma)")
 
 
+def _is_pandas_missing(v: Any) -> bool:
+    pd = sys.modules.get("pandas")
+    return pd is not None and (v is pd.NA or v is pd.NaT)
+
+
 def _json_texts(values: Iterable[Any], where: Callable[[int], str]) -> list[str]:
     """JSON scalars as text (null and NaN → ``""``); a list or an object is an error naming the value."""
     out: list[str] = []
     for i, v in enumerate(values):
         if type(v) is str:
             out.append(v)
-        elif v is None or v is pd.NA or v is pd.NaT or (type(v) is float and math.isnan(v)):
+        elif v is None or _is_pandas_missing(v) or (type(v) is float and math.isnan(v)):
             out.append("")
         elif isinstance(v, (str, int, float, np.number)):
             try:
@@ -884,6 +917,7 @@ def _numbers(text: pa.Array) -> np.ndarray:
         vals = pc.cast(pc.if_else(empty, "nan", text), pa.float64())
         out = np.array(vals.to_numpy(zero_copy_only=False), dtype=float)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # some value is not a number: find which (slow path)
+        pd = _pandas()
         num = pd.to_numeric(pd.Series(text.to_numpy(zero_copy_only=False), dtype=object), errors="coerce")
         out = np.array(num.to_numpy(dtype=float, na_value=np.nan), dtype=float)
     out[empty.to_numpy(zero_copy_only=False)] = np.nan
@@ -894,8 +928,8 @@ def _parse_counts(text: pa.Array, where, required: np.ndarray | None = None, fie
     """Counts as floats (NaN = missing). Non-numeric, NaN/inf, negative and too large values are errors.
     ``text`` is a string column, or an int64 one (null = missing) from a typed read: checked exactly."""
     if pa.types.is_integer(text.type):
-        missing = text.is_null().to_numpy(zero_copy_only=False)
-        ints = text.fill_null(0).to_numpy(zero_copy_only=False)
+        missing = ~arrow.valid(text)
+        ints = np.where(missing, 0, arrow.values(text)) if text.null_count else arrow.values(text)
         lo, hi = (int(v) for v in (ints.min(), ints.max())) if ints.size else (0, 0)
         vals = ints.astype(float)
         if text.null_count:
@@ -1083,8 +1117,8 @@ def node_parent_structure(table: Table | pd.DataFrame, max_nodes: int = MAX_NODE
     n = table.n
     ids = table.col("node")
     where_row = table.where()
-    empty = np.flatnonzero((ids.is_null() if pa.types.is_integer(ids.type) else pc.equal(ids, ""))
-                           .to_numpy(zero_copy_only=False))
+    empty = np.flatnonzero(~arrow.valid(ids) if pa.types.is_integer(ids.type)
+                           else pc.equal(ids, "").to_numpy(zero_copy_only=False))
     if empty.size:
         raise InputError(f"{where_row(int(empty[0]))}: empty node id")
     parents = table.col("parent")
@@ -1094,13 +1128,14 @@ def node_parent_structure(table: Table | pd.DataFrame, max_nodes: int = MAX_NODE
         ids, parents = (_as_text(c) for c in (ids, parents))
         typed = False
     if typed:
-        is_root = parents.is_null().to_numpy(zero_copy_only=False)
-        keys = [ids, parents.fill_null(ids[0])]  # the root's parent: any id (its code is overwritten)
+        is_root = ~arrow.valid(parents)
+        first = arrow.values(ids)[:1]  # the root's parent: any id (its code is overwritten below)
+        keys = [ids, arrow.from_numpy(np.where(is_root, first, arrow.values(parents)))]
     else:
         is_root = pc.equal(parents, "").to_numpy(zero_copy_only=False)
         keys = _integer_keys(ids, parents)  # integer ids hash much faster than strings
     if keys is not None and _is_row_index(keys[0]):  # ids 0..n-1 in row order (as `tree generate` writes)
-        pidx = keys[1].to_numpy(zero_copy_only=False).copy()
+        pidx = np.array(arrow.values(keys[1]))
         where = table.where(ids)
         unknown = np.flatnonzero(((pidx < 0) & ~is_root) | (pidx >= n))
         if unknown.size:
@@ -1129,7 +1164,7 @@ def _as_text(col: pa.Array) -> pa.Array:
 
 
 def _is_row_index(iid: pa.Array) -> bool:
-    values = iid.to_numpy(zero_copy_only=False)
+    values = arrow.values(iid)
     return values.size > 0 and values[0] == 0 and values[-1] == values.size - 1 and bool(
         np.all(np.diff(values) == 1))
 

@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, release_metadata
@@ -54,6 +53,9 @@ from dpviz.tree.io import TreeData, node_columns, node_table
 from dpviz.tree.metrics import consistency_bias, negatives, random_ranges, rmse_nq, rmse_rq
 from dpviz.tree.model import Tree
 from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Split",
@@ -218,6 +220,8 @@ def simulate(
                 "total_sq_error": float(np.sum((r.released - v) ** 2)),
                 "expected_sq_error": predicted,
             })
+    import pandas as pd  # only simulations build DataFrames: a release never imports pandas
+
     table = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     table.attrs["mode"] = "simulate"
     return Simulation(table, results, noisy, expected, noise, split)

@@ -1,0 +1,58 @@
+"""NumPy ↔ Arrow for primitive columns, by their buffers.
+
+pyarrow imports pandas (a quarter of a second) on its first ``pa.array(...)``, ``Array.to_numpy()`` or
+Python-scalar argument to a compute function when pandas is installed. The tree release path (reading
+a CSV, writing the release) uses these helpers instead, so a ``tree release`` never pays for it
+(``tests/test_tree_io_fast.py`` checks that pandas stays unimported). Zero-copy where the layout
+allows: an Arrow array made here keeps its NumPy array alive through the buffer.
+
+>>> import numpy as np
+>>> a = from_numpy(np.array([3, 1, 2]), valid=np.array([True, False, True]))
+>>> a.null_count, values(a)[[0, 2]].tolist(), valid(a).tolist()
+(1, [3, 2], [True, False, True])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["from_numpy", "valid", "values"]
+
+_TYPES = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
+          np.dtype(np.uint32): pa.uint32(), np.dtype(np.float64): pa.float64(), np.dtype(np.float32): pa.float32()}
+_DTYPES = {t: d for d, t in _TYPES.items()}
+
+
+def from_numpy(v: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """A 1-D NumPy array of a fixed-width number type as an Arrow array (no copy when contiguous);
+    ``valid`` False marks nulls (empty cells in a CSV)."""
+    v = np.ascontiguousarray(v)
+    if v.ndim != 1 or v.dtype not in _TYPES:
+        raise TypeError(f"from_numpy: expected a 1-D array of {sorted(map(str, _TYPES))}, got {v.dtype} {v.shape}")
+    bitmap, nulls = None, 0
+    if valid is not None:
+        nulls = int(v.size - np.count_nonzero(valid))
+        if nulls:
+            bitmap = pa.py_buffer(np.packbits(np.asarray(valid, bool), bitorder="little"))
+    return pa.Array.from_buffers(_TYPES[v.dtype], v.size, [bitmap, pa.py_buffer(v)], null_count=nulls)
+
+
+def values(arr: pa.Array) -> np.ndarray:
+    """The values of a primitive Arrow array as a read-only NumPy view (null slots hold arbitrary
+    values: combine with :func:`valid`)."""
+    if arr.type not in _DTYPES:
+        raise TypeError(f"values: expected one of {sorted(map(str, _DTYPES))}, got {arr.type}")
+    buf = arr.buffers()[1]
+    if buf is None:
+        return np.zeros(0, _DTYPES[arr.type])
+    return np.frombuffer(buf, _DTYPES[arr.type])[arr.offset:arr.offset + len(arr)]
+
+
+def valid(arr: pa.Array) -> np.ndarray:
+    """Boolean mask, True where ``arr`` has a value (False at nulls)."""
+    n = len(arr)
+    if arr.null_count == 0:
+        return np.ones(n, bool)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + n].astype(bool)
