@@ -49,7 +49,7 @@ from dpviz.tree.estimators import (
     timed_fit,
 )
 from dpviz.tree.gmc import GMCPlan
-from dpviz.tree.io import TreeData, node_columns, node_table
+from dpviz.tree.io import TreeData, node_columns, node_table, number_text
 from dpviz.tree.metrics import consistency_bias, negatives, random_ranges, rmse_nq, rmse_rq
 from dpviz.tree.model import Tree
 from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
@@ -379,23 +379,23 @@ def published_variance(tree: Tree, noise: Noise, split: Split = "uniform", metho
 def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", method: str = "gmc",
                     rng: np.random.Generator | None = None) -> tuple[TreeRelease, pa.Table, dict[str, Any]]:
     """:func:`release` and :func:`release_columns` together, for writing a file: the structure-only
-    columns (``variance``, ``std``; :func:`published_variance`) are turned into CSV text on two worker
-    threads while the noise is drawn and post-processed (Arrow's number formatting releases the GIL),
+    columns (``variance``, ``std``; :func:`published_variance`) are computed and turned into CSV text on
+    two worker threads while the noise is drawn and post-processed (Arrow's number formatting releases
+    the GIL; the GMC plan's variance is a cached property, computed once whichever thread asks first),
     which takes most of the write's float formatting off its critical path. The table is the same as
     :func:`release_columns` gives (the text is used only if the release's variances equal the ones
     formatted, which they do by construction)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dpviz.tree.io import number_text
-
     split, method = _check_release(data, noise, split, method, rng)
     tree = data.tree
     plan = plan_for(tree, node_variances(tree, noise, split)) if method in GLS_METHODS else None
-    var = published_variance(tree, noise, split, method, plan)
-    with ThreadPoolExecutor(2) as pool:
-        text = {"variance": pool.submit(number_text, var), "std": pool.submit(lambda: number_text(np.sqrt(var)))}
+    with ThreadPoolExecutor(2) as pool:  # the variances themselves (Theorem 5, O(n)) are computed there too
+        var = pool.submit(published_variance, tree, noise, split, method, plan)
+        text = {"variance": pool.submit(lambda: number_text(var.result())),
+                "std": pool.submit(lambda: number_text(np.sqrt(var.result())))}
         rel = release(data, noise, split, method, rng, plan=plan)
-        same = np.array_equal(rel.variance, var, equal_nan=True)
+        same = np.array_equal(rel.variance, var.result(), equal_nan=True)
         columns = _published_columns(rel)
         if same:
             columns.update({name: fut.result() for name, fut in text.items()})
