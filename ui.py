@@ -7,7 +7,6 @@ widgets, call ``dpviz`` and hand the results to these helpers.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -16,7 +15,7 @@ import streamlit as st
 
 from dpviz.core.modes import RELEASE_NOTICE, fresh_seed, output_name
 from dpviz.core.registry import Capability
-from dpviz.core.tables import to_csv_text
+from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
 
 PREVIEW_ROWS = 200
@@ -122,7 +121,7 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
     c1.download_button("Download the release (CSV)", data=lambda: to_csv_text(table),
                        file_name=output_name(cap.name, "release", file_stem), mime="text/csv",
                        key=f"{cap.name}_release_download", icon=":material/download:", on_click="ignore")
-    c2.download_button("Download its description (JSON)", data=json.dumps(meta, indent=2, default=str),
+    c2.download_button("Download its description (JSON)", data=lambda: meta_json(meta),  # deferred, as the CSV
                        file_name=output_name(cap.name, "release", file_stem, "csv.meta.json"),
                        mime="application/json", key=f"{cap.name}_release_meta", icon=":material/description:",
                        on_click="ignore")

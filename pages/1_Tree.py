@@ -27,7 +27,7 @@ from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import (expected_variance, node_variances, release, release_table, simulate,
                                 simulation_table, unit_noise)
-from dpviz.tree.strategy import TreeLevels, level_shares
+from dpviz.tree.strategy import TreeLevels, level_shares, scales_text
 from dpviz.viz import tree as vt
 from dpviz.viz.heatmap import matrix_heatmap
 
@@ -198,8 +198,7 @@ level_scales = strategy.level_scales(sim_noise)
 st.caption(f"Strategy: measure every node, one depth level at a time (sequential composition over the "
            f"{tree.h} levels, a unit-sensitivity count release each). Sensitivity of all node counts: "
            f"{'L1 = h' if family == 'laplace' else 'L2 = √h'} = {strategy.sensitivity(family):.4g}. "
-           f"{sim_noise.describe}; per-level noise scale (root first): "
-           + ", ".join(f"{s:.4g}" for s in level_scales) + ".")
+           f"{sim_noise.describe}; per-level noise scale (root first): {scales_text(level_scales)}.")
 big = tree.n > BIG
 if ss.get("tree_methods_big") != big:  # the default of the multiselect depends on the tree size
     ss["methods"] = [m for m in METHODS if not (big and m in SLOW_METHODS)]

@@ -312,3 +312,31 @@ def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     lines = out.read_text().splitlines()
     assert lines[0] == "node,parent,noisy,released,variance,std" and len(lines) == n + 1
+
+
+def test_meta_json_keeps_the_values_and_puts_long_number_lists_on_one_line():
+    import doctest
+    import json
+
+    from dpviz.core import tables
+
+    assert doctest.testmod(tables).failed == 0
+    meta = {"mode": "release", "level_scales": [0.1 * k for k in range(1, 5001)], "nested": {"ids": list(range(50)),
+            "names": ["a"] * 50, "short": [1.5, 2.5]}, "flags": [True] * 40, "value": np.float64(2.5)}
+    text = tables.meta_json(meta)
+    back = json.loads(text)
+    assert back == json.loads(json.dumps(meta, default=tables._json_default))  # the same JSON values
+    lines = text.splitlines()
+    assert len(lines) < 120  # 5,000 scales, 50 ids: one line each (the 90 strings and booleans one per line)
+    assert any(line.strip().startswith('"level_scales": [0.1, 0.2') for line in lines)
+    assert "\\u0000" not in text
+
+
+def test_scales_text_lists_short_trees_and_elides_deep_ones():
+    import doctest
+
+    from dpviz.tree import strategy
+
+    assert doctest.testmod(strategy).failed == 0
+    text = strategy.scales_text(np.linspace(1.0, 2.0, 500_001))
+    assert text.startswith("1, 1, ") and text.endswith("2, 2 (500,001 levels)") and len(text) < 120

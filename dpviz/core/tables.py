@@ -22,7 +22,8 @@ from dpviz.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["write_atomic", "write_table", "write_text", "write_release", "meta_path", "to_csv_text", "check_destination"]
+__all__ = ["write_atomic", "write_table", "write_text", "write_release", "meta_path", "meta_json", "to_csv_text",
+           "check_destination"]
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
@@ -101,8 +102,38 @@ def write_release(df: pd.DataFrame, path: str | Path, meta: dict[str, Any], *,
     both are complete). ``meta`` must not hold anything computed from the private data."""
     inputs = list(inputs)
     path = check_destination(Path(path), inputs)
-    write_text(json.dumps(meta, indent=2, default=_json_default) + "\n", meta_path(path), inputs=inputs)
+    write_text(meta_json(meta), meta_path(path), inputs=inputs)
     return write_text(to_csv_text(df), path, inputs=inputs)
+
+
+def meta_json(meta: dict[str, Any]) -> str:
+    """The text of an ``OUT.meta.json``: indented, with every long list of numbers on one line.
+
+    Python's indenting JSON encoder is pure Python: a path-like tree's per-level scales (500,001 of
+    them) took 2.7 s that way, against a fraction of that for the C encoder, which writes the long
+    lists here. Same JSON values either way.
+
+    >>> meta = {"h": 2, "scales": [1.5, 2.0], "long": [0.5] * 40}
+    >>> text = meta_json(meta)
+    >>> json.loads(text) == meta, [line[:20] for line in text.splitlines() if "long" in line]
+    (True, ['  "long": [0.5, 0.5,'])
+    """
+    long: list[str] = []
+
+    def compact(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {k: compact(v) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            if len(obj) > 32 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj):
+                long.append(json.dumps(list(obj), default=_json_default))
+                return f"\x00{len(long) - 1}\x00"
+            return [compact(v) for v in obj]
+        return obj
+
+    text = json.dumps(compact(meta), indent=2, default=_json_default)
+    for i, block in enumerate(long):
+        text = text.replace(f'"\\u0000{i}\\u0000"', block, 1)
+    return text + "\n"
 
 
 def _json_default(obj: Any) -> Any:

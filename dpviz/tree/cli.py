@@ -38,7 +38,7 @@ from dpviz.tree.io import (
     write_tree_csv,
 )
 from dpviz.tree.release import release_for_csv, simulate, simulation_table
-from dpviz.tree.strategy import SPLITS
+from dpviz.tree.strategy import SPLITS, scales_text
 
 INPUT_HELP = ("tree file (CSV/JSON: node,parent,count | level columns + count | parent array), or sample:county "
               "for the bundled US counties")
@@ -217,7 +217,7 @@ def _release(args: argparse.Namespace) -> int:
     with ledger.charge(args, "tree", args.input, data, noise, args.method):
         write_tree_csv(table, args.output, meta=meta, inputs=[src], plain=("variance", "std"))
     t = rel.tree
-    scales = ", ".join(f"{s:.4g}" for s in rel.level_scales)
+    scales = scales_text(rel.level_scales)
     print(RELEASE_NOTICE)
     print(f"tree: {data.name}: n={t.n:,} nodes, m={t.m:,} leaves, height h={t.h} (the hierarchy is public)")
     print(f"noise: {noise.describe}, split={rel.split}; sensitivity {meta['sensitivity']['norm']} = "

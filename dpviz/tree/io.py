@@ -352,13 +352,7 @@ def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta
     writes to stdout. ``plain``: string columns known to need no quotes (skips their check)."""
     import sys
 
-    from dpviz.core.tables import (
-        _json_default,
-        check_destination,
-        meta_path,
-        write_atomic,
-        write_text,
-    )
+    from dpviz.core.tables import check_destination, meta_json, meta_path, write_atomic, write_text
 
     write = _csv_writer(df, plain)
     if path is None:
@@ -367,7 +361,7 @@ def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta
     inputs = list(inputs)
     path = check_destination(Path(path), inputs)
     if meta is not None:
-        write_text(json.dumps(meta, indent=2, default=_json_default) + "\n", meta_path(path), inputs=inputs)
+        write_text(meta_json(meta), meta_path(path), inputs=inputs)
     return write_atomic(path, write, inputs=inputs)
 
 

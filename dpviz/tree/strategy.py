@@ -48,7 +48,7 @@ from dpviz.tree.model import Tree
 Split = Literal["uniform", "geometric"]
 SPLITS: tuple[Split, ...] = ("uniform", "geometric")
 
-__all__ = ["Split", "SPLITS", "check_split", "level_shares", "TreeLevels"]
+__all__ = ["Split", "SPLITS", "check_split", "level_shares", "scales_text", "TreeLevels"]
 
 
 def check_split(split: str) -> Split:
@@ -144,3 +144,25 @@ class TreeLevels:
         if x.shape != (self.tree.m,):
             raise InputError(f"leaf counts: expected {self.tree.m} values, got shape {x.shape}")
         return build_tree(self.tree, x)
+
+
+def scales_text(level_scales: np.ndarray, shown: int = 8) -> str:
+    """Per-level noise scales for a message, root first: all of them for a short tree, else the first
+    and last few (a path-like tree has 500,001 levels: printing them all took a quarter of a second
+    per page rerun and a screenful per release).
+
+    >>> scales_text(np.array([2.0, 2.0, 2.0]))
+    '2, 2, 2'
+    >>> scales_text(np.full(500_001, 5e5))
+    '5e+05 on each of the 500,001 levels'
+    >>> scales_text(np.arange(1.0, 21.0), shown=4)
+    '1, 2, …, 19, 20 (20 levels)'
+    """
+    s = np.asarray(level_scales, dtype=float)
+    if s.size <= shown:
+        return ", ".join(f"{v:.4g}" for v in s)
+    if np.all(s == s[0]):
+        return f"{s[0]:.4g} on each of the {s.size:,} levels"
+    k = shown // 2
+    return (", ".join(f"{v:.4g}" for v in s[:k]) + ", …, " + ", ".join(f"{v:.4g}" for v in s[-k:])
+            + f" ({s.size:,} levels)")
