@@ -137,6 +137,32 @@ def test_error_by_level_frame_and_figure(small):
     assert fig.layout.yaxis.type == "log"
 
 
+def test_error_by_level_pools_deep_trees_as_the_rmse_of_the_nodes_in_each_bin():
+    from dpviz.tree import synthetic
+
+    rng = np.random.default_rng(3)
+    data = synthetic.path_like_tree(3000, 5.0, rng)
+    t, v = data.tree, data.v
+    released = {"gmc": v + rng.standard_normal(t.n), "noisy": v + 3 * rng.standard_normal(t.n)}
+    df = vt.error_by_level_frame(t, released, v, max_points=100)
+    width = df.attrs["bin_width"]
+    assert width == -(-t.h // 100) and df.groupby("method").size().max() <= 100
+    for method, out in released.items():  # brute force: the RMSE over the nodes whose depth is in the bin
+        got = df[df.method == method]
+        for start, rmse in zip(got.depth, got.rmse):
+            nodes = (t.depth >= start) & (t.depth < start + width)
+            np.testing.assert_allclose(rmse, np.sqrt(np.mean((out[nodes] - v[nodes]) ** 2)), rtol=1e-12)
+    expected = np.linspace(1.0, 2.0, t.h)
+    fig = vt.error_by_level_figure(df, expected=expected)
+    dashed = fig.data[-1]
+    counts = np.bincount(t.depth, minlength=t.h + 1)[1:]
+    first = slice(0, width)
+    np.testing.assert_allclose(dashed.y[0], np.sqrt(np.sum(counts[first] * expected[first] ** 2) / counts[first].sum()))
+    assert "pooled in bins" in fig.layout.xaxis.title.text and fig.data[0].mode == "lines"
+    shallow = vt.error_by_level_frame(t, released, v, max_points=10**6)
+    assert shallow.attrs["bin_width"] == 1 and len(shallow) == 2 * t.h
+
+
 def test_method_comparison_figure():
     table = pd.DataFrame({"method": ["gmc", "processless"], "rmse_NQ": [1.0, 2.0], "rmse_RQ": [3.0, 40.0]})
     fig = vt.method_comparison_figure(table, {"gmc": "GMC"})

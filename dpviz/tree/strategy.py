@@ -124,8 +124,10 @@ class TreeLevels:
         return self.level_scales(noise)[self.tree.depth - 1]
 
     def variances(self, noise: Noise) -> np.ndarray:
-        """Exact per-node noise variance d_i for this noise (discrete or continuous)."""
-        return np.asarray(noise.variance_at(self.scales(noise)), dtype=float)
+        """Exact per-node noise variance d_i for this noise (discrete or continuous): one evaluation per
+        level, then the node's level (the discrete variances are series: h of them, not n)."""
+        per_level = np.asarray(noise.variance_at(self.level_scales(noise)), dtype=float)
+        return per_level[self.tree.depth - 1]
 
     def spent(self, noise: Noise) -> float:
         """The budget these scales spend, recomputed from them by sequential composition over levels:

@@ -179,29 +179,57 @@ def sparsity_figure(matrix, title: str = "", max_points: int = 20_000, seed: int
     return fig
 
 
-def error_by_level_frame(tree: Tree, released: dict[str, np.ndarray], true: np.ndarray) -> pd.DataFrame:
-    """Long table (method, depth, rmse) of :func:`dpviz.tree.metrics.error_by_level` per method."""
+MAX_LEVEL_POINTS = 2_000
+"""Above this many depth levels the error-by-level view pools consecutive levels (a path-like tree has
+500,001: one point per level made the chart 2·10⁶ points and half a second of JSON per rerun)."""
+
+
+def pooled_by_level(rmse: np.ndarray, counts: np.ndarray, width: int) -> np.ndarray:
+    """Per-depth RMSEs pooled over bins of ``width`` consecutive depths: the RMSE of all the nodes in a
+    bin (mean square weighted by the number of nodes at each depth, ``counts``)."""
+    b = np.arange(counts.size) // width
+    squares = np.bincount(b, weights=counts * np.asarray(rmse, float) ** 2)
+    nodes = np.bincount(b, weights=counts)
+    return np.sqrt(squares / np.maximum(nodes, 1))
+
+
+def error_by_level_frame(tree: Tree, released: dict[str, np.ndarray], true: np.ndarray,
+                         max_points: int = MAX_LEVEL_POINTS) -> pd.DataFrame:
+    """Long table (method, depth, rmse) of :func:`dpviz.tree.metrics.error_by_level` per method. Above
+    ``max_points`` levels, consecutive depths are pooled (:func:`pooled_by_level`; ``depth`` is the
+    first depth of each bin) and ``attrs`` holds ``bin_width`` and ``level_counts``."""
+    width = max(1, -(-tree.h // max_points))
+    counts = np.bincount(tree.depth, minlength=tree.h + 1)[1:].astype(float)
+    depth = np.arange(1, tree.h + 1, width)
     rows = []
-    depth = np.arange(1, tree.h + 1)
     for method, out in released.items():
-        rows.append(pd.DataFrame({"method": method, "depth": depth, "rmse": error_by_level(tree, out, true)}))
-    if not rows:
-        return pd.DataFrame(columns=["method", "depth", "rmse"])
-    return pd.concat(rows, ignore_index=True)
+        rmse = error_by_level(tree, out, true)
+        rows.append(pd.DataFrame({"method": method, "depth": depth,
+                                  "rmse": rmse if width == 1 else pooled_by_level(rmse, counts, width)}))
+    df = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["method", "depth", "rmse"])
+    df.attrs.update(bin_width=width, level_counts=counts)
+    return df
 
 
 def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None,
                           expected: np.ndarray | None = None) -> go.Figure:
     """One line per method: RMSE of the nodes at each depth (1 = root), log y axis; ``expected``
-    (RMSE by depth predicted for the optimal release) is drawn dashed."""
+    (RMSE by depth predicted for the optimal release, one value per depth) is drawn dashed, pooled
+    like the frame when its levels are."""
+    width = int(df.attrs.get("bin_width", 1))
+    many = df["depth"].nunique() > 60
     fig = go.Figure()
     for method, g in df.groupby("method", sort=False):
-        fig.add_trace(go.Scatter(x=g["depth"], y=g["rmse"], mode="lines+markers",
+        fig.add_trace(go.Scatter(x=g["depth"], y=g["rmse"], mode="lines" if many else "lines+markers",
                                  name=(labels or {}).get(method, method)))
     if expected is not None:
-        fig.add_trace(go.Scatter(x=np.arange(1, len(expected) + 1), y=expected, mode="lines",
+        y = np.asarray(expected, float)
+        if width > 1:
+            y = pooled_by_level(y, np.asarray(df.attrs["level_counts"], float), width)
+        fig.add_trace(go.Scatter(x=1 + width * np.arange(y.size), y=y, mode="lines",
                                  line=dict(dash="dash", color="black"), name="optimal release: expected"))
-    fig.update_xaxes(title="depth (1 = root)", dtick=1)
+    pooled = f"; levels pooled in bins of {width:,}" if width > 1 else ""
+    fig.update_xaxes(title=f"depth (1 = root{pooled})", dtick=None if many else 1)
     fig.update_yaxes(title="RMSE at this depth", type="log", dtick=1)
     fig.update_layout(title="Error by level", height=420, margin=dict(t=50, l=10, r=10, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
