@@ -181,7 +181,7 @@ def test_gmc_fixes_consistent_vectors(parent_seeds, data):
 def test_fast_paths_for_ordered_inputs_agree_with_the_general_path(maker):
     """Inputs already in BFS / DOH order take shortcuts in tree_from_parents; shuffling the same
     tree forces the general path (csgraph BFS, argsort). Heights, depths and GMC must agree."""
-    from dpviz.tree.synthetic import complete_tree, fanout_parents, path_like_tree
+    from dpviz.tree.synthetic import fanout_parents, path_like_tree
 
     rng = np.random.default_rng(9)
     if maker == "complete":
