@@ -350,8 +350,6 @@ def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta
     :func:`dpviz.core.tables.write_atomic` (atomic, never over an input); with ``meta``, the
     ``OUT.meta.json`` sidecar first (as :func:`dpviz.core.tables.write_release` does). ``path`` None
     writes to stdout. ``plain``: string columns known to need no quotes (skips their check)."""
-    import sys
-
     from dpviz.core.tables import check_destination, meta_json, meta_path, write_atomic, write_text
 
     write = _csv_writer(df, plain)
@@ -572,9 +570,10 @@ def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes
     ``check_header(columns, label)`` may refuse a CSV from its header, before the body is parsed.
 
     ``integer_columns(columns)`` names columns a CSV may deliver as ``int64`` (nulls where empty)
-    instead of strings: only when every one of their values is an integer in canonical decimal form
-    (:func:`_canonical_integers`), so that the typed column means exactly what the strings would;
-    otherwise, or when any value is not such an integer, every column is read as strings."""
+    instead of strings. Those whose first lines hold integers are read typed (:func:`_first_row_integers`),
+    and kept only when every typed value was written in canonical decimal form
+    (:func:`_canonical_integers`), so that a typed column means exactly what its strings would; when a
+    value is not such an integer, every column is read as strings."""
     raw, label = _read_bytes(source, name, max_bytes, max_rows, _early_header_check(check_header))
     first = _content_start(raw)
     if first is None:
