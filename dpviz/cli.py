@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from dpviz.core.registry import CAPABILITIES, TOOLS
+from dpviz.core.resources import prefer_small_pages
 from dpviz.errors import InputError
 
 EPILOG = ("Modes: 'simulate' is seeded and shows the truth and errors (teaching, what-if; not a private "
@@ -53,6 +54,7 @@ def _group(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    prefer_small_pages()  # before NumPy is imported (commands import it lazily): see its docstring
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_group(argv), lazy=True)
     args = parser.parse_args(argv)

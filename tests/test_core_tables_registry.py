@@ -76,3 +76,23 @@ def test_cli_help_lists_the_registry_and_the_modes():
         for s in cap.samples:
             assert f"sample:{s.name}" in out.stdout
     assert "simulate" in out.stdout and "release" in out.stdout
+
+
+def test_atomic_outputs_get_the_umask_mode_or_keep_the_replaced_files_mode(tmp_path):
+    import os
+    import stat
+
+    from dpviz.core.tables import _umask, write_text
+
+    old = os.umask(0o027)
+    try:
+        assert _umask() == 0o027
+        new = write_text("a\n", tmp_path / "new.csv")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o640  # 0666 minus the umask, not mkstemp's 0600
+        kept = tmp_path / "kept.csv"
+        kept.write_text("old\n")
+        kept.chmod(0o604)
+        write_text("b\n", kept)
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o604 and kept.read_text() == "b\n"
+    finally:
+        os.umask(old)

@@ -68,12 +68,41 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], None], *,
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+            _set_mode(fh.fileno(), path)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read by setting it, and set it back at once
+    os.umask(mask)
+    return mask
+
+
+def _set_mode(fd: int, path: Path) -> None:
+    """Give the temporary file the permissions the output would have had if written in place: those of
+    the file it replaces, else 0666 minus the umask (``mkstemp`` creates files readable by their owner
+    only, which a release meant to be shared should not be)."""
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:  # a new file
+        mode = 0o666 & ~_umask()
+    try:
+        os.fchmod(fd, mode)
+    except (AttributeError, OSError):  # pragma: no cover - platforms without fchmod keep mkstemp's mode
+        pass
 
 
 def write_text(text: str, path: str | Path, *, inputs: Iterable[str | Path | None] = ()) -> Path:
