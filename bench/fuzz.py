@@ -79,7 +79,8 @@ def seeds() -> dict[str, list[bytes]]:
             "workload": [["a", "b"], ["b"]]}
     return {
         "tree-csv": [county, b"region,state,count\nA,a1,3\nA,a2,4\nB,b1,5\n",
-                     b"node,parent,count\nroot,,\na,root,3\nb,root,4\nc,a,1\n", b"parent,count\n-1,\n0,3\n0,4\n1,2\n"],
+                     b"node,parent,count\nroot,,\na,root,3\nb,root,4\nc,a,1\n", b"parent,count\n-1,\n0,3\n0,4\n1,2\n",
+                     b"node,parent,count\n0,,\n1,0,\n2,0,4\n3,1,1\n4,1,2\n"],  # integer ids: the typed read
         "tree-json": [json.dumps(tree_records).encode(),
                       json.dumps({"region": ["A", "A", "B"], "state": ["a1", "a2", "b1"], "count": [3, 4, 5]}).encode(),
                       json.dumps([{"region": "A", "state": "a1", "count": 3}, {"region": "B", "state": "b", "count": 1}]).encode()],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pyarrow as pa
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +61,7 @@ def csv_tables(draw) -> bytes:
     else:
         header = draw(st.lists(st.sampled_from(HEADERS), min_size=1, max_size=5))
     n = draw(st.integers(1, 8))
-    ids = [f"v{i}" for i in range(n)]
+    ids = [str(i) for i in range(n)] if draw(st.booleans()) else [f"v{i}" for i in range(n)]  # ints: the typed read
     rows = []
     for i in range(n):
         row = []
@@ -161,6 +162,36 @@ def _only_input_error(raw: bytes) -> None:
 @given(csv_tables())
 def test_csv_loader_raises_only_input_error(raw):
     _only_input_error(raw)
+
+
+def _outcome(load, raw: bytes):
+    try:
+        d = load(raw)
+    except InputError as exc:
+        return ("error", str(exc))
+    return ("tree", d.tree.parent.tolist(), d.tree.order.tolist(), d.x.tolist(), [str(v) for v in d.node_ids])
+
+
+@settings(FUZZ, max_examples=600)
+@given(csv_tables())
+def test_typed_read_agrees_with_the_string_read(raw):
+    """Differential: the typed read of integer ids and counts (``read_table(..., integer_columns=...)``)
+    gives exactly the tree, counts or error message of reading every column as strings."""
+    from dpviz.tree.io import tree_format, tree_from_table
+
+    def strings(b: bytes):  # load_tree_file without integer_columns: every column read as text
+        return tree_from_table(read_table(b, name="fuzz.csv", check_header=tree_format), "fuzz.csv")
+
+    fast = _outcome(lambda b: load_tree_file(b, name="fuzz.csv"), raw)
+    slow = _outcome(strings, raw)
+    event(fast[0])
+    try:
+        table = read_table(raw, name="fuzz.csv", integer_columns=lambda cols: ["node", "parent", "count"])
+        typed = [c for c in ("node", "count") if c in table and pa.types.is_integer(table.col(c).type)]
+        event("typed: " + (" and ".join(typed) or "none"))
+    except InputError:
+        pass
+    assert fast == slow
 
 
 @settings(FUZZ, max_examples=1000)
