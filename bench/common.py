@@ -8,7 +8,6 @@ import math
 import os
 import shlex
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -45,6 +44,8 @@ def table(header: list[str], rows: list[list[str]]) -> None:
 # ---- machine-readable results: bench/out/results.json, read by bench/readme_table.py -------------------
 BENCH = Path(__file__).resolve().parent
 RESULTS_ENV = "DPVIZ_BENCH_RESULTS"
+if str(BENCH.parent) not in sys.path:  # the repository, for dpviz (record writes through its atomic writer)
+    sys.path.insert(1, str(BENCH.parent))
 
 
 def results_path() -> Path:
@@ -63,8 +64,10 @@ def record(key: str, now: str, reference: str, goal: str, *, quick: bool, source
            values: dict[str, float] | None = None) -> None:
     """Merge one README row into the results file: the cells as the bench formatted them (``now``,
     ``reference``, ``goal`` with its verdict), the raw numbers, the script, the command line, the UTC
-    time and whether it was a ``--quick`` run. Written atomically (temporary file + os.replace) under a
-    lock, so two benches may record at once."""
+    time and whether it was a ``--quick`` run. Written atomically (``dpviz.core.tables.write_text``)
+    under a lock, so two benches may record at once."""
+    from dpviz.core.tables import write_text
+
     path = results_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"now": now, "reference": reference, "goal": goal, "values": values or {}, "source": source,
@@ -74,11 +77,7 @@ def record(key: str, now: str, reference: str, goal: str, *, quick: bool, source
         fcntl.flock(lock, fcntl.LOCK_EX)
         results = load_results(path)
         results[key] = entry
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(dict(sorted(results.items())), fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
-        os.replace(tmp, path)
+        write_text(json.dumps(dict(sorted(results.items())), indent=1, ensure_ascii=False) + "\n", path)
 
 
 def _relative(arg: str) -> str:

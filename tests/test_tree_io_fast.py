@@ -192,7 +192,8 @@ def _trees():
     perm = rng.permutation(n)
     labelled = "node,parent,count\n" + "".join(
         f"n{i},{'' if p[i] < 0 else f'n{p[i]}'},{counts[i] if leaf[i] else ''}\n" for i in perm)
-    return [load_tree_file(unlabelled.encode()), load_tree_file(labelled.encode())]
+    quoted = labelled.replace("n0,", '"n0, the root",').replace(",n0,", ',"n0, the root",')  # forces quoting
+    return [load_tree_file(unlabelled.encode()), load_tree_file(labelled.encode()), load_tree_file(quoted.encode())]
 
 
 @pytest.mark.parametrize("split", ["uniform", "geometric"])
@@ -210,6 +211,8 @@ def test_release_for_csv_writes_what_release_table_writes(tmp_path, split, noise
             write_tree_csv(table, a, plain=("variance", "std"))
             write_tree_csv(df, b)
             assert a.read_bytes() == b.read_bytes(), (k, method)
+            if k == 2:  # ids quoted, numbers (preformatted or not) never
+                assert b'"n0, the root"' in a.read_bytes() and b',"1' not in a.read_bytes().split(b"\n", 2)[1]
             assert {**meta, "created_utc": None} == {**ref_meta, "created_utc": None}
 
 

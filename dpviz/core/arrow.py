@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_numpy", "valid", "values"]
+__all__ = ["from_numpy", "valid", "value_bytes", "values"]
 
 _TYPES = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
           np.dtype(np.uint32): pa.uint32(), np.dtype(np.float64): pa.float64(), np.dtype(np.float32): pa.float32()}
@@ -56,3 +56,15 @@ def valid(arr: pa.Array) -> np.ndarray:
         return np.ones(n, bool)
     bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
     return bits[arr.offset:arr.offset + n].astype(bool)
+
+
+def value_bytes(arr: pa.Array) -> np.ndarray:
+    """The bytes a string array's values span, as a read-only uint8 view (no copy; the slots of nulls,
+    if any, are included and may hold anything)."""
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        raise TypeError(f"value_bytes: expected a string array, got {arr.type}")
+    if not len(arr):
+        return np.zeros(0, np.uint8)
+    offsets = np.frombuffer(arr.buffers()[1], np.int64 if pa.types.is_large_string(arr.type) else np.int32)
+    a, b = int(offsets[arr.offset]), int(offsets[arr.offset + len(arr)])
+    return np.frombuffer(arr.buffers()[2], np.uint8)[a:b] if b > a else np.zeros(0, np.uint8)

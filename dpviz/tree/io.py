@@ -260,10 +260,7 @@ def _needs_quotes(col: pa.ChunkedArray) -> bool:
             if pc.any(pc.match_substring_regex(chunk, _NEEDS_QUOTES)).as_py():
                 return True
             continue
-        wide = pa.types.is_large_string(chunk.type)
-        offsets = np.frombuffer(chunk.buffers()[1], np.int64 if wide else np.int32)
-        a, b = int(offsets[chunk.offset]), int(offsets[chunk.offset + len(chunk)])
-        data = np.frombuffer(chunk.buffers()[2], np.uint8)[a:b] if b > a else np.empty(0, np.uint8)
+        data = arrow.value_bytes(chunk)
         if any(np.any(data == byte) for byte in _QUOTE_BYTES):
             return True
     return False
@@ -271,8 +268,9 @@ def _needs_quotes(col: pa.ChunkedArray) -> bool:
 
 def _csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = ()) -> Callable[[Any], None]:
     """A function writing ``df`` as CSV to a binary file: header, then slices of rows formatted by
-    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order. ``plain``: string
-    columns known to need no quotes (ids written from integers)."""
+    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order. ``plain``: columns
+    holding numbers already as text (:func:`number_text`), written exactly like number columns: never
+    quoted."""
     from concurrent.futures import ThreadPoolExecutor
 
     table = df if isinstance(df, pa.Table) else pa.table({str(c): _arrow_column(df[c]) for c in df.columns})
@@ -285,6 +283,12 @@ def _csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = ()) -> Calla
         if textual and _needs_quotes(c):
             quoting = "needed"
             break
+    if quoting == "needed":  # Arrow then quotes every string: number text goes back to numbers (exact:
+        # shortest round-trip digits), so that it is written unquoted as before
+        for name in plain & set(table.column_names):
+            i = table.column_names.index(name)
+            if pa.types.is_string(table.column(i).type):
+                table = table.set_column(i, name, pc.cast(table.column(i), pa.float64()))
 
     def fmt(part: pa.Table, header: bool = False) -> pa.Buffer:
         if quoting == "none" and part.num_rows:  # numbers to text here: Arrow's cast releases the GIL, so
@@ -349,7 +353,7 @@ def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta
     """Write a per-node table (a DataFrame or an Arrow table) as CSV with ``pyarrow.csv`` through
     :func:`dpviz.core.tables.write_atomic` (atomic, never over an input); with ``meta``, the
     ``OUT.meta.json`` sidecar first (as :func:`dpviz.core.tables.write_release` does). ``path`` None
-    writes to stdout. ``plain``: string columns known to need no quotes (skips their check)."""
+    writes to stdout. ``plain``: columns holding number text (:func:`number_text`), never quoted."""
     from dpviz.core.tables import check_destination, meta_json, meta_path, write_atomic, write_text
 
     write = _csv_writer(df, plain)
@@ -729,8 +733,7 @@ def _canonical_integers(raw, header_end: int, columns: list[pa.Array]) -> bool:
         if pa.types.is_integer(col.type):
             expected += _decimal_chars(col)
         else:
-            off = np.frombuffer(col.buffers()[1], np.int32)
-            expected += int(off[col.offset + len(col)] - off[col.offset])
+            expected += arrow.value_bytes(col).size
     return expected == a.size
 
 
@@ -773,10 +776,8 @@ def _stripped(col: pa.Array) -> pa.Array:
     """A string column with white space stripped from both ends of every value; no work when its bytes
     hold no white space at all (no byte <= 32, which covers ASCII white space, and none >= 128, which
     covers Unicode's)."""
-    if col.null_count == 0 and pa.types.is_string(col.type) and len(col):
-        off = np.frombuffer(col.buffers()[1], np.int32)
-        a, b = int(off[col.offset]), int(off[col.offset + len(col)])
-        data = np.frombuffer(col.buffers()[2], np.uint8)[a:b] if b > a else np.empty(0, np.uint8)
+    if col.null_count == 0 and pa.types.is_string(col.type):
+        data = arrow.value_bytes(col)
         if not data.size or (int(data.min()) > 32 and int(data.max()) < 128):
             return col
     return pc.utf8_trim_whitespace(col)

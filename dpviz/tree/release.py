@@ -381,7 +381,7 @@ def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", meth
     """:func:`release` and :func:`release_columns` together, for writing a file: the structure-only
     columns (``variance``, ``std``; :func:`published_variance`) are computed and turned into CSV text on
     two worker threads while the noise is drawn and post-processed (Arrow's number formatting releases
-    the GIL; the GMC plan's variance is a cached property, computed once whichever thread asks first),
+    the GIL; the GMC plan's variance is a cached property, so the release reuses it once computed),
     which takes most of the write's float formatting off its critical path. The table is the same as
     :func:`release_columns` gives (the text is used only if the release's variances equal the ones
     formatted, which they do by construction)."""
@@ -395,10 +395,10 @@ def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", meth
         text = {"variance": pool.submit(lambda: number_text(var.result())),
                 "std": pool.submit(lambda: number_text(np.sqrt(var.result())))}
         rel = release(data, noise, split, method, rng, plan=plan)
-        same = np.array_equal(rel.variance, var.result(), equal_nan=True)
-        columns = _published_columns(rel)
-        if same:
-            columns.update({name: fut.result() for name, fut in text.items()})
+        if np.array_equal(rel.variance, var.result(), equal_nan=True):
+            columns = {"noisy": rel.noisy, "released": rel.released, **{k: f.result() for k, f in text.items()}}
+        else:  # not expected (same computation): format them with the rest
+            columns = _published_columns(rel)
     return rel, node_columns(tree, **columns), release_description(rel)
 
 
