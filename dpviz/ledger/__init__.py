@@ -120,7 +120,8 @@ def _pause_after_charge(release_id: int) -> None:
 
 
 @contextmanager
-def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any, mechanism: str) -> Iterator[Any]:
+def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any, mechanism: str, *,
+           extra_outputs: Any = (), inputs: Any = ()) -> Iterator[Any]:
     """Charge a release to the ledger, then let the caller write its output (``args.output``)::
 
         with ledger.charge(args, CAP, args.input, data, noise, args.method):
@@ -146,7 +147,10 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
     from dpviz.ledger.store import BudgetExceeded, open_ledger
 
     # a bad --output must not cost budget: check it before the charge (exit 2, nothing charged)
-    check_destination(args.output, [None if str(source).startswith(SAMPLE_PREFIX) else source])
+    all_inputs = [None if str(source).startswith(SAMPLE_PREFIX) else source, *inputs]
+    for out in [args.output, *extra_outputs]:
+        if out is not None:
+            check_destination(out, all_inputs)
     ds = identify(capability, source, data)
     cost = Charge.of_noise(noise)
     with open_ledger(where.path, create=where.explicit) as led:
