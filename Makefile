@@ -19,8 +19,12 @@ $(STAMP): $(DEPS) | $(PY)
 	$(PY) -m pip install -q --disable-pip-version-check -e . --no-deps
 	touch $@
 
+# `make run LEDGER=PATH`: page draws are charged to that ledger (streamlit run app.py -- --ledger PATH; created
+# on the first draw). Without it: $DPVIZ_LEDGER, else the default ledger if it exists, else a ledger per session.
+LEDGER ?=
 run: $(STAMP)
-	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
+	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false \
+	  $(if $(LEDGER),-- --ledger '$(LEDGER)')
 
 # All tests, including the browser (e2e) layer.  pytest exit code 5 = "no tests collected":
 # it is a failure here, never success.

@@ -90,7 +90,10 @@ def home() -> None:
     rel.markdown(
         "**Private release.** One mechanism, discrete noise drawn from the operating system's cryptographic "
         "random generator, fresh at every click, and an output with no true value in it: what you may "
-        "publish. Every page ends with this panel; the CLI's `release` verbs do the same headless."
+        "publish. Every page ends with this panel; the CLI's `release` verbs do the same headless. Every draw is "
+        "**charged to a privacy ledger before it is shown** — the server's ledger when the app was started with "
+        "one (`make run LEDGER=PATH`, or `$DPVIZ_LEDGER`), otherwise this browser session's own — and a draw over "
+        "the dataset's budget is refused."
     )
 
     st.header("Where to start")

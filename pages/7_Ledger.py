@@ -1,32 +1,38 @@
 """Ledger page: the persistent privacy ledger, per dataset (a read-only view of :mod:`dpviz.ledger`).
 
-Every ``python -m dpviz ... release`` charges the ledger before it writes its output; this page shows
-what each dataset has spent (basic composition and zCDP, :mod:`dpviz.ledger.accounts`), what remains
-and every release (time, mechanism, budget, output and its SHA-256). The ledger file is chosen here
-(default: ``$DPVIZ_LEDGER``, else :func:`dpviz.ledger.default_path`); it is opened read-only and never
-created by the page. Budgets are set with ``python -m dpviz ledger set-budget``.
+Every ``python -m dpviz ... release`` and every page's "Draw a private release" charges a ledger before
+it writes or shows anything; this page shows what each dataset has spent (basic composition and zCDP,
+:mod:`dpviz.ledger.accounts`), what remains and every release (time, mechanism, budget, output and its
+SHA-256). It shows only the ledgers the server names — the server's ledger (``--ledger PATH`` given to
+the app, else ``$DPVIZ_LEDGER``, else the default ledger if it exists: :mod:`dpviz.ledger.session`) and
+this browser session's own ledger — and never opens a path typed in the browser. Ledgers are opened
+read-only and never created here. Budgets are set with ``python -m dpviz ledger set-budget`` (the
+server's) or on a page's Private release panel (this session's).
 """
 
 import json
 import math
-import os
-from pathlib import Path
 
 import streamlit as st
 
 import ui
+from dpviz.core.inputs import require_regular_file
 from dpviz.errors import InputError
-from dpviz.ledger import LEDGER_ENV, PAGE, default_path, ledger_path
+from dpviz.ledger import LEDGER_ENV, PAGE
+from dpviz.ledger.session import PageLedger, server_ledger
 from dpviz.ledger.store import open_ledger
 from dpviz.ledger.views import cumulative_frame, dataset_lines, releases_frame, summary_frame
 
 ui.page_setup(PAGE)
 ss = st.session_state
+CHOICES = {"server": "The server's ledger", "session": "This session's ledger"}
 
 
-def read_ledger(path: Path):
-    """(datasets, releases by dataset, export) of the ledger at ``path``, read in one go, read-only."""
-    with open_ledger(path, readonly=True) as led:
+def read_ledger(where: PageLedger):
+    """(datasets, releases by dataset, export) of a ledger, read in one go, read-only (a FIFO, a device or a
+    folder at its path is refused before it is opened)."""
+    require_regular_file(where.path, "ledger")
+    with open_ledger(where.path, readonly=True) as led:
         datasets = led.datasets()
         return datasets, {d.id: led.releases(d.id) for d in datasets}, led.export()
 
@@ -36,29 +42,49 @@ def _fmt(x, spec: str = ".4g") -> str:
 
 
 st.title("Privacy ledger")
-st.caption("Every `python -m dpviz … release` (tree, stream, marginals, graph) charges its dataset here *before* "
-           "it writes anything; a release that does not fit the dataset's budget exits with code 3 and writes "
-           "nothing. A dataset is identified by the SHA-256 of its canonical content, so re-saving a file does not "
-           "reset its budget. Pure ε releases add up (basic composition), Gaussian ones add up in ρ (zCDP); the "
-           "spent ε is the smaller of the two valid totals.")
+st.caption("Every `python -m dpviz … release` (tree, stream, marginals, graph) and every **Draw a private release** "
+           "on a page charges its dataset here *before* it writes or shows anything; a release that does not fit "
+           "the dataset's budget is refused (the CLI exits with code 3) and nothing is drawn. A dataset is "
+           "identified by the SHA-256 of its canonical content, so re-saving a file does not reset its budget. "
+           "Pure ε releases add up (basic composition), Gaussian ones add up in ρ (zCDP); the spent ε is the "
+           "smaller of the two valid totals.")
 
-# Ledger file ---------------------------------------------------------------------------------------
-st.subheader(":material/folder_open: Ledger file")
-env = os.environ.get(LEDGER_ENV, "")
-st.text_input("Ledger file", value=str(ledger_path().path), key="ledger_path",
-              help="An SQLite file written by dpviz; opened read-only, never created here.")
-st.caption(f"Default: `{default_path()}`" + (f"; ${LEDGER_ENV} = `{env}`" if env else "")
-           + ". Create one with `python -m dpviz ledger init` or `python -m dpviz ledger set-budget DATA --epsilon E "
-             "[--delta D]`.")
-path = Path(ss["ledger_path"].strip() or str(ledger_path().path)).expanduser()
+# Which ledger ----------------------------------------------------------------------------------------
+st.subheader(":material/folder_open: Ledger")
+available: dict[str, PageLedger] = {}
+try:
+    server = server_ledger()
+except InputError as exc:
+    server = None
+    st.error(f"The server's ledger: {exc}", icon=":material/error:")
+if server is not None:
+    available["server"] = server
+else:
+    st.info("No server ledger is configured: each browser session's page draws are charged to that session's own "
+            "ledger. To keep budgets across sessions and with the CLI, start the app with `make run LEDGER=PATH` "
+            f"(`streamlit run app.py -- --ledger PATH`) or set ${LEDGER_ENV}; `python -m dpviz ledger init` creates "
+            "the default ledger, which the app then uses.", icon=":material/info:")
+own = ui.session_ledger()
+if own is not None and own.path.exists():
+    available["session"] = own.ledger
+if not available:
+    st.caption("This session has drawn no private release yet, so it has no ledger of its own.")
+    st.stop()
+choice = next(iter(available))
+if len(available) > 1:
+    choice = st.radio("Ledger", list(available), format_func=CHOICES.get, key="ledger_choice", horizontal=True)
+where = available[choice]
+st.caption(f"Showing {where.describe}. Budgets: " + (
+    "`python -m dpviz ledger set-budget DATA --epsilon E [--delta D]` on the server." if where.kind == "server"
+    else "on each page's Private release panel (Session budget)."))
 
 loaded = None
-if not path.exists():
-    st.info(f"No ledger at `{path}` yet: releases are not recorded until one exists (or `--ledger PATH` is "
-            "given).", icon=":material/info:")
+if not where.path.exists():
+    st.info("The server's ledger does not exist yet: the first page draw or CLI release creates it.",
+            icon=":material/info:")
 else:
     try:
-        loaded = read_ledger(path)
+        loaded = read_ledger(where)
     except InputError as exc:
         st.error(str(exc), icon=":material/error:")
 

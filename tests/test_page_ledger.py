@@ -1,4 +1,8 @@
-"""pages/7_Ledger.py: AppTest (in process) on a temporary ledger."""
+"""pages/7_Ledger.py: AppTest (in process). The page shows the ledgers the server names (the configured
+server ledger, this session's own) and never opens a path typed in the browser (issue 17, point 4)."""
+
+import os
+import sys
 
 import pytest
 
@@ -13,12 +17,8 @@ TREE = DatasetId("b" * 64, "tree", "sample:county", "parsed tree")
 STREAM = DatasetId("c" * 64, "stream", "/data/counts.csv", "count series")
 
 
-@pytest.fixture
-def ledger(tmp_path, monkeypatch):
+def make_ledger(path, tmp_path):
     """A ledger with a budgeted tree (two releases, one killed before its write) and an unbudgeted stream."""
-    path = tmp_path / "ledger.sqlite3"
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("DPVIZ_LEDGER", str(path))
     with open_ledger(path, create=True) as led:
         led.set_budget(TREE, DatasetBudget(2.0, 1e-6))
         r = led.charge(TREE, Charge.of_noise(Noise.laplace(0.5, discrete=True)), mechanism="gmc",
@@ -31,9 +31,19 @@ def ledger(tmp_path, monkeypatch):
     return path
 
 
-def test_shows_every_dataset_and_the_releases_of_one(ledger):
+@pytest.fixture
+def ledger(tmp_path, monkeypatch):
+    """That ledger, configured as the server's through $DPVIZ_LEDGER."""
+    path = make_ledger(tmp_path / "ledger.sqlite3", tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("DPVIZ_LEDGER", str(path))
+    return path
+
+
+def test_shows_the_server_ledger_from_the_environment_and_has_no_path_box(ledger):
     at = ok(app_test(PAGE))
-    assert at.text_input(key="ledger_path").value == str(ledger)
+    assert not at.text_input and not at.text_area  # nothing to type a path into
+    assert any(str(ledger) in c.value and "DPVIZ_LEDGER" in c.value for c in at.caption)
     m = metrics(at)
     assert m["Datasets"] == "2" and m["Releases"] == "3"
     summary = at.dataframe[0].value
@@ -53,17 +63,70 @@ def test_shows_every_dataset_and_the_releases_of_one(ledger):
     assert "private" in at.warning[0].value  # the fingerprints warning
 
 
-def test_path_chooser_missing_and_foreign_files(ledger, tmp_path):
+def test_the_ledger_flag_given_to_the_app_is_shown_over_the_environment(ledger, tmp_path, monkeypatch):
+    other = make_ledger(tmp_path / "flag.sqlite3", tmp_path)
+    with open_ledger(other, create=False) as led:
+        led.set_budget(STREAM, DatasetBudget(9.0))
+    monkeypatch.setattr(sys, "argv", ["app.py", "--ledger", str(other)])
     at = ok(app_test(PAGE))
-    missing = tmp_path / "nope.sqlite3"
-    at.text_input(key="ledger_path").set_value(str(missing))
-    at = ok(at.run())
-    assert "No ledger at" in at.info[0].value and not missing.exists()  # never created by the page
+    assert any(str(other) in c.value and "--ledger" in c.value for c in at.caption)
+    assert list(at.dataframe[0].value["budget"])[1] == "ε = 9"
+
+
+def test_a_configured_ledger_not_created_yet_is_not_created_by_the_page(tmp_path, monkeypatch):
+    missing = tmp_path / "later.sqlite3"
+    monkeypatch.setenv("DPVIZ_LEDGER", str(missing))
+    at = ok(app_test(PAGE))
+    assert "does not exist yet" in at.info[0].value and not missing.exists() and not at.text_input
+
+
+def test_no_server_ledger_no_path_and_no_probe(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("DPVIZ_LEDGER", raising=False)
+    at = ok(app_test(PAGE))
+    assert "No server ledger is configured" in at.info[0].value and "make run LEDGER=PATH" in at.info[0].value
+    assert not at.text_input and not at.dataframe and str(tmp_path) not in " ".join(c.value for c in at.caption)
+
+
+def test_the_default_ledger_is_shown_when_it_exists(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    monkeypatch.delenv("DPVIZ_LEDGER", raising=False)
+    (tmp_path / "dpviz").mkdir()
+    make_ledger(tmp_path / "dpviz" / "ledger.sqlite3", tmp_path)
+    at = ok(app_test(PAGE))
+    assert metrics(at)["Datasets"] == "2" and any("default ledger" in c.value for c in at.caption)
+
+
+def test_a_foreign_or_fifo_server_ledger_is_an_error_not_a_hang(tmp_path, monkeypatch):
     foreign = tmp_path / "notes.txt"
     foreign.write_text("hello\n")
-    at.text_input(key="ledger_path").set_value(str(foreign))
-    at = ok(at.run())
+    monkeypatch.setenv("DPVIZ_LEDGER", str(foreign))
+    at = ok(app_test(PAGE))
     assert "not a dpviz ledger" in at.error[0].value and foreign.read_text() == "hello\n"
-    at.text_input(key="ledger_path").set_value(str(ledger))
+    fifo = tmp_path / "ledger.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("DPVIZ_LEDGER", str(fifo))
+    at = ok(app_test(PAGE, timeout=20))
+    assert "FIFO" in at.error[0].value or "pipe" in at.error[0].value
+
+
+def test_shows_this_sessions_ledger_after_page_draws(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("DPVIZ_LEDGER", raising=False)
+    at = ok(app_test("pages/2_Stream.py"))
+    for _ in range(2):
+        ok(at.button(key="stream_release_button").click().run())
+    at.switch_page(PAGE)
     at = ok(at.run())
+    assert any("this session's ledger" in c.value for c in at.caption) and not at.text_input
+    m = metrics(at)
+    assert m["Datasets"] == "1" and m["Releases"] == "2" and m["Spent ε"] == "2"
+    assert list(at.dataframe[0].value["name"]) == ["sample:flights"]
+    # a server ledger configured afterwards: both are offered, by a choice between the two (never a path)
+    server = make_ledger(tmp_path / "server.sqlite3", tmp_path)
+    monkeypatch.setenv("DPVIZ_LEDGER", str(server))
+    at = ok(at.run())
+    assert at.radio(key="ledger_choice").options == ["The server's ledger", "This session's ledger"]
     assert metrics(at)["Datasets"] == "2"
+    at = ok(at.radio(key="ledger_choice").set_value("session").run())
+    assert metrics(at)["Datasets"] == "1"
