@@ -343,4 +343,5 @@ ui.private_release_panel(
              "columns node, parent, noisy, released, variance, std",
     run=_run_release,
     file_stem=_file_stem(key),
+    source=key, data=data, noise=release_noise, mechanism=release_method,
 )

@@ -311,4 +311,4 @@ def _run_release():
 ui.private_release_panel(
     CAP, settings=(key, horizon, release_noise, release_mech),
     describe=f"{LABELS[release_mech]}, {release_noise.describe}, horizon N = {horizon:,}",
-    run=_run_release, file_stem=stem)
+    run=_run_release, file_stem=stem, source=key, data=counts, noise=release_noise, mechanism=release_mech)

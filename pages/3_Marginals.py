@@ -26,6 +26,7 @@ import streamlit as st
 
 import ui
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
+from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
@@ -459,4 +460,5 @@ ui.private_release_panel(
              + "; the JSON description also holds the released marginals"
              + (f". GReM-LNN on {stats['cells']:,} cells may take minutes (no progress bar here)"
                 if release_method == "lnn" and stats["cells"] > 50_000 else ""),
-    run=_run_release, file_stem=stem)
+    run=_run_release, file_stem=stem, source=data_key, data=data,
+    noise=Noise.from_params("gaussian", **budget, discrete=True), mechanism=mechanism)

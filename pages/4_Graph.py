@@ -397,7 +397,8 @@ ui.private_release_panel(
     describe=f"drf-dp (DRF made edge-DP) at ε = {eps:g}, budget split {_fmt_split(split)} (split points : counts "
              f": relabelling), discrete Laplace and exponential-mechanism draws from the OS CSPRNG; columns u, v "
              "(the input's vertex labels)",
-    run=_run_release, file_stem=stem)
+    run=_run_release, file_stem=stem, source=data_key, data=graph, noise=Noise.laplace(eps, discrete=True),
+    mechanism="drf-dp")
 held_partition = ss.get("graph_release_partition")
 held_release = ss.get(f"{CAP.name}_private_release")
 if held_partition is not None and held_partition[0] == release_settings and held_release is not None \
