@@ -47,7 +47,8 @@ def test_parse_split():
 
 @pytest.mark.parametrize("verb", ["simulate", "release"])
 def test_bad_input_exits_2_with_one_line(verb, tmp_path, capsys, edge_file):
-    extra = ["--method", "random"] if verb == "simulate" else ["--output", tmp_path / "o.csv"]
+    extra = ["--method", "random"] if verb == "simulate" else ["--output", tmp_path / "o.csv",
+                                                                "--structure-from-data"]
     cases = [
         ([tmp_path / "missing.csv", "--epsilon", "1"], ("does not exist", "sample:karate")),
         (["sample:nope", "--epsilon", "1"], ("unknown sample 'sample:nope'", "sample:email-enron")),
@@ -56,7 +57,7 @@ def test_bad_input_exits_2_with_one_line(verb, tmp_path, capsys, edge_file):
         ([edge_file, "--epsilon", "1", "--budget-split", "3:7"], ("--budget-split",)),
         ([edge_file, "--epsilon", "1", "--max-edges", "3"], ("edge rows, above the edge cap", "--max-edges N")),
         ([edge_file, "--epsilon", "1", "--max-bytes", "10"], ("above the size cap", "--max-bytes N")),
-        ([edge_file, "--epsilon", "1", "--n-nodes", "3"], ("every id must be an integer",)),
+        ([edge_file, "--epsilon", "1", "--n-nodes", "0"], ("--n-nodes",)),
         ([tmp_path, "--epsilon", "1"], ("is a folder",)),
     ]
     for argv, needles in cases:
@@ -174,13 +175,16 @@ def test_simulate_is_reproducible_per_method(capsys):
 
 def test_release_drf_dp_writes_labels_report_partitions_and_no_truth(tmp_path, capsys, edge_file):
     out, rep, part = tmp_path / "rel.csv", tmp_path / "rep.json", tmp_path / "part.json"
+    nodes = tmp_path / "people.txt"
+    nodes.write_text("alice\nbob\ncarol\ndave\nerin\nfrank\n", encoding="utf-8")
     rc, stdout, err = run(["release", edge_file, "--epsilon", "3", "--output", out, "--report", rep,
-                           "--partitions", part], capsys)
+                           "--partitions", part, "--nodes", nodes], capsys)
     assert rc == 0, err
     lines = stdout.splitlines()
     assert lines[0] == RELEASE_NOTICE and "drf-dp (edge-DP)" in lines[1] and "6 vertices" in lines[1]
     report = json.loads(rep.read_text(encoding="utf-8"))
-    assert set(report) == {"budget", "method", "epsilon", "n_nodes", "n_edges_released", "mode"}
+    assert set(report) == {"budget", "method", "epsilon", "n_nodes", "n_edges_released", "structure", "mode"}
+    assert report["structure"] == {"source": "declared", "declaration": "--nodes people.txt"}
     assert report["method"] == "drf-dp" and report["mode"] == "release" and report["n_nodes"] == 6
     assert abs(sum(report["budget"].values()) - 3.0) < 1e-9 and len(report["budget"]) >= 3
     df = pd.read_csv(out, dtype=str)

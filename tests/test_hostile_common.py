@@ -263,8 +263,8 @@ GRAPH_CASES = [
     ("edges-cap", b"0,1\n1,2\n2,3\n3,4\n", ("--max-edges", "2"), ("above the edge cap", "--max-edges N")),
     ("bytes-cap", b"0,1\n1,2\n", ("--max-bytes", "4"), ("above the size cap", "--max-bytes N")),
     ("nodes-cap", b"0,1\n1,2\n2,3\n", ("--max-nodes", "3"), ("above the vertex cap", "--max-nodes N")),
-    ("n-nodes", b"0,1\n1,5\n", ("--n-nodes", "3"), ("line 2", "outside 0..2")),
-    ("n-nodes-negative", b"0,1\n", ("--n-nodes", "-1"), ("n_nodes",)),
+    ("n-nodes", b"0,1\n1,5\n", ("--n-nodes", "3", "--max-nodes", "2"), ("--n-nodes", "above the vertex cap")),
+    ("n-nodes-negative", b"0,1\n", ("--n-nodes", "-1"), ("--n-nodes",)),
     ("split", b"0,1\n", ("--budget-split", "1:0:1"), ("--budget-split",)),
     ("gzip-bomb", gzip.compress(b"0,1\n" * 100_000), ("--max-bytes", "5000"), ("decompresses to more than 5,000",)),
 ]
@@ -275,7 +275,8 @@ GRAPH_CASES = [
 def test_graph_cases(work, verb, name, data, extra, needles):
     path = work / f"{name}.csv"
     path.write_bytes(data)
-    tail = ["--method", "drf-dp", "--seed", "1"] if verb == "simulate" else ["--output", "o.csv"]
+    tail = (["--method", "drf-dp", "--seed", "1"] if verb == "simulate" else
+            ["--output", "o.csv", *([] if "--n-nodes" in extra else ["--structure-from-data"])])
     refused(work, ["graph", verb, path, "--epsilon", "1", *tail, *extra], *needles)
 
 

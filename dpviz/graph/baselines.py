@@ -118,7 +118,7 @@ from dpviz.core.accounting import positive, probability
 from dpviz.core.noise import Noise
 from dpviz.core.exponential import gumbel, uniform53
 from dpviz.errors import InputError
-from dpviz.graph.model import canonical_edges
+from dpviz.graph.model import COUNT_SENSITIVITY, DEGREE_SENSITIVITY, canonical_edges
 from dpviz.graph.regions import count_upper, place_uniform, upper_cells
 from dpviz.graph.release import GraphRelease, Partition
 from dpviz.tree.gmc import gmc, plan
@@ -484,7 +484,7 @@ def measure_counts(h: Hierarchy, edges: np.ndarray, epsilon_count: float,
     eps_d = geometric_budgets(h.fanouts, epsilon_count)
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     true = np.asarray(count_upper(e[:, 0], e[:, 1], h.r0, h.r1, h.c0, h.c1), dtype=np.int64)
-    noisy, var = _laplace(true if discrete else true.astype(np.float64), 1.0 / eps_d[h.depth], rng,
+    noisy, var = _laplace(true if discrete else true.astype(np.float64), COUNT_SENSITIVITY / eps_d[h.depth], rng,
                           discrete, epsilon_count)
     return Measurement(noisy, var, eps_d)
 
@@ -672,7 +672,7 @@ def random_uniform(edges: object, n_nodes: int, epsilon: float, *, rng: np.rando
     epsilon = positive("epsilon", epsilon)
     disc = _discrete(rng, discrete)
     true = np.array([e.shape[0]], dtype=np.int64)
-    noisy, _ = _laplace(true if disc else true.astype(np.float64), np.array([1.0 / epsilon]), rng, disc,
+    noisy, _ = _laplace(true if disc else true.astype(np.float64), np.array([COUNT_SENSITIVITY / epsilon]), rng, disc,
                         epsilon)
     cells = n * (n - 1) // 2
     k = np.clip(np.rint(noisy), 0, cells).astype(np.int64)
@@ -697,7 +697,7 @@ def noisy_degrees(edges: np.ndarray, n_nodes: int, epsilon: float, rng: np.rando
     epsilon = positive("epsilon", epsilon)
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     deg = np.bincount(e.ravel(), minlength=n).astype(np.int64)
-    noisy, _ = _laplace(deg if discrete else deg.astype(np.float64), np.full(n, 2.0 / epsilon), rng,
+    noisy, _ = _laplace(deg if discrete else deg.astype(np.float64), np.full(n, DEGREE_SENSITIVITY / epsilon), rng,
                         discrete, epsilon)
     return noisy
 

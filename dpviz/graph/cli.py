@@ -1,14 +1,20 @@
-"""``python -m dpviz graph simulate|release``: edge-private graph release from the command line.
+"""``python -m dpviz graph simulate|release|describe-structure``: edge-private graph release from the command line.
 
 * ``simulate`` — seeded simulation: one or every method on the same graph, each with its own
   reproducible noise stream derived from ``--seed``; prints every sub-budget and the metrics of
   :func:`dpviz.graph.metrics.evaluate` against the true graph: **not a private release**. Every line
-  about ``drf`` (the algorithm as published) says it is not edge-DP.
+  about ``drf`` (the algorithm as published) says it is not edge-DP. The vertex set may come from the
+  data (the default) or a declaration (``--nodes`` / ``--n-nodes``, as a release takes it).
 * ``release`` — one edge-DP method (default ``drf-dp``; ``drf`` is refused), noise from the OS CSPRNG
-  (no ``--seed``), the released edge list written atomically in the input's vertex labels with a
-  ``.meta.json``; optional ``--partitions`` (the decomposition, JSON) and ``--report`` (budget and public
-  facts, JSON). stdout shows only public facts: the budget, the vertex count (the vertex set is public
-  under edge-DP) and the number of released edges.
+  (no ``--seed``), on the **declared** public vertex set: ``--nodes FILE`` (vertex ids, one per line),
+  ``--n-nodes N`` (ids 0..N-1), a bundled sample's shipped declaration, or the explicit opt-out
+  ``--structure-from-data`` (not private: every output then says so). Edges touching an undeclared vertex
+  are dropped before the mechanism and their number is published nowhere. Writes the released edge list
+  atomically in the declared vertex labels with a ``.meta.json``; optional ``--partitions`` (the
+  decomposition, JSON) and ``--report`` (budget and public facts, JSON). stdout shows only public facts:
+  the budget, the declared vertex count and the number of released edges.
+* ``describe-structure`` — writes the vertex ids found in EDGES, one per line: a ``--nodes`` template,
+  read from the data, for the curator to review.
 
 EDGES is an edge-list file (CSV/TSV/whitespace, header optional, any vertex ids; see
 :func:`dpviz.graph.io.read_edges`) or a bundled graph ``sample:NAME``. Bad input exits with code 2
@@ -24,16 +30,25 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
+from dpviz.core.noise import MAX_SIMULATION_EPSILON
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source, source_stem
+from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STRUCTURE_FROM_DATA_NOTICE,
+                                  add_structure_from_data_arg, missing_declaration)
 from dpviz.errors import InputError
 
 CAP = "graph"
 ALL = "all"
 SPLIT_METHODS = ("drf", "drf-dp")
 """Methods that take ``--budget-split`` (ε_D^d : ε_D^c : ε_R), passed on as ``split=(a, b, c)``."""
+MIN_EPSILON = 1.0 / MAX_SIMULATION_EPSILON
+"""The smallest ε ``graph simulate`` and ``graph release`` take (10⁻⁶, the reciprocal of
+:data:`dpviz.core.noise.MAX_SIMULATION_EPSILON`): far below it the noise scales of the sub-budgets
+(ε split over up to hundreds of steps) leave the discrete samplers' range and the variances overflow."""
 
 
 def _methods() -> dict[str, str]:
@@ -43,7 +58,8 @@ def _methods() -> dict[str, str]:
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``graph`` command group (``simulate``, ``release``) to the top-level sub-parsers."""
+    """Add the ``graph`` command group (``simulate``, ``release``, ``describe-structure``) to the top-level
+    sub-parsers."""
     from dpviz.graph.release import DEFAULT_METHOD, METHODS, NOT_PRIVATE_LABEL
 
     cap = capability(CAP)
@@ -51,53 +67,85 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     g = groups.add_parser(CAP, help=cap.cli_help,
                           description=__doc__.splitlines()[0], epilog=f"Unit of privacy: {cap.unit_of_privacy}.")
     sub = g.add_subparsers(dest="graph_command", required=True, parser_class=type(g))
+    edges_help = f"edge list (CSV/TSV/whitespace) or sample:{{{samples}}}"
+    epsilon_help = (f"ε of the edge-DP guarantee (total, all steps), at least {MIN_EPSILON:g}; "
+                    + cliargs.EPSILON_BOUND_HELP)
 
     s = sub.add_parser("simulate", help=f"{SIMULATION_NOTICE}: seeded noise, methods compared against the truth",
                        description="Run one or every method on the same graph with seeded noise and print each "
                                    "method's budget and its metrics against the true graph. Not a private "
                                    f"release. Method drf is the published DRF: {NOT_PRIVATE_LABEL}.")
-    s.add_argument("edges", metavar="EDGES", help=f"edge list (CSV/TSV/whitespace) or sample:{{{samples}}}")
-    s.add_argument("--epsilon", type=float, required=True,
-                   help="ε of the edge-DP guarantee (total, all steps); " + cliargs.EPSILON_BOUND_HELP)
+    s.add_argument("edges", metavar="EDGES", help=edges_help)
+    s.add_argument("--epsilon", type=float, required=True, help=epsilon_help)
     s.add_argument("--method", required=True, choices=[*METHODS, ALL],
                    help=f"method, or all (drf is the algorithm as published: {NOT_PRIVATE_LABEL})")
     cliargs.add_simulate_args(s)
-    _common_args(s)
+    _split_arg(s)
+    _declaration_args(s, default="default: the ids found in the edges (a simulation may read the structure "
+                                 "from the data)")
+    _read_args(s)
     s.set_defaults(func=cmd_simulate)
 
     r = sub.add_parser("release", help="private release: one edge-DP method, OS CSPRNG noise, no truth",
-                       description="Privately release the graph with one edge-DP method: noise from the OS "
-                                   "CSPRNG, fresh every run, no seed. Writes OUTPUT (the released edge list in "
-                                   "the input's vertex labels) and OUTPUT.meta.json.")
-    r.add_argument("edges", metavar="EDGES", help=f"edge list (CSV/TSV/whitespace) or sample:{{{samples}}}")
-    r.add_argument("--epsilon", type=float, required=True,
-                   help="ε of the edge-DP guarantee (total, all steps); " + cliargs.EPSILON_BOUND_HELP)
+                       description="Privately release the graph with one edge-DP method on its declared public "
+                                   "vertex set (--nodes or --n-nodes; bundled samples ship theirs): noise from the "
+                                   "OS CSPRNG, fresh every run, no seed. Edges touching an undeclared vertex are "
+                                   "dropped (how many is not published). Writes OUTPUT (the released edge list in "
+                                   "the declared vertex labels) and OUTPUT.meta.json.")
+    r.add_argument("edges", metavar="EDGES", help=edges_help)
+    r.add_argument("--epsilon", type=float, required=True, help=epsilon_help)
     r.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS),
                    help=f"edge-DP method (default {DEFAULT_METHOD}); drf is refused ({NOT_PRIVATE_LABEL})")
     cliargs.add_release_args(r)
     r.add_argument("--partitions", type=Path, help="also write the decomposition (regions, depths, noisy counts, "
                                                    "vertex order) as JSON")
     r.add_argument("--report", type=Path, help="also write a JSON report: budget, method, ε, n_nodes, "
-                                               "n_edges_released, mode")
-    _common_args(r)
+                                               "n_edges_released, structure, mode")
+    _split_arg(r)
+    _declaration_args(r, default="required unless EDGES is a bundled sample (which ships its declaration) or "
+                                 f"{STRUCTURE_FROM_DATA_FLAG} is given")
+    add_structure_from_data_arg(r, "the vertex set")
+    _read_args(r)
     r.set_defaults(func=cmd_release)
+
+    d = sub.add_parser("describe-structure", help="write the vertex ids found in EDGES: a --nodes template "
+                                                  "(read from the data: review it)",
+                       description="Write the vertex ids found in EDGES, one per line, to OUTPUT (atomically): a "
+                                   "template for `graph release --nodes OUTPUT`. It is read from the data: "
+                                   "review it (add every public vertex, remove any that is not public).")
+    d.add_argument("edges", metavar="EDGES", help=edges_help)
+    d.add_argument("--output", type=Path, required=True, help="the vertex-id file to write (never the input)")
+    _read_args(d)
+    d.set_defaults(func=cmd_describe_structure)
     return g
 
 
-def _common_args(p: argparse.ArgumentParser) -> None:
-    from dpviz.graph import io as gio
-
+def _split_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget-split", metavar="A:B:C", default=None,
                    help="drf/drf-dp: ε_D^d : ε_D^c : ε_R = split points : counts : (drf-dp) relabelling from "
                         "noisy degrees / (drf) the reconstruction EM (default 3:7:3, the paper's)")
-    p.add_argument("--n-nodes", type=int, default=None,
-                   help="vertex count: ids must then be integers 0..N-1, used as they are (isolated vertices "
-                        "allowed); default: the distinct ids in the file")
+
+
+def _declaration_args(p: argparse.ArgumentParser, *, default: str) -> None:
+    p.add_argument("--nodes", type=Path, metavar="FILE", default=None,
+                   help="the public vertex set: a file of vertex ids, one per line (blank lines skipped; integer "
+                        "ids numbered by value, others in file order); edges touching a vertex not in it are "
+                        "dropped; " + default)
+    p.add_argument("--n-nodes", type=int, metavar="N", default=None,
+                   help="the public vertex set 0..N-1 (integer ids; edges touching another id are dropped); "
+                        + default)
+
+
+def _read_args(p: argparse.ArgumentParser) -> None:
+    from dpviz.graph import io as gio
+
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the first line names the columns (default: detect)")
     p.add_argument("--max-edges", type=int, default=gio.MAX_EDGES, help=f"edge cap (default {gio.MAX_EDGES:,})")
     p.add_argument("--max-bytes", type=int, default=gio.MAX_BYTES, help=f"file size cap (default {gio.MAX_BYTES:,})")
     p.add_argument("--max-nodes", type=int, default=gio.MAX_NODES, help=f"vertex cap (default {gio.MAX_NODES:,})")
+    p.add_argument("--max-line-bytes", type=int, default=gio.MAX_LINE_BYTES,
+                   help=f"line length cap in bytes, checked while reading (default {gio.MAX_LINE_BYTES:,})")
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -127,16 +175,51 @@ def _input_path(spec: str) -> Path | None:
 
 
 def _load(args: argparse.Namespace):
-    """The Graph named by EDGES (a bundled sample, or a file read by dpviz.graph.io.read_edges)."""
+    """The Graph named by EDGES (a bundled sample, or a file read by dpviz.graph.io.read_edges), with the
+    vertex ids found in the data (a declaration is applied afterwards)."""
     from dpviz.graph.io import read_edges
 
     header = {"auto": None, "yes": True, "no": False}[args.header]
-    graph = load_source(CAP, args.edges, lambda path: read_edges(
-        path, n_nodes=args.n_nodes, header=header, max_bytes=args.max_bytes, max_edges=args.max_edges,
-        max_nodes=args.max_nodes))
-    if str(args.edges).startswith(SAMPLE_PREFIX) and args.n_nodes is not None and args.n_nodes != graph.n_nodes:
-        raise InputError(f"--n-nodes: {args.edges} has {graph.n_nodes:,} vertices; leave --n-nodes out for samples")
-    return graph
+    return load_source(CAP, args.edges, lambda path: read_edges(
+        path, header=header, max_bytes=args.max_bytes, max_edges=args.max_edges, max_nodes=args.max_nodes,
+        max_line_bytes=args.max_line_bytes))
+
+
+def _missing_declaration() -> InputError:
+    """:func:`dpviz.core.structure.missing_declaration`, also naming ``--n-nodes``."""
+    text = str(missing_declaration("--nodes", "the vertex set", CAP))
+    return InputError(text.replace("pass --nodes FILE", "pass --nodes FILE (or --n-nodes N for ids 0..N-1)", 1))
+
+
+def _declaration(args: argparse.Namespace, *, release: bool):
+    """The declared VertexSet the flags name (``--nodes``, ``--n-nodes``, a sample's shipped one), or None to
+    read the vertex set from the data (a simulation's default; a release's ``--structure-from-data``). A
+    release with none of them is refused (exit 2) before the data is read."""
+    from dpviz.graph.structure import VertexSet
+
+    opt_out = bool(getattr(args, "structure_from_data", False))
+    given = [flag for flag, on in (("--nodes", args.nodes is not None), ("--n-nodes", args.n_nodes is not None),
+                                   (STRUCTURE_FROM_DATA_FLAG, opt_out)) if on]
+    if len(given) > 1:
+        raise InputError(f"{given[0]}, {given[1]}: give one of --nodes FILE, --n-nodes N and "
+                         f"{STRUCTURE_FROM_DATA_FLAG}")
+    if args.nodes is not None:
+        for out in (getattr(args, "output", None), getattr(args, "partitions", None), getattr(args, "report", None)):
+            if out is not None and Path(out).resolve() == Path(args.nodes).resolve():
+                raise InputError(f"--nodes: {args.nodes} is also an output of this command; choose another name")
+        return VertexSet.read(args.nodes, max_bytes=args.max_bytes, max_nodes=args.max_nodes,
+                              max_line_bytes=args.max_line_bytes)
+    if args.n_nodes is not None:
+        return VertexSet.count(args.n_nodes, max_nodes=args.max_nodes)
+    if opt_out:
+        return None
+    if str(args.edges).startswith(SAMPLE_PREFIX):
+        name = str(args.edges).removeprefix(SAMPLE_PREFIX)
+        capability(CAP).sample(name)  # an unknown sample: the registry's message, listing them
+        return VertexSet.sample(name)
+    if release:
+        raise _missing_declaration()
+    return None
 
 
 def _label(method: str) -> str:
@@ -158,11 +241,16 @@ def _budget_lines(budget, epsilon: float, suffix: str = "") -> list[str]:
 
 
 def _epsilon(args: argparse.Namespace, *, release: bool) -> float:
-    """``--epsilon``: positive and finite; a release refuses it above the bound, a simulation warns."""
+    """``--epsilon``: finite, at least :data:`MIN_EPSILON`; a release refuses it above the release bound, a
+    simulation warns there and refuses it above the simulation bound."""
     from dpviz.core.accounting import positive
     from dpviz.core.noise import Noise
 
     epsilon = positive("--epsilon", args.epsilon)
+    if epsilon < MIN_EPSILON:
+        raise InputError(f"--epsilon: {epsilon:g} is below {MIN_EPSILON:g}, the smallest ε a graph "
+                         f"{'release' if release else 'simulation'} takes (the noise of its sub-budgets would "
+                         "leave the samplers' range); spend more ε")
     cliargs.checked_noise(args, Noise.laplace(epsilon, discrete=release), release=release)
     return epsilon
 
@@ -172,6 +260,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     epsilon = _epsilon(args, release=False)
     split = parse_split(args.budget_split)
     seed = cliargs.seed_from_args(args)
+    methods = list(_methods()) if args.method == ALL else [args.method]
+    if split is not None and not set(methods) & set(SPLIT_METHODS):
+        raise InputError(f"--budget-split: applies to {' and '.join(SPLIT_METHODS)} only, not {args.method}")
+    vertices = _declaration(args, release=False)
     graph = _load(args)
 
     import pandas as pd
@@ -179,26 +271,34 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from dpviz.graph import metrics
     from dpviz.graph.release import NOT_PRIVATE_LABEL, method_rng, metrics_rng, release
 
-    methods = list(_methods()) if args.method == ALL else [args.method]
-    if split is not None and not set(methods) & set(SPLIT_METHODS):
-        raise InputError(f"--budget-split: applies to {' and '.join(SPLIT_METHODS)} only, not {args.method}")
     print(f"graph: {graph.name}: {graph.n_nodes:,} vertices, {graph.n_edges:,} edges (simple, undirected)")
     for notice in graph.notices:
         print(f"  note: {notice}")
+    if vertices is None:
+        print(f"vertex set: {STRUCTURE_FROM_DATA_NOTICE} (fine for a simulation; a release takes --nodes or "
+              "--n-nodes)")
+    else:
+        dropped = vertices.dropped(graph)
+        graph = vertices.restrict(graph)
+        print(f"vertex set: {vertices.source.describe}: {graph.n_nodes:,} vertices; {dropped:,} edge"
+              f"{'s' if dropped != 1 else ''} touching an undeclared vertex dropped (a simulation shows this "
+              f"count; a release never publishes it), {graph.n_edges:,} kept")
     print(f"seed {seed} (seeded noise: not private; retype --seed {seed} to reproduce); ε = {epsilon:g}"
           + (f"; budget split ε_D^d:ε_D^c:ε_R = {':'.join(f'{x:g}' for x in split)} (drf, drf-dp)" if split else ""))
-    communities = metrics.true_communities(graph.edges, graph.n_nodes)
     rows = []
-    for method in methods:
-        t0 = time.perf_counter()
-        rel = release(graph.edges, graph.n_nodes, epsilon, method=method, rng=method_rng(seed, method),
-                      **_options(method, split))
-        seconds = time.perf_counter() - t0
-        suffix = f"  [{NOT_PRIVATE_LABEL}]" if not rel.private else ""
-        print(f"{method} ({_label(method)}): {rel.edges.shape[0]:,} edges released in {seconds:.3g} s; budget:")
-        print("\n".join(_budget_lines(rel.budget, epsilon, suffix)))
-        values = metrics.evaluate(graph.edges, rel.edges, graph.n_nodes, metrics_rng(seed), communities=communities)
-        rows.append({"method": method if rel.private else f"{method} ({NOT_PRIVATE_LABEL})", **values})
+    with np.errstate(all="ignore"):  # degenerate graphs (no edge) give 0/0 in ratios: reported as nan, no warning
+        communities = metrics.true_communities(graph.edges, graph.n_nodes)
+        for method in methods:
+            t0 = time.perf_counter()
+            rel = release(graph.edges, graph.n_nodes, epsilon, method=method, rng=method_rng(seed, method),
+                          **_options(method, split))
+            seconds = time.perf_counter() - t0
+            suffix = f"  [{NOT_PRIVATE_LABEL}]" if not rel.private else ""
+            print(f"{method} ({_label(method)}): {rel.edges.shape[0]:,} edges released in {seconds:.3g} s; budget:")
+            print("\n".join(_budget_lines(rel.budget, epsilon, suffix)))
+            values = metrics.evaluate(graph.edges, rel.edges, graph.n_nodes, metrics_rng(seed),
+                                      communities=communities)
+            rows.append({"method": method if rel.private else f"{method} ({NOT_PRIVATE_LABEL})", **values})
     table = pd.DataFrame(rows)
     print("metrics (simulation: released vs true graph):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
@@ -207,9 +307,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_release(args: argparse.Namespace) -> int:
-    from dpviz.core.tables import check_destination
+def _check_outputs(args: argparse.Namespace, src: Path | None) -> None:
+    """Every output before any work: three different files, none the metadata sidecar, the input or the
+    declaration (the ledger charge checks them again, with its own rules, before it charges)."""
+    from dpviz.core.tables import check_destination, meta_path
 
+    outputs = [Path(p) for p in (args.output, args.partitions, args.report) if p is not None]
+    resolved = [p.resolve() for p in outputs]
+    if len(set(resolved)) != len(resolved):
+        raise InputError("--output, --partitions and --report must be three different files")
+    if meta_path(args.output).resolve() in resolved[1:]:
+        raise InputError(f"--partitions/--report: {meta_path(args.output)} is where the release's metadata goes")
+    for p in outputs:
+        check_destination(p, [src, args.nodes])
+
+
+def cmd_release(args: argparse.Namespace) -> int:
     cliargs.refuse_seed(args, CAP)
     from dpviz.graph.release import NOT_PRIVATE_LABEL, PRIVATE_METHODS
 
@@ -221,57 +334,63 @@ def cmd_release(args: argparse.Namespace) -> int:
     if split is not None and args.method not in SPLIT_METHODS:
         raise InputError(f"--budget-split: applies to {' and '.join(SPLIT_METHODS)} only, not {args.method}")
     src = _input_path(args.edges)
-    outputs = [Path(p) for p in (args.output, args.partitions, args.report) if p is not None]
-    resolved = [p.resolve() for p in outputs]
-    if len(set(resolved)) != len(resolved):
-        raise InputError("--output, --partitions and --report must be three different files")
-    from dpviz.core.tables import meta_path
-
-    if meta_path(args.output).resolve() in resolved[1:]:
-        raise InputError(f"--partitions/--report: {meta_path(args.output)} is where the release's metadata goes")
-    for p in outputs:
-        check_destination(p, [src])  # before any work: an existing folder, never the input
+    _check_outputs(args, src)
+    vertices = _declaration(args, release=True)
     graph = _load(args)
 
-    from dpviz.core.modes import release_metadata
     from dpviz.core.noise import Noise
-    from dpviz.core.tables import write_release, write_text
-    from dpviz.graph.io import edges_frame
-    from dpviz.graph.release import partition_json, release
+    from dpviz.core.tables import meta_path, write_release, write_text
+    from dpviz.graph.release import release_graph, release_meta
+    from dpviz.graph.structure import VertexSet
 
-    rel = release(graph.edges, graph.n_nodes, epsilon, method=args.method, rng=None, **_options(args.method, split))
-    if args.partitions is not None and rel.partition is None:
+    if vertices is None:  # --structure-from-data: not private, and every output says so
+        vertices = VertexSet.from_data(graph)
+    rel = release_graph(graph, vertices, epsilon, method=args.method, rng=None, **_options(args.method, split))
+    if args.partitions is not None and rel.release.partition is None:
         raise InputError(f"--partitions: method {args.method} has no partition (nothing was written); leave "
                          "--partitions out or use drf-dp, kdh or quadtree")
-    budget = {str(k): float(v) for k, v in rel.budget.items()}
-    meta = release_metadata(
-        CAP, Noise.laplace(epsilon, discrete=True), seeded=False, sensitivity=1.0,
-        method=args.method, budget=budget,
-        budget_note="every sub-budget is spent by one mechanism on the edge set (discrete Laplace on integer "
-                    "counts of sensitivity 1 on the upper triangle, or the exponential mechanism); the "
-                    "sub-budgets compose sequentially to ε: pure ε-edge-DP",
-        options={"split": list(split)} if split is not None and args.method in SPLIT_METHODS else {},
-        n_nodes=int(graph.n_nodes), vertex_set="public (edge-level DP protects edges, not vertices)",
-        n_edges_released=int(rel.edges.shape[0]), source=source_stem(args.edges),
-        columns={"u": "vertex label", "v": "vertex label"})
-    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
-    with ledger.charge(args, CAP, args.edges, graph, Noise.laplace(epsilon, discrete=True), args.method):
-        path = write_release(edges_frame(rel.edges, graph.labels), args.output, meta, inputs=[src])
-    written = [str(path), meta_path(path).name]
-    if args.partitions is not None:
-        write_text(json.dumps(partition_json(rel, graph.labels)) + "\n", args.partitions, inputs=[src])
-        written.append(str(args.partitions))
-    if args.report is not None:
-        report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(graph.n_nodes),
-                  "n_edges_released": int(rel.edges.shape[0]), "mode": "release"}
-        write_text(json.dumps(report, indent=1) + "\n", args.report, inputs=[src])
-        written.append(str(args.report))
+    meta = release_meta(rel, epsilon, source=source_stem(args.edges),
+                        split=split if args.method in SPLIT_METHODS else None)
+    budget = meta["budget"]
+    n_released = int(rel.release.edges.shape[0])
+    written = []
+    # every output is checked, then the ledger charged (exit 3 if over the dataset's budget), then written
+    with ledger.charge(args, CAP, args.edges, graph, Noise.laplace(epsilon, discrete=True), args.method,
+                       extra_outputs=[args.partitions, args.report], inputs=[args.nodes]):
+        path = write_release(rel.edges_frame(), args.output, meta, inputs=[src, args.nodes],
+                             raw_text=args.raw_text)
+        written += [str(path), meta_path(path).name]
+        if args.partitions is not None:
+            write_text(json.dumps(rel.partition_json()) + "\n", args.partitions, inputs=[src, args.nodes])
+            written.append(str(args.partitions))
+        if args.report is not None:
+            report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(vertices.n_nodes),
+                      "n_edges_released": n_released, "structure": rel.structure, "mode": "release"}
+            write_text(json.dumps(report, indent=1) + "\n", args.report, inputs=[src, args.nodes])
+            written.append(str(args.report))
     print(RELEASE_NOTICE)
-    print(f"method: {args.method} (edge-DP), ε = {epsilon:g}; vertex set treated as public: "
-          f"{graph.n_nodes:,} vertices")
+    print(f"method: {args.method} (edge-DP), ε = {epsilon:g}; vertex set: {vertices.source.describe}: "
+          f"{vertices.n_nodes:,} vertices")
+    if not vertices.declared:
+        print(f"WARNING: {STRUCTURE_FROM_DATA_NOTICE} (the vertex set is published as the edges show it)")
     print(f"budget ({len(budget)} sub-budget{'s' if len(budget) != 1 else ''}):")
     print("\n".join(_budget_lines(budget, epsilon)))
-    print(f"released {rel.edges.shape[0]:,} edges")
+    print(f"released {n_released:,} edges")
     print("wrote " + ", ".join(written))
     sys.stdout.flush()
+    return 0
+
+
+def cmd_describe_structure(args: argparse.Namespace) -> int:
+    """Write the vertex ids found in EDGES (a ``--nodes`` template) and say it comes from the data."""
+    from dpviz.core.tables import check_destination, write_text
+    from dpviz.graph.structure import describe_text
+
+    src = _input_path(args.edges)
+    check_destination(args.output, [src])
+    graph = _load(args)
+    path = write_text(describe_text(graph), args.output, inputs=[src])
+    print(f"{DESCRIBE_NOTICE}.")
+    print(f"wrote {graph.n_nodes:,} vertex ids (one per line) to {path}; release with "
+          f"`python -m dpviz graph release EDGES --nodes {path} ...`")
     return 0

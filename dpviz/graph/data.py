@@ -5,7 +5,8 @@ Built by ``tools/extract_graphs.py`` from the network collection of Debian's ``p
 package (read without installing it) and networkx's karate club; provenance, licences, citations and
 checksums are in ``dpviz/assets/SOURCES.md``. Each graph is ``NAME.csv.gz`` (header ``u,v``, 0-based ids,
 canonical: u < v, sorted, no duplicates or self-loops) with a ``NAME.json`` sidecar whose ``n_nodes``
-counts the isolated vertices too. Loaders are cached (the graphs are immutable: their edge arrays are
+counts the isolated vertices too: it is the sample's **shipped public declaration** of its vertex set, ids
+0..n_nodes-1 (:func:`sample_declaration`), which ``graph release sample:NAME`` uses without flags. Loaders are cached (the graphs are immutable: their edge arrays are
 read-only).
 
 =============  ===================================================  ========  =========
@@ -30,8 +31,8 @@ from dpviz.errors import InputError
 from dpviz.graph.io import read_edges
 from dpviz.graph.model import Graph
 
-__all__ = ["SAMPLE_NAMES", "load_graph_sample", "sample_info", "load_karate_sample",
-           "load_power_sample", "load_hepth_sample", "load_netscience_sample", "load_polblogs_sample",
+__all__ = ["SAMPLE_NAMES", "canonical_name", "sample_declaration", "load_graph_sample", "sample_info",
+           "load_karate_sample", "load_power_sample", "load_hepth_sample", "load_netscience_sample", "load_polblogs_sample",
            "load_enron_sample"]
 
 GRAPHS_DIR = "graphs"
@@ -40,7 +41,8 @@ SAMPLE_NAMES: tuple[str, ...] = ("karate", "netscience", "polblogs", "power", "h
 """Bundled graphs, smallest first."""
 
 
-def _canonical_name(name: str) -> str:
+def canonical_name(name: str) -> str:
+    """The bundled graph's name (case-insensitive), or InputError naming the bundled graphs."""
     key = str(name).strip().lower()
     if key not in SAMPLE_NAMES:
         raise InputError(f"graph sample {name!r} is unknown; bundled graphs are {', '.join(SAMPLE_NAMES)}")
@@ -51,7 +53,7 @@ def _canonical_name(name: str) -> str:
 def sample_info(name: str) -> dict:
     """The JSON sidecar of a bundled graph (name, title, n_nodes, n_edges, directed_source, source,
     citation, licence, transformation ...). Do not modify the returned dict (it is cached)."""
-    key = _canonical_name(name)
+    key = canonical_name(name)
     return json.loads(asset(f"{GRAPHS_DIR}/{key}.json").read_text(encoding="utf-8"))
 
 
@@ -70,7 +72,16 @@ def _load(key: str) -> Graph:
 
 def load_graph_sample(name: str) -> Graph:
     """A bundled graph by name (case-insensitive): one of :data:`SAMPLE_NAMES`. Cached; edges read-only."""
-    return _load(_canonical_name(name))
+    return _load(canonical_name(name))
+
+
+def sample_declaration(name: str):
+    """The public vertex set a bundled graph ships (:meth:`dpviz.graph.structure.VertexSet.sample`): ids
+    0..n_nodes-1, ``n_nodes`` from its ``NAME.json`` (isolated vertices included). A release of ``sample:NAME``
+    uses it when no other declaration is given."""
+    from dpviz.graph.structure import VertexSet
+
+    return VertexSet.sample(name)
 
 
 def load_karate_sample() -> Graph:

@@ -193,7 +193,7 @@ from dpviz.core.accounting import positive
 from dpviz.core.exponential import exponential_mechanism_grouped
 from dpviz.core.noise import Noise
 from dpviz.errors import InputError
-from dpviz.graph.model import canonical_edges
+from dpviz.graph.model import COUNT_SENSITIVITY, DEGREE_SENSITIVITY, canonical_edges
 from dpviz.graph.regions import count_below, offdiag_cells, place_uniform, ragged_arange, upper_cells
 from dpviz.graph.release import NOT_PRIVATE_LABEL, GraphRelease, Partition
 from dpviz.tree.strategy import level_shares
@@ -480,7 +480,7 @@ def _decompose(pu: np.ndarray, pv: np.ndarray, n: int, acc: DrfAccount, *, priva
     def measure(counts, cap, eps):
         out = counts.astype(np.float64)
         live = cap > 0 if private else np.ones(counts.size, dtype=bool)  # U = 0: exactly 0, no noise
-        out[live] += _laplace(1.0 / eps, int(live.sum()), rng)
+        out[live] += _laplace(COUNT_SENSITIVITY / eps, int(live.sum()), rng)
         return out, live
 
     def stops(r0, r1, c0, c1, counts, measured, cap, depth):
@@ -684,7 +684,7 @@ def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Ge
 
     # Step 1: noisy degrees (L1 sensitivity 2), Alg. 1 on them (post-processing)
     deg = np.bincount(canon.edges.ravel(), minlength=n).astype(np.float64)
-    noisy_deg = deg + _laplace(2.0 / acc.eps_relabel, n, rng)
+    noisy_deg = deg + _laplace(DEGREE_SENSITIVITY / acc.eps_relabel, n, rng)
     order, history = relabel(noisy_deg, opts["iterations"], post)
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n, dtype=np.int64)
@@ -706,7 +706,7 @@ def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Ge
     early = np.flatnonzero(tree.leaf & (tree.depth < acc.h_max) & (cap > 0))
     if early.size:
         e2 = remainder[tree.depth[early]]
-        est[early] = tree.count[early] + _laplace(1.0 / e2, early.size, rng)
+        est[early] = tree.count[early] + _laplace(COUNT_SENSITIVITY / e2, early.size, rng)
         var[early] = 2.0 / (e2 * e2)
     leaves = np.flatnonzero(tree.leaf)
     if opts["estimator"] == "project":
@@ -775,7 +775,7 @@ def drf_published(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.ra
     est = tree.measured.copy()
     early = np.flatnonzero(tree.leaf & (tree.depth < acc.h_max))
     if early.size:
-        est[early] = tree.count[early] + _laplace(1.0 / tail[tree.depth[early]], early.size, rng)
+        est[early] = tree.count[early] + _laplace(COUNT_SENSITIVITY / tail[tree.depth[early]], early.size, rng)
     offd = offdiag_cells(tree.r0, tree.r1, tree.c0, tree.c1)
     noisy = np.where(tree.leaf, np.clip(est, 0.0, offd), est)
 

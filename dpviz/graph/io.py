@@ -30,7 +30,10 @@ Size caps (module constants, each a keyword argument, and a CLI flag): :data:`MA
 before anything is read (from the file size, or ``len(bytes)``; and on the decompressed size of a
 gzip file while it is decompressed); :data:`MAX_EDGES` while reading, in chunks of 4 MiB, by counting
 data lines before anything is parsed (and again exactly after parsing); :data:`MAX_NODES` on
-``n_nodes`` before parsing and on the number of distinct ids after. Every problem is an
+``n_nodes`` before parsing and on the number of distinct ids after; :data:`MAX_LINE_BYTES` on every line
+while reading (an edge line holds two ids and a weight: one line of 10⁵ fields is refused at once, in bounded
+time and memory, naming the line). :func:`read_lines` reads a one-id-per-line file (a declared vertex set,
+``--nodes``) with the same caps. Every problem is an
 :class:`~dpviz.errors.InputError` naming the line (1-based, as in an editor) and what was expected.
 Text may start with any number of byte-order marks; a NUL byte is refused (naming its line: a binary or
 UTF-16 file), so ``a`` and ``a\0`` can never be two different vertices.
@@ -43,16 +46,19 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dpviz.core.inputs import require_regular_file
 from dpviz.core.tables import write_table
 from dpviz.errors import InputError
 from dpviz.graph.model import Graph, canonical_edges, check_n_nodes, sorted_unique
 
-__all__ = ["read_edges", "write_edges", "edges_frame", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "HEADER_NAMES"]
+__all__ = ["read_edges", "write_edges", "edges_frame", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "MAX_LINE_BYTES",
+           "HEADER_NAMES", "INT_ID", "read_lines"]
 
 MAX_BYTES = 100_000_000
 """Default cap on the size of an edge-list file (and on its decompressed size if gzip-compressed)."""
@@ -60,6 +66,10 @@ MAX_EDGES = 2_000_000
 """Default cap on the number of edge rows."""
 MAX_NODES = 5_000_000
 """Default cap on the number of vertices (``n_nodes``, or distinct ids)."""
+MAX_LINE_BYTES = 8_192
+"""Cap on the length of one line in bytes (without its line end): an edge line holds two vertex ids and an
+optional weight. Checked while reading, chunk by chunk, before anything is parsed, so one huge line (10⁵
+fields) is refused at once in bounded time and memory."""
 HEADER_NAMES = frozenset({
     "u", "v", "i", "j", "source", "target", "src", "dst", "from", "to", "node1", "node2", "node_1", "node_2",
     "id1", "id2", "source_id", "target_id", "from_id", "to_id", "vertex1", "vertex2", "head", "tail",
@@ -75,7 +85,9 @@ _SKIP_TEXT = re.compile(r"[ \t\f\v]*(?:[#%].*)?")
 """A blank or comment line of the decoded text (line ends normalised to \\n), matched whole."""
 _SKIP_ANY = re.compile(r"(?m)^[ \t\f\v]*(?:[#%].*)?$")
 """Finds a blank or comment line anywhere in the decoded text."""
-_INT = r"[+-]?\d{1,18}"
+INT_ID = r"[+-]?\d{1,18}"
+"""An integer vertex id (fits int64): files whose ids all match are numbered by value."""
+_INT = INT_ID
 _PARSER_LINE = re.compile(r"line (\d+)")
 _STEM_SUFFIXES = (".gz", ".csv", ".tsv", ".txt", ".edges", ".edgelist", ".el")
 
@@ -102,6 +114,7 @@ def _chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str, str]:
             raise InputError(f"edge list file {str(source)!r} does not exist")
         if path.is_dir():
             raise InputError(f"edge list {str(source)!r} is a folder; expected a file")
+        require_regular_file(path, "edge list")  # a FIFO or a device would block or never end
         size = path.stat().st_size
         label = repr(path.name)
         if size > max_bytes:
@@ -123,16 +136,57 @@ def _chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str, str]:
     raise InputError(f"edge list: expected a file path, bytes or a binary file, got {type(source).__name__}")
 
 
-def _read_capped(source: object, max_bytes: int, max_edges: int) -> tuple[bytes, str, str, bool]:
+@dataclass(frozen=True)
+class _Rows:
+    """What a file's lines are, for the caps' messages (edge lists, vertex-id lists)."""
+
+    rows: str
+    cap: str
+    constant: str
+    flag: str
+    line: str
+
+
+_EDGE_ROWS = _Rows("edge rows", "the edge cap", "MAX_EDGES", "--max-edges",
+                   "an edge line holds two vertex ids and an optional weight")
+_NODE_ROWS = _Rows("vertex ids", "the vertex cap", "MAX_NODES", "--max-nodes", "a line holds one vertex id")
+
+
+def _first_long_line(seg: bytes, max_line_bytes: int) -> int | None:
+    """The offset in ``seg`` (complete lines, each ending in \\n or \\r) of the first line longer than
+    ``max_line_bytes`` bytes (its line end not counted), or None."""
+    arr = np.frombuffer(seg, dtype=np.uint8)
+    ends = np.flatnonzero((arr == 10) | (arr == 13))
+    long = np.flatnonzero(np.diff(ends, prepend=-1) - 1 > max_line_bytes)
+    if not long.size:
+        return None
+    return 0 if long[0] == 0 else int(ends[long[0] - 1]) + 1
+
+
+def _line_number(buf: bytes | bytearray, pos: int) -> int:
+    """The 1-based line (\\n, \\r\\n or \\r ends, as :func:`_decode` reads them) holding offset ``pos``."""
+    head = bytes(buf[:pos])
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+def _line_cap_error(label: str, line: int, max_line_bytes: int, kind: _Rows) -> InputError:
+    return InputError(f"{label}, line {line:,}: longer than the line cap ({kind.line}); "
+                      + _cap_hint("MAX_LINE_BYTES", "--max-line-bytes", max_line_bytes))
+
+
+def _read_capped(source: object, max_bytes: int, max_rows: int, max_line_bytes: int = MAX_LINE_BYTES,
+                 kind: _Rows = _EDGE_ROWS) -> tuple[bytes, str, str, bool]:
     """(decompressed bytes, label, name, whether any blank/comment line was seen).
 
-    Reads in chunks; stops as soon as the bytes read (or decompressed) exceed ``max_bytes`` or the data
-    lines counted so far exceed ``max_edges`` + 1 (one line may be a header), before any parsing.
+    Reads in chunks; stops as soon as the bytes read (or decompressed) exceed ``max_bytes``, the data
+    lines counted so far exceed ``max_rows`` + 1 (one line may be a header), or a line (complete, or the
+    unfinished last one) is longer than ``max_line_bytes``, before any parsing: time and memory beyond the
+    file's bytes are bounded by the chunk size.
     """
     chunks, label, name = _chunks(source, max_bytes)
     out = bytearray()
     dec = None
-    read_in = counted_to = data_lines = 0
+    read_in = counted_to = checked_to = data_lines = 0
     skipped = False
     for k, chunk in enumerate(chunks):
         if not isinstance(chunk, (bytes, bytearray)):
@@ -153,16 +207,24 @@ def _read_capped(source: object, max_bytes: int, max_edges: int) -> tuple[bytes,
                                  + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
             chunk = piece
         out += chunk
-        end = out.rfind(b"\n") + 1
+        line_end = max(out.rfind(b"\n", checked_to), out.rfind(b"\r", checked_to)) + 1
+        if line_end > checked_to:  # complete lines not checked yet (checked_to is always a line start)
+            long = _first_long_line(bytes(out[checked_to:line_end]), max_line_bytes)
+            if long is not None:
+                raise _line_cap_error(label, _line_number(out, checked_to + long), max_line_bytes, kind)
+            checked_to = line_end
+        if len(out) - checked_to > max_line_bytes:  # the unfinished line is already too long
+            raise _line_cap_error(label, _line_number(out, checked_to), max_line_bytes, kind)
+        end = out.rfind(b"\n", counted_to) + 1
         if end > counted_to:
             seg = bytes(out[counted_to:end])
             n_skip = len(_SKIP_LINE.findall(seg))
             skipped = skipped or n_skip > 0
             data_lines += seg.count(b"\n") - n_skip
             counted_to = end
-            if data_lines > max_edges + 1:
-                raise InputError(f"{label} has more than {max_edges:,} edge rows, above the edge cap (counted "
-                                 "while reading, before parsing); " + _cap_hint("MAX_EDGES", "--max-edges", max_edges))
+            if data_lines > max_rows + 1:
+                raise InputError(f"{label} has more than {max_rows:,} {kind.rows}, above {kind.cap} (counted "
+                                 "while reading, before parsing); " + _cap_hint(kind.constant, kind.flag, max_rows))
     if dec is not None and not dec.eof:
         raise InputError(f"{label} is a truncated gzip file")
     return bytes(out), label, name, skipped
@@ -238,6 +300,29 @@ def _parse(body: str, sep: str, label: str, lines: Callable[[], np.ndarray]) -> 
     return df
 
 
+def _check_caps(**caps: object) -> None:
+    """InputError unless every cap is a whole number >= 1."""
+    for what, value in caps.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise InputError(f"{what}: expected a whole number >= 1, got {value!r}")
+
+
+def read_lines(source: str | os.PathLike | bytes, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_NODES,
+               max_line_bytes: int = MAX_LINE_BYTES) -> tuple[list[str], str, str]:
+    """(the lines of a one-value-per-line file, stripped, blank ones included as ''; the file's label for
+    messages; its name) read with the same caps as an edge list: size, line count (``max_lines``,
+    reported as the vertex cap) and line length, checked while reading; a NUL byte is refused."""
+    _check_caps(max_bytes=max_bytes, max_lines=max_lines, max_line_bytes=max_line_bytes)
+    raw, label, name, _ = _read_capped(source, max_bytes, max_lines, max_line_bytes, _NODE_ROWS)
+    text = _decode(raw, label)
+    del raw
+    lines = [line.strip() for line in _text_lines(text)]
+    if sum(1 for line in lines if line) > max_lines:
+        raise InputError(f"{label} has more than {max_lines:,} vertex ids, above the vertex cap; "
+                         + _cap_hint("MAX_NODES", "--max-nodes", max_lines))
+    return lines, label, name
+
+
 def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
@@ -251,6 +336,7 @@ def read_edges(
     max_edges: int = MAX_EDGES,
     max_nodes: int = MAX_NODES,
     name: str | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Graph:
     """Read an edge list into a simple undirected :class:`~dpviz.graph.model.Graph` (see the module
     docstring for the format, the id mapping and the caps).
@@ -260,9 +346,7 @@ def read_edges(
     header and no edge, a row with fewer than 2 fields or an empty id, more than 3 fields, a third field
     that is not a number, and (with ``n_nodes``) an id that is not an integer in 0..n_nodes-1.
     """
-    for what, value in (("max_bytes", max_bytes), ("max_edges", max_edges), ("max_nodes", max_nodes)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InputError(f"{what}: expected a whole number >= 1, got {value!r}")
+    _check_caps(max_bytes=max_bytes, max_edges=max_edges, max_nodes=max_nodes, max_line_bytes=max_line_bytes)
     if header not in (None, True, False):
         raise InputError(f"header: expected True, False or None (detect), got {header!r}")
     if n_nodes is not None:
@@ -270,7 +354,7 @@ def read_edges(
         if n_nodes > max_nodes:
             raise InputError(f"n_nodes = {n_nodes:,} is above the vertex cap; "
                              + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
-    raw, label, default_name, _ = _read_capped(source, max_bytes, max_edges)
+    raw, label, default_name, _ = _read_capped(source, max_bytes, max_edges, max_line_bytes)
     name = name or default_name
     text = _decode(raw, label)
     del raw

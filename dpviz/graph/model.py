@@ -20,7 +20,15 @@ import numpy as np
 
 from dpviz.errors import InputError
 
-__all__ = ["CanonicalEdges", "Graph", "canonical_edges", "check_n_nodes", "dropped_notices", "sorted_unique"]
+__all__ = ["CanonicalEdges", "Graph", "canonical_edges", "check_n_nodes", "dropped_notices", "sorted_unique",
+           "COUNT_SENSITIVITY", "DEGREE_SENSITIVITY"]
+
+COUNT_SENSITIVITY = 1.0
+"""L1 sensitivity of edge counts over disjoint regions of the upper triangle (one edge is one cell there):
+the scale of every Laplace count in ``dpviz.graph`` is ``COUNT_SENSITIVITY / ε``."""
+DEGREE_SENSITIVITY = 2.0
+"""L1 sensitivity of the degree sequence (one edge {u, v} moves d_u and d_v by 1 each): the noisy degrees of
+``degree`` and of drf-dp's relabelling have Laplace scale ``DEGREE_SENSITIVITY / ε``."""
 
 _CODE_LIMIT = 3_037_000_499
 """Largest n for which the code u·n + v of every cell fits in int64 (n² < 2⁶³)."""

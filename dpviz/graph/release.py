@@ -7,21 +7,37 @@ cells, (u, v) and (v, u), so counts are taken on the upper triangle (u < v) only
 ``release(edges, n_nodes, epsilon, method="drf-dp", rng=None)`` dispatches by name to the functions in
 :data:`METHODS` (``"module:function"`` targets, imported lazily), each with the signature
 ``f(edges, n_nodes, epsilon, *, rng=None, **options) -> GraphRelease``.
+
+``release`` works on vertex ids 0..n-1. A release of a graph read from a file goes through
+:func:`release_graph`, which first puts the graph on its **declared** vertex set
+(:class:`dpviz.graph.structure.VertexSet`: edges touching an undeclared vertex dropped, the count never
+published) and keeps the labels for output; :func:`release_meta` writes the ``.meta.json`` every release
+(CLI and page) publishes, with the declaration's ``structure`` entry and the sensitivity each method's
+noise is calibrated to (:data:`L1_SENSITIVITIES`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpviz.core.accounting import positive
 from dpviz.core.registry import resolve
 from dpviz.errors import InputError
+from dpviz.graph.model import COUNT_SENSITIVITY, DEGREE_SENSITIVITY
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpviz.graph.model import Graph
+    from dpviz.graph.structure import VertexSet
 
 __all__ = ["Partition", "GraphRelease", "METHODS", "DEFAULT_METHOD", "PRIVATE_METHODS", "NOT_PRIVATE_LABEL",
-           "release", "method_rng", "metrics_rng", "partition_json"]
+           "release", "method_rng", "metrics_rng", "partition_json", "L1_SENSITIVITIES", "sensitivity",
+           "DeclaredRelease", "release_graph", "release_meta"]
 
 NOT_PRIVATE_LABEL = "not edge-DP as published"
 DEFAULT_METHOD = "drf-dp"
@@ -38,6 +54,28 @@ METHODS: dict[str, str] = {
 
 PRIVATE_METHODS: tuple[str, ...] = ("drf-dp", "kdh", "quadtree", "random", "degree")
 """Every method except the published DRF is edge-DP; only these may run in release mode."""
+
+_COUNTS = "edge counts of disjoint regions (upper triangle)"
+_DEGREES = "degree sequence"
+L1_SENSITIVITIES: dict[str, dict[str, float]] = {
+    "drf-dp": {_COUNTS: COUNT_SENSITIVITY, f"{_DEGREES} (relabelling)": DEGREE_SENSITIVITY},
+    "drf": {_COUNTS: COUNT_SENSITIVITY},
+    "kdh": {_COUNTS: COUNT_SENSITIVITY},
+    "quadtree": {_COUNTS: COUNT_SENSITIVITY},
+    "random": {"total edge count": COUNT_SENSITIVITY},
+    "degree": {_DEGREES: DEGREE_SENSITIVITY},
+}
+"""Method -> the L1 sensitivity of each query its Laplace noise is calibrated to (scale = Δ₁ / sub-budget ε),
+the same module constants the mechanisms use. (Exponential-mechanism steps state their utility's
+sensitivity in their own documentation.)"""
+
+
+def sensitivity(method: str) -> float:
+    """The largest L1 sensitivity among ``method``'s Laplace queries (:data:`L1_SENSITIVITIES`): the value a
+    release's metadata states."""
+    if method not in L1_SENSITIVITIES:
+        raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
+    return max(L1_SENSITIVITIES[method].values())
 
 
 @dataclass(frozen=True)
@@ -130,3 +168,65 @@ def partition_json(rel: GraphRelease, labels=None) -> dict:
     if labels is not None and order is not None:
         out["order_labels"] = [labels[i] for i in order]
     return out
+
+
+# ----------------------------------------------------------------------------------------------- declared releases
+
+
+@dataclass(frozen=True)
+class DeclaredRelease:
+    """A release of a graph on its declared vertex set: ``release`` (vertex ids 0..n-1 of ``vertices``),
+    ``vertices`` (the declaration: labels, source). Everything published here depends on the
+    declaration and the mechanism's output only."""
+
+    release: GraphRelease
+    vertices: VertexSet
+
+    @property
+    def structure(self) -> dict[str, Any]:
+        """The ``structure`` entry of every output (``.meta.json``, report, partitions)."""
+        return self.vertices.source.as_dict()
+
+    def edges_frame(self) -> pd.DataFrame:
+        """The released edge list ``u, v`` in the declared vertex labels."""
+        from dpviz.graph.io import edges_frame
+
+        return edges_frame(self.release.edges, self.vertices.labels)
+
+    def partition_json(self) -> dict:
+        """:func:`partition_json` with the declared labels and the ``structure`` entry."""
+        return {**partition_json(self.release, self.vertices.labels), "structure": self.structure}
+
+
+def release_graph(graph: Graph, vertices: VertexSet, epsilon: float, *, method: str = DEFAULT_METHOD,
+                  rng: np.random.Generator | None = None, **options) -> DeclaredRelease:
+    """Release ``graph`` (as read from the data, e.g. by :func:`dpviz.graph.io.read_edges`) on the declared
+    vertex set ``vertices``: edges touching an undeclared vertex are dropped before the mechanism (how many
+    is not published), then :func:`release`. ``rng=None``: OS CSPRNG noise (a private release)."""
+    declared = vertices.restrict(graph)
+    return DeclaredRelease(release(declared.edges, declared.n_nodes, epsilon, method=method, rng=rng, **options),
+                           vertices)
+
+
+def release_meta(rel: DeclaredRelease, epsilon: float, *, source: str,
+                 split: tuple[float, float, float] | None = None) -> dict[str, Any]:
+    """The ``.meta.json`` of a private graph release (CLI and page): noise, the sensitivity the method's
+    noise uses, the sub-budgets, the declared structure; nothing computed from the data but the released
+    edge count."""
+    from dpviz.core.modes import release_metadata
+    from dpviz.core.noise import Noise
+
+    method = rel.release.method
+    budget = {str(k): float(v) for k, v in rel.release.budget.items()}
+    return release_metadata(
+        "graph", Noise.laplace(epsilon, discrete=True), seeded=False, sensitivity=sensitivity(method),
+        sensitivities=dict(L1_SENSITIVITIES[method]), method=method, budget=budget,
+        budget_note="every sub-budget is spent by one mechanism on the edge set (discrete Laplace on integer "
+                    "queries of the L1 sensitivity listed under sensitivities, or the exponential mechanism); "
+                    "the sub-budgets compose sequentially to ε: pure ε-edge-DP",
+        options={"split": list(split)} if split is not None else {},
+        n_nodes=int(rel.vertices.n_nodes), structure=rel.structure,
+        vertex_set=("declared public (edge-level DP protects edges, not vertices)" if rel.vertices.declared
+                    else rel.vertices.source.describe),
+        n_edges_released=int(rel.release.edges.shape[0]), source=source,
+        columns={"u": "vertex label", "v": "vertex label"})
