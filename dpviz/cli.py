@@ -26,11 +26,31 @@ EPILOG = ("Modes: 'simulate' is seeded and shows the truth and errors (teaching,
           "Bundled data: " + ", ".join(f"sample:{s.name} ({c.name})" for c in CAPABILITIES for s in c.samples) + ".")
 
 
+MAX_ERROR_CHARS = 500
+"""An error line is cut to this many characters (its head and its tail, where the advice usually is)."""
+
+
+def error_line(message: object, limit: int = MAX_ERROR_CHARS) -> str:
+    r"""``dpviz: error: MESSAGE`` on one line: line breaks become spaces, a message longer than ``limit``
+    keeps its first and last characters around "…" (a 10 MB header quoted in an error stays readable).
+
+    >>> error_line("two\nlines")
+    'dpviz: error: two lines'
+    >>> len(error_line("x" * 10**6))
+    514
+    """
+    text = " ".join(str(message).splitlines())
+    if len(text) > limit:
+        head = limit * 7 // 10
+        text = text[:head] + " … " + text[len(text) - (limit - head - 3):]
+    return f"dpviz: error: {text}"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse prints usage and exits 2 on bad flags; keep that, but as one line."""
 
     def error(self, message: str) -> None:  # pragma: no cover - exercised through main()
-        self.exit(2, f"dpviz: error: {message}\n")
+        self.exit(2, error_line(message) + "\n")
 
 
 def build_parser(only: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
@@ -61,13 +81,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
-        print(f"dpviz: error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `python -m dpviz ... | head`: stop quietly like other CLIs
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
         return 0
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"dpviz: error: cannot read or write {exc.filename}: {exc.strerror}", file=sys.stderr)
+    except OSError as exc:  # a file that cannot be read or written, a full disk, a name too long, ...
+        where = "" if exc.filename is None else f" {exc.filename}"
+        print(error_line(f"cannot read or write{where}: {exc.strerror or exc}"), file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(error_line("out of memory: the input or the requested work is too large for this machine "
+                         "(nothing was written)"), file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(error_line("the input is nested too deeply to be read (nothing was written)"), file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if type(exc).__module__ != "sqlite3":  # a bug: the traceback is worth seeing
+            raise
+        print(error_line(f"privacy ledger: {exc}"), file=sys.stderr)  # the ledger maps its own errors; a fallback
         return 2
 
 

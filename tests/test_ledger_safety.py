@@ -36,7 +36,7 @@ def dpviz(*argv):
 
 
 def release(out):
-    return dpviz("tree", "release", TREE, "--epsilon", "0.7", "--output", out)
+    return dpviz("tree", "release", TREE, "--structure-from-data", "--epsilon", "0.7", "--output", out)
 
 
 def set_budget(tmp_path):

@@ -3,7 +3,9 @@
 ``simulate`` verbs take ``--seed``; ``release`` verbs refuse it (exit 2, pointing to ``simulate``) and
 require ``--output``. Noise flags are the same everywhere: ``--noise laplace|gaussian`` with
 ``--epsilon`` (Laplace), ``--epsilon --delta`` or ``--rho`` (Gaussian). Release verbs also take
-``--ledger PATH`` (:mod:`dpviz.ledger`: the privacy ledger they charge before writing).
+``--ledger PATH`` (:mod:`dpviz.ledger`: the privacy ledger they charge before writing) and ``--raw-text``
+(text cells written as they are, without the leading ``'`` that keeps spreadsheets from running them:
+:func:`dpviz.core.tables.to_csv_text`; a release passes ``raw_text=args.raw_text`` to its writer).
 
 A budget whose noise vanishes (above :data:`dpviz.core.noise.MAX_RELEASE_EPSILON` / ``MAX_RELEASE_RHO``) is
 refused by release verbs before any work and makes other verbs print one warning line on stderr
@@ -93,6 +95,10 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
 def add_release_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", type=Path, required=True,
                    help="CSV to write atomically (never the input); a OUTPUT.meta.json describes the release")
+    p.add_argument("--raw-text", action="store_true",
+                   help="write text cells as they are: by default a text cell beginning with =, +, -, @, a tab "
+                        "or a CR gets a leading ' so that a spreadsheet does not run it as a formula (OWASP CSV "
+                        "injection; numbers are never changed)")
     p.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)
     add_ledger_arg(p)  # --ledger PATH (else $DPVIZ_LEDGER, else the default ledger if it exists)
     p.set_defaults(release_verb=True)  # checked_noise: this verb refuses a budget whose noise vanishes

@@ -10,6 +10,7 @@ their own.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,13 +184,19 @@ def load_source(capability_name: str, spec: str | Path, read_file: Callable[[Pat
     text = str(spec)
     if text.startswith(SAMPLE_PREFIX):
         return load_sample(capability_name, text)
+    from dpviz.core.inputs import require_regular_file
+
     path = Path(text)
-    if not path.exists():
+    try:
+        os.stat(path)
+    except FileNotFoundError:
         known = ", ".join(SAMPLE_PREFIX + s.name for s in capability(capability_name).samples)
-        raise InputError(f"input file {text!r} does not exist (bundled data: {known})")
-    if path.is_dir():
-        raise InputError(f"input {text!r} is a folder; expected a file")
-    return read_file(path)
+        raise InputError(f"input file {text[:200]!r} does not exist (bundled data: {known})") from None
+    except OSError:  # a name too long, a loop of links: require_regular_file says so in one line
+        pass
+    if os.path.isdir(path):
+        raise InputError(f"input {text[:200]!r} is a folder; expected a file")
+    return read_file(require_regular_file(path, "input"))  # a FIFO or a device: refused before it is opened
 
 
 def source_stem(spec: str | Path) -> str:

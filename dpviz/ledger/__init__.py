@@ -127,30 +127,37 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
         with ledger.charge(args, CAP, args.input, data, noise, args.method):
             write_release(table, args.output, meta, inputs=[src])
 
-    Before the body: the dataset is identified, the charge committed in one ``BEGIN IMMEDIATE``
-    transaction; a release that does not fit prints one line (what remains) and exits with code
-    :data:`EXIT_BUDGET` (3) — the body never runs, nothing is written. After the body: the output's
-    SHA-256 is recorded. If the body fails (or the process dies), the charge stays (conservative).
-    With no ledger in use the body just runs and a line says the release was not recorded. The ledger's
-    lines go to stderr (stdout stays the release's own report).
+    Before the charge, the ledger path and every output are checked (exit 2, nothing charged):
+    ``args.output`` and its ``.meta.json`` plus ``extra_outputs`` must be writable new names that are
+    not the ledger, an input (``source``, ``inputs``) or one another
+    (:func:`dpviz.core.tables.check_outputs`). Then the dataset is identified and the charge committed in
+    one ``BEGIN IMMEDIATE`` transaction; a release that does not fit prints one line (what remains) and
+    exits with code :data:`EXIT_BUDGET` (3) — the body never runs, nothing is written. After the body:
+    the output's SHA-256 is recorded. If the body fails, the charge stays (conservative) and the error
+    line says so (``...; the charge of release N stands ...; nothing was written``: an OSError or an
+    InputError becomes that one line, exit 2). With no ledger in use the body just runs and a line says
+    the release was not recorded. The ledger's lines go to stderr (stdout stays the release's own report).
     """
+    from dpviz.core.registry import SAMPLE_PREFIX
+    from dpviz.core.tables import check_outputs
+
     where = ledger_path(getattr(args, "ledger", None))
-    if not where.explicit and not where.path.exists():
+    all_inputs = [None if str(source).startswith(SAMPLE_PREFIX) else source, *inputs]
+    if not where.explicit and not os.path.exists(where.path):
+        # a bad --output must not cost anything either: checked before the work below
+        check_outputs(args.output, extra_outputs, all_inputs)
         yield None
         print(f"ledger: not recorded (no ledger at {where.path}; create it with `python -m dpviz ledger init`, "
               f"or pass --ledger PATH / set {LEDGER_ENV})", file=sys.stderr)
         return
-    from dpviz.core.registry import SAMPLE_PREFIX
-    from dpviz.core.tables import check_destination
+    from dpviz.errors import InputError
     from dpviz.ledger.accounts import Charge
     from dpviz.ledger.identity import identify
-    from dpviz.ledger.store import BudgetExceeded, open_ledger
+    from dpviz.ledger.store import BudgetExceeded, check_ledger_path, open_ledger
 
-    # a bad --output must not cost budget: check it before the charge (exit 2, nothing charged)
-    all_inputs = [None if str(source).startswith(SAMPLE_PREFIX) else source, *inputs]
-    for out in [args.output, *extra_outputs]:
-        if out is not None:
-            check_destination(out, all_inputs)
+    # a bad ledger or a bad --output must not cost budget: checked before the charge (exit 2)
+    check_ledger_path(where.path, create=where.explicit)
+    check_outputs(args.output, extra_outputs, all_inputs, ledger=where.path)
     ds = identify(capability, source, data)
     cost = Charge.of_noise(noise)
     with open_ledger(where.path, create=where.explicit) as led:
@@ -159,10 +166,44 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
         except BudgetExceeded as exc:
             print(f"dpviz: error: ledger {where.path}: {exc}", file=sys.stderr, flush=True)
             raise SystemExit(EXIT_BUDGET) from None
-        _pause_after_charge(receipt.release_id)
-        yield receipt
-        led.finish(receipt.release_id, file_sha256(args.output))
+        before = _identity(args.output)
+        try:
+            _pause_after_charge(receipt.release_id)
+            yield receipt
+        except BaseException as exc:
+            written = ("nothing was written" if _identity(args.output) == before else
+                       f"the release was written to {args.output}, a later output failed")
+            stands = (f"the charge of release {receipt.release_id} ({receipt.charge.describe}) in the ledger "
+                      f"{where.path} stands; {written}")
+            if isinstance(exc, (OSError, InputError, MemoryError)):
+                raise InputError(f"{_failure(exc)}; {stands}") from None
+            print(f"ledger: {stands}", file=sys.stderr, flush=True)
+            raise
+        try:
+            led.finish(receipt.release_id, file_sha256(args.output))
+        except (OSError, InputError) as exc:
+            print(f"ledger: warning: release {receipt.release_id} is written and charged, but its output's SHA-256 "
+                  f"was not recorded ({_failure(exc)})", file=sys.stderr)
     print(receipt_line(receipt), file=sys.stderr)
+
+
+def _identity(path: Any) -> tuple[int, int] | None:
+    """(inode, mtime) of the file at ``path``, None if there is none: whether a write replaced it."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _failure(exc: BaseException) -> str:
+    """What went wrong, in a few words (an OSError as the file and the system's reason)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory while writing the release"
+    if isinstance(exc, OSError) and exc.strerror:
+        name = "" if exc.filename is None else f" {str(exc.filename)[:200]}"
+        return f"cannot write{name}: {exc.strerror}"
+    return str(exc)
 
 
 def receipt_line(receipt: Any) -> str:

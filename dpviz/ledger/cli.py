@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def _identify(args: argparse.Namespace):
         cap = sample_capability(spec)
         if args.capability not in (None, cap):
             raise InputError(f"--capability {args.capability}: {spec} is a {cap} sample")
-    elif Path(spec).exists():
+    elif os.path.lexists(spec):
         cap = args.capability
         if cap is None:
             raise InputError(f"DATA {spec}: a file needs --capability ({', '.join(CAPABILITY_NAMES)}) to be parsed "
@@ -98,10 +99,10 @@ def _identify(args: argparse.Namespace):
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from dpviz.ledger.store import open_ledger
+    from dpviz.ledger.store import check_ledger_path, open_ledger
 
     where = _writable(args)
-    existed = where.path.exists()
+    existed = check_ledger_path(where.path, create=True)  # a FIFO, a folder, a name too long: one line
     with open_ledger(where.path, create=True) as led:
         n = len(led.datasets())
     print(f"ledger {where.path}: " + (f"already there ({n} dataset(s))" if existed else "created (empty)"))
@@ -141,10 +142,10 @@ def cmd_set_budget(args: argparse.Namespace) -> int:
 
 def _readable(args: argparse.Namespace):
     """The ledger for a read-only command, or None (a line said there is none) if it does not exist."""
-    from dpviz.ledger.store import open_ledger
+    from dpviz.ledger.store import check_ledger_path, open_ledger
 
     where = ledger_path(args.ledger)
-    if not where.path.exists():
+    if not check_ledger_path(where.path, write=False):
         print(f"no ledger at {where.path} (nothing recorded yet; create it with `python -m dpviz ledger init`"
               + ("" if where.explicit else f", or pass --ledger PATH / set {LEDGER_ENV}") + ")")
         return None
@@ -181,7 +182,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from dpviz.errors import InputError
     from dpviz.ledger.views import releases_frame
 
-    out = check_destination(args.output)
+    out = check_destination(args.output, ledger=ledger_path(args.ledger).path)
     kind = out.suffix.lower()
     if kind not in (".json", ".csv"):
         raise InputError(f"--output {out}: expected a .json (everything) or .csv (one row per release) file name")

@@ -102,9 +102,10 @@ def _records(header: list[str], rows: Iterable[list[str]]) -> bytes:
 def _marginals_file(path: Path) -> bytes:
     """The records of a marginals CSV as :func:`dpviz.marginals.data.read_table` reads them (same size
     caps, gzip, encoding and delimiter rules), before any projection or binning."""
+    from dpviz.core.inputs import require_regular_file
     from dpviz.marginals.data import MAX_BYTES, _decode, _delimiter, _read_bytes
 
-    raw, label, _ = _read_bytes(path, MAX_BYTES, "input")
+    raw, label, _ = _read_bytes(require_regular_file(path, "input"), MAX_BYTES, "input")
     text = _decode(raw)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
     rows = [[v.strip() for v in r] for r in reader if r]
@@ -164,8 +165,13 @@ def load_for_ledger(capability_name: str, source: str, *, count_column: str | No
                     time_column: str | None = None, n_nodes: int | None = None,
                     header: bool | None = None) -> Any:
     """Load ``source`` as the capability's ``release`` command does with these options (marginals
-    needs nothing loaded: :func:`canonical_bytes` reads its records)."""
+    needs nothing loaded: :func:`canonical_bytes` reads its records). A file that is not a regular file
+    (a FIFO, a device) is refused before it is opened."""
     capability(capability_name)
+    if not str(source).startswith(SAMPLE_PREFIX):
+        from dpviz.core.inputs import require_regular_file
+
+        require_regular_file(source, "input")
     if capability_name == "tree":
         from dpviz.tree.io import load_source
 

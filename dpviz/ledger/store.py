@@ -27,6 +27,7 @@ import datetime as dt
 import math
 import os
 import sqlite3
+import stat
 import sys
 import tempfile
 import time
@@ -38,18 +39,28 @@ from typing import Any
 
 import dpviz
 from dpviz.errors import InputError
+from dpviz.ledger import FILE_NAME
 from dpviz.ledger.accounts import Charge, DatasetBudget, Room, Spent
 from dpviz.ledger.identity import FORMAT, DatasetId
 
 __all__ = ["APP_ID", "SCHEMA_VERSION", "Ledger", "open_ledger", "BudgetExceeded", "DatasetRow", "ReleaseRow",
-           "Receipt", "check_ledger_file", "PAUSE_IN_CHARGE_ENV"]
+           "Receipt", "check_ledger_file", "check_ledger_path", "PAUSE_IN_CHARGE_ENV"]
 
 APP_ID = 0x4450564C
 """``PRAGMA application_id`` of a dpviz ledger ("DPVL")."""
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` of the schema below."""
-BUSY_TIMEOUT = 60.0
-"""Seconds a writer waits for another process's transaction before giving up."""
+def _busy_timeout() -> float:
+    try:
+        value = float(os.environ.get("DPVIZ_LEDGER_BUSY_TIMEOUT") or 60.0)
+    except ValueError:
+        return 60.0
+    return value if 0 <= value <= 86400 else 60.0
+
+
+BUSY_TIMEOUT = _busy_timeout()
+"""Seconds a writer waits for another process's transaction before giving up (one line, exit 2, nothing
+charged); ``$DPVIZ_LEDGER_BUSY_TIMEOUT`` sets it."""
 PAUSE_IN_CHARGE_ENV = "DPVIZ_LEDGER_TEST_PAUSE_IN_CHARGE"
 """Test only: seconds to sleep inside the charge transaction (holding the write lock), to make races
 deterministic."""
@@ -178,10 +189,74 @@ class BudgetExceeded(Exception):
             f"{room.describe}; nothing was written")
 
 
+def _short(path: Path | str, limit: int = 160) -> str:
+    text = str(path)
+    return text if len(text) <= limit else text[:limit // 2] + "…" + text[-limit // 2:]
+
+
+def check_ledger_path(path: str | Path, *, create: bool = False, write: bool = True) -> bool:
+    """Whether a ledger file is at ``path``; InputError (one line, nothing opened) for a path that cannot
+    be one: a folder, a FIFO, a device or a socket (opening them would block or read without end), a name
+    too long, a component that is a file; for a ledger to write (``write``), a read-only file or folder;
+    for a missing one to ``create``, a folder that does not exist or takes no new file."""
+    from dpviz.core.inputs import KIND_NAMES
+
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a name too long, a component that is a file, a loop of links
+        raise InputError(f"ledger {_short(path)}: cannot use this path ({exc.strerror or exc})") from None
+    if st is not None:
+        kind = stat.S_IFMT(st.st_mode)
+        if kind == stat.S_IFDIR:
+            raise InputError(f"ledger {_short(path)} is a folder; expected a ledger file (e.g. "
+                             f"{_short(path / FILE_NAME)})")
+        if kind != stat.S_IFREG:
+            raise InputError(f"ledger {_short(path)} is {KIND_NAMES.get(kind, 'not a regular file')}; expected a "
+                             "ledger file")
+        if write and not os.access(path, os.R_OK | os.W_OK):
+            raise InputError(f"ledger {_short(path)} is read-only: nothing can be charged or recorded in it (nothing "
+                             "was charged or written); make it writable or pass --ledger with another path")
+        if write and not os.access(path.parent, os.W_OK | os.X_OK):
+            raise InputError(f"ledger {_short(path)}: its folder is read-only (SQLite writes its -wal and -shm files "
+                             "there); nothing was charged or written")
+        return True
+    if create:
+        folder = path.parent
+        if not folder.is_dir():
+            raise InputError(f"ledger: the folder {_short(folder)} does not exist")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"ledger {_short(path)}: the folder {_short(folder)} is read-only; a ledger cannot be "
+                             "created there")
+        if len(os.fsencode(f".{path.name}.")) + 8 + len(".creating") > _name_max(folder):
+            raise InputError(f"ledger {_short(path)}: the name is too long for the folder {_short(folder)}")
+    return False
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - platforms without pathconf
+        return 255
+
+
+def _sqlite_error(path: Path, exc: sqlite3.Error, doing: str) -> InputError:
+    """One line for an SQLite error on the ledger (busy, read-only, unreadable)."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return InputError(f"ledger {_short(path)} is busy (another process holds it: {text}) after waiting "
+                          f"{BUSY_TIMEOUT:g} s; nothing was {doing}")
+    if "readonly" in text or "read-only" in text:
+        return InputError(f"ledger {_short(path)} is read-only ({text}); nothing was {doing}")
+    return InputError(f"ledger {_short(path)} cannot be used ({text}); nothing was {doing}; it is left untouched")
+
+
 def check_ledger_file(path: Path) -> None:
-    """Refuse anything at ``path`` that is not a dpviz ledger (InputError; the file is not touched)."""
-    if path.is_dir():
-        raise InputError(f"ledger {path} is a folder; expected a ledger file (e.g. {path / 'ledger.sqlite3'})")
+    """Refuse anything at ``path`` that is not a dpviz ledger (InputError; the file is not touched, and
+    a FIFO or a device is never opened)."""
+    check_ledger_path(path, write=False)
     keep = "it is left untouched; pass --ledger with another path, or move the file away"
     try:
         with path.open("rb") as fh:
@@ -199,7 +274,10 @@ def check_ledger_file(path: Path) -> None:
 
 def _create(path: Path) -> None:
     """Build an empty ledger under a temporary name, then link it to ``path`` (if nobody did first)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".creating", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".creating", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"ledger {_short(path)} cannot be created: {exc.strerror or exc}") from None
     os.close(fd)
     try:
         con = sqlite3.connect(tmp, isolation_level=None)
@@ -227,13 +305,14 @@ def open_ledger(path: str | Path, *, create: bool = False, readonly: bool = Fals
     """The ledger at ``path``. ``create``: build it if absent (its folder must exist); otherwise a
     missing file is an InputError. A foreign or corrupt file is always an InputError."""
     path = Path(path)
-    if not path.exists():
+    if not check_ledger_path(path, create=create and not readonly, write=not readonly):
         if not create or readonly:
             raise InputError(f"no ledger at {path} (create one with `python -m dpviz ledger init --ledger {path}` "
                              "or `ledger set-budget`)")
-        if not path.parent.is_dir():
-            raise InputError(f"ledger: the folder {path.parent} does not exist")
-        _create(path)
+        try:
+            _create(path)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(path, exc, "created") from None
     check_ledger_file(path)
     try:
         if readonly:
@@ -245,6 +324,8 @@ def open_ledger(path: str | Path, *, create: bool = False, readonly: bool = Fals
         ledger = Ledger(path, con, readonly)
         ledger._check_schema()
     except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):
+            raise _sqlite_error(path, exc, "read or written") from None
         raise InputError(f"ledger {path} is corrupt or unreadable ({exc}); it is left untouched") from None
     return ledger
 
@@ -286,15 +367,20 @@ class Ledger:
             raise InputError(f"ledger {self.path} is open read-only")
         try:
             self._con.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise InputError(f"ledger {self.path} is busy ({exc}) after waiting {BUSY_TIMEOUT:g} s") from None
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.path, exc, "charged or written") from None
         try:
             yield self._con
-        except BaseException:
+            self._con.execute("COMMIT")
+        except BaseException as exc:
             if self._con.in_transaction:
-                self._con.execute("ROLLBACK")
+                try:
+                    self._con.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if isinstance(exc, sqlite3.Error):
+                raise _sqlite_error(self.path, exc, "charged or written") from None
             raise
-        self._con.execute("COMMIT")
 
     def _ensure_dataset(self, ds: DatasetId) -> None:
         self._con.execute("INSERT OR IGNORE INTO datasets (id, capability, name, canonical, created_utc) "
