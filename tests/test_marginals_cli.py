@@ -12,12 +12,15 @@ import pytest
 from dpviz import cli
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.marginals import pipeline
+from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
 from dpviz.marginals.data import read_table
+from dpviz.marginals.declared import read_declaration
 from tests.apptest_helpers import ROOT
 from tests.cli_helpers import one_line_error, run_group
 
 DATA = Path(__file__).parent / "data"
 GOOD = DATA / "marginals_cli_good.csv"
+GOOD_DOMAIN = DATA / "marginals_cli_good.domain.json"  # declares a color no record holds ("purple")
 MEAS = DATA / "marginals_cli_meas.json"
 BUDGET = ["--epsilon", "1", "--delta", "1e-9"]
 
@@ -66,13 +69,16 @@ def test_simulate_csv_with_workload_file_and_one_method(capsys):
 def test_release_writes_json_and_meta(tmp_path, capsys, mechanism, method):
     out = tmp_path / "rel.json"
     argv = ["release", GOOD, "--workload", "2", *BUDGET, "--mechanism", mechanism, "--method", method,
-            "--output", out, "--lnn-rounds", "300"]
+            "--output", out, "--lnn-rounds", "300", "--domain", GOOD_DOMAIN]
     rc, stdout, _ = run(argv, capsys)
     assert rc == 0 and stdout.splitlines()[0] == RELEASE_NOTICE
     first = json.loads(out.read_text())
     meta = json.loads((tmp_path / "rel.json.meta.json").read_text())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rel.json", "rel.json.meta.json"]  # no temp files left
-    data = read_table(GOOD)
+    data = read_table(GOOD, domain=read_declaration(GOOD_DOMAIN))
+    assert meta["structure"] == {"source": "declared", "declaration": str(GOOD_DOMAIN)}
+    assert meta["categories"]["color"] == ["blue", "green", "red", "purple"] and "notice" not in first
+    assert STRUCTURE_FROM_DATA_NOTICE not in stdout + json.dumps(meta)
     truth = data.marginals(pipeline.workload_cliques(data.domain, 2))
     assert [m["attributes"] for m in first["marginals"]] == [list(data.domain.names(g)) for g in truth]
     for m, g in zip(first["marginals"], truth, strict=True):
@@ -141,6 +147,8 @@ def test_bad_inputs_exit_2_with_one_line_and_no_file(tmp_path, capsys, verb, dat
             flags += [key, value]
     if verb == "release":
         flags += ["--output", out]
+        if not str(data).startswith("sample:"):
+            flags += ["--structure-from-data"]  # the error under test, not the missing declaration
     else:
         flags += ["--seed", "1"]
     rc, stdout, err = run([verb, data, *flags], capsys)

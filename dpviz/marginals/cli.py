@@ -6,9 +6,15 @@
   marginals written atomically as JSON with a ``.meta.json`` (noise, why, every sub-budget); stdout shows
   only public facts (budget, structure, analytic variances).
 * ``reconstruct`` — post-processing of given noisy marginal measurements (MEAS.json): no data, no budget.
+* ``describe-structure`` — a domain declaration template read from a CSV (``--output DOMAIN.json``), for
+  the curator to review: it comes from the data.
 
-DATA is a CSV (``--attributes``, ``--bins``, ``--binning`` choose and discretise its columns) or a bundled
-sample, ``sample:adult`` / ``sample:titanic``. ``--workload`` is an integer K (all K-way marginals) or a file
+A release publishes its domain (attributes, categories, bin edges), so it takes it from ``--domain
+DOMAIN.json`` (schema: :mod:`dpviz.marginals.declared`), never from the records; bundled samples ship
+theirs. ``--structure-from-data`` is the explicit opt-out (categories and bin edges read from the records:
+not private; every output says so). DATA is a CSV (``--attributes`` picks columns; without a domain,
+``--bins``/``--binning`` discretise numbers from the data) or a bundled sample, ``sample:adult`` /
+``sample:titanic``. ``--workload`` is an integer K (all K-way marginals) or a file
 (JSON list of attribute lists, or CSV rows). Bad input exits with code 2 and one line on stderr.
 """
 
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from pathlib import Path
 
@@ -23,18 +30,28 @@ from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
+from dpviz.core.inputs import require_regular_file
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source
-from dpviz.core.tables import meta_path, write_text
+from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STRUCTURE_FROM_DATA_NOTICE,
+                                  add_structure_from_data_arg, missing_declaration)
+from dpviz.core.tables import meta_path, write_release_text, write_text
 from dpviz.errors import InputError
 from dpviz.ledger import add_ledger_arg
 from dpviz.marginals import pipeline
-from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, DEFAULT_ROUNDS
+from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, DEFAULT_ROUNDS, MAX_ROUNDS
 
 CAP = "marginals"
 UNIT = "one record (add or remove one row): every marginal changes in exactly one cell by 1"
 DATA_HELP = "CSV of categorical records, or sample:adult / sample:titanic"
 WORKLOAD_HELP = ("K (all K-way marginals) or a file: a JSON list of attribute lists, or CSV rows of attribute "
                  "names")
+DOMAIN_WHAT = "the domain (attributes, categories, bin edges)"
+DOMAIN_HELP = ('the public domain, declared: JSON {"attributes": [{"name": A, "categories": [...]} or {"name": A, '
+               '"edges": [...]}, ...]} with "outside": drop|clamp|other per attribute (see the README); records '
+               "outside it are dropped, clamped or put in the catch-all, and their number is never published")
+MAX_LNN_ROUNDS = 1_000_000
+MAX_LNN_STEP = 1e6
+MAX_LNN_SECONDS = 86_400.0
 
 
 def register(groups) -> argparse.ArgumentParser:
@@ -49,6 +66,8 @@ def register(groups) -> argparse.ArgumentParser:
                        description="Measure once with seeded continuous Gaussian noise, reconstruct with every "
                                    "method, and print the errors against the true marginals. Not a private release.")
     _data_args(s)
+    s.add_argument("--domain", type=Path, metavar="FILE",
+                   help=DOMAIN_HELP + " (default: a sample's own declaration, or read from the CSV)")
     _budget_args(s)
     _mechanism_args(s)
     s.add_argument("--method", default="all", choices=[*pipeline.METHODS, "all"],
@@ -64,6 +83,9 @@ def register(groups) -> argparse.ArgumentParser:
                        description="Privately release the workload marginals: discrete Gaussian noise from the OS "
                                    "CSPRNG, fresh every run, no seed; OUT.json plus OUT.json.meta.json.")
     _data_args(r)
+    r.add_argument("--domain", type=Path, metavar="FILE",
+                   help=DOMAIN_HELP + " (required for a CSV; a bundled sample ships its own)")
+    add_structure_from_data_arg(r, DOMAIN_WHAT)
     _budget_args(r)
     _mechanism_args(r)
     r.add_argument("--method", required=True, choices=pipeline.RELEASE_METHODS,
@@ -89,19 +111,29 @@ def register(groups) -> argparse.ArgumentParser:
                         f"within ±{MAX_MEAS_MAGNITUDE:g}")
     _lnn_args(c)
     c.set_defaults(func=cmd_reconstruct)
+
+    d = sub.add_parser("describe-structure", help="write a domain declaration template read from the data (review it)",
+                       description="Read DATA's columns, categories and (data-derived) bin edges and write them as "
+                                   "a domain declaration for --domain. It comes from the data: review it (add every "
+                                   "public value, remove what is not public) before a release uses it.")
+    _data_args(d, workload=False)
+    d.add_argument("--output", type=Path, required=True, help="DOMAIN.json to write atomically (never the input)")
+    d.set_defaults(func=cmd_describe_structure)
     return m
 
 
-def _data_args(p: argparse.ArgumentParser) -> None:
+def _data_args(p: argparse.ArgumentParser, *, workload: bool = True) -> None:
     from dpviz.marginals.data import MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
     p.add_argument("data", metavar="DATA", help=DATA_HELP)
-    p.add_argument("--workload", required=True, metavar="K|FILE", help=WORKLOAD_HELP)
+    if workload:
+        p.add_argument("--workload", required=True, metavar="K|FILE", help=WORKLOAD_HELP)
     p.add_argument("--attributes", help="comma-separated columns to keep (default: all)")
-    p.add_argument("--bins", type=int, default=None, help="bins for numeric columns with many values (CSV input)")
+    p.add_argument("--bins", type=int, default=None,
+                   help="bins for numeric columns with many values (CSV input without --domain)")
     p.add_argument("--binning", choices=("quantile", "width"), default=None,
-                   help="numeric columns: equal-frequency (quantile, default) or equal-width bins (CSV input); "
-                        "bin edges come from the data and are not private")
+                   help="numeric columns: equal-frequency (quantile, default) or equal-width bins (CSV input "
+                        "without --domain); bin edges come from the data and are not private")
     p.add_argument("--max-bytes", type=int, default=None,
                    help=f"CSV size cap, checked before reading (default {MAX_BYTES:,}; gzip: the decompressed size)")
     p.add_argument("--max-rows", type=int, default=None,
@@ -121,7 +153,8 @@ def _mechanism_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", required=True, choices=pipeline.MECHANISMS,
                    help="rp (ResidualPlanner) or mwem (Scalable MWEM)")
     p.add_argument("--rounds", type=int, default=None,
-                   help=f"Scalable MWEM rounds T (default {DEFAULT_ROUNDS}, the paper's, capped at the number of "
+                   help=f"Scalable MWEM rounds T, 1..{MAX_ROUNDS:,}, checked against a time/memory estimate before any "
+                        f"work; default {DEFAULT_ROUNDS}, the paper's, capped at the number of "
                         "workload marginals unless --repeats)")
     p.add_argument("--init-fraction", type=float, default=DEFAULT_INIT_FRACTION,
                    help=f"Scalable MWEM: share α of ρ for the total query (default {DEFAULT_INIT_FRACTION})")
@@ -129,11 +162,38 @@ def _mechanism_args(p: argparse.ArgumentParser) -> None:
                    help="Scalable MWEM: a marginal may be selected again (default: no repeats, as the authors' code)")
 
 
+def _count(flag: str, value: int | None, limit: int) -> int | None:
+    """A whole-number flag in 1..limit (None: its default); InputError naming ``flag`` otherwise."""
+    if value is not None and not 1 <= value <= limit:
+        raise InputError(f"{flag}: expected a whole number in 1..{limit:,}, got {value}")
+    return value
+
+
+def _positive(flag: str, value: float | None, limit: float) -> float | None:
+    """A number flag, finite and in (0, limit] (None: its default); NaN, infinities, 0 and negatives refused."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= limit):
+        raise InputError(f"{flag}: expected a finite number in (0, {limit:g}], got {value}")
+    return value
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    """Every count and step flag, checked before the data is read (the MWEM rounds again against a time and
+    memory estimate once the workload is known)."""
+    if hasattr(args, "rounds"):
+        _count("--rounds", args.rounds, MAX_ROUNDS)
+    _count("--lnn-rounds", args.lnn_rounds, MAX_LNN_ROUNDS)
+    _positive("--lnn-step", args.lnn_step, MAX_LNN_STEP)
+    _positive("--lnn-time-limit", args.lnn_time_limit, MAX_LNN_SECONDS)
+
+
 def _lnn_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lnn-rounds", type=int, default=None,
-                   help="GReM-LNN max iterations (default: 4000 for rp, 1000 for mwem, as in the paper)")
-    p.add_argument("--lnn-step", type=float, default=None, help="GReM-LNN step size (default: 0.1 rp, 0.02 mwem)")
-    p.add_argument("--lnn-time-limit", type=float, default=None, help="GReM-LNN time limit in seconds (default none)")
+                   help=f"GReM-LNN max iterations, 1..{MAX_LNN_ROUNDS:,} (default: 4000 for rp, 1000 for mwem, as in "
+                        "the paper)")
+    p.add_argument("--lnn-step", type=float, default=None,
+                   help=f"GReM-LNN step size, finite, in (0, {MAX_LNN_STEP:g}] (default: 0.1 rp, 0.02 mwem)")
+    p.add_argument("--lnn-time-limit", type=float, default=None,
+                   help="GReM-LNN time limit in seconds, up to a day (default none)")
 
 
 def _lnn_options(args: argparse.Namespace) -> dict:
@@ -153,16 +213,53 @@ def _attributes(text: str | None) -> list[str] | None:
     return names
 
 
-def _load(args: argparse.Namespace):
-    """The Dataset named by DATA (CSV read and discretised by dpviz.marginals.data, or a bundled sample)."""
+def _declaration(args: argparse.Namespace, *, release: bool):
+    """The declared domain of this run (``--domain``), or None: a sample's own declaration, or (simulate, or
+    a release with ``--structure-from-data``) the structure read from the records. Read before the data."""
+    from dpviz.marginals.declared import read_declaration
+
+    domain = getattr(args, "domain", None)
+    from_data = bool(getattr(args, "structure_from_data", False))
+    sample = str(args.data).startswith(SAMPLE_PREFIX)
+    if domain is not None and from_data:
+        raise InputError(f"{STRUCTURE_FROM_DATA_FLAG}: give either --domain FILE or {STRUCTURE_FROM_DATA_FLAG}, "
+                         "not both")
+    if domain is not None:
+        if args.bins is not None or args.binning is not None:
+            flag = "--bins" if args.bins is not None else "--binning"
+            raise InputError(f"{flag}: the bin edges come from --domain; drop {flag}")
+        require_regular_file(domain, "--domain")
+        return read_declaration(domain)
+    if release and sample and from_data:
+        raise InputError(f"{STRUCTURE_FROM_DATA_FLAG}: {args.data} ships its public domain declaration; drop the "
+                         "flag (or pass --domain FILE)")
+    if release and not sample and not from_data:
+        raise missing_declaration("--domain", DOMAIN_WHAT, CAP)
+    return None
+
+
+def _load(args: argparse.Namespace, decl=None):
+    """The Dataset named by DATA: a CSV read by dpviz.marginals.data (coded by ``decl`` when given, else
+    discretised from the data), or a bundled sample (recoded by ``decl`` when given)."""
     from dpviz.marginals.data import read_table
+    from dpviz.marginals.declared import apply
 
     attrs = _attributes(args.attributes)
+    if decl is not None:
+        decl = decl.select(attrs)
     opts = {k: v for k, v in (("bins", args.bins), ("binning", args.binning), ("max_bytes", args.max_bytes),
                               ("max_rows", args.max_rows), ("max_columns", args.max_columns)) if v is not None}
-    data = load_source(CAP, args.data, lambda path: read_table(path, attributes=attrs, **opts))
-    if attrs is not None and str(args.data).startswith(SAMPLE_PREFIX):
-        data = _project(data, attrs)
+
+    def read(path: Path):
+        require_regular_file(path, "input")
+        return read_table(path, attributes=None if decl is not None else attrs, domain=decl, **opts)
+
+    data = load_source(CAP, args.data, read)
+    if str(args.data).startswith(SAMPLE_PREFIX):
+        if decl is not None:
+            data = apply(data, decl)
+        elif attrs is not None:
+            data = _project(data, attrs)
     return data
 
 
@@ -179,7 +276,8 @@ def _project(data, names: list[str]):
     idx = [d.attrs.index(a) for a in dict.fromkeys(names)]
     dom = Domain(tuple(d.attrs[i] for i in idx), tuple(d.sizes[i] for i in idx))
     cats = None if data.categories is None else tuple(data.categories[i] for i in idx)
-    return Dataset(dom, np.asarray(data.codes)[:, idx], cats, data.name)
+    edges = None if data.edges is None else tuple(data.edges[i] for i in idx)
+    return Dataset(dom, np.asarray(data.codes)[:, idx], cats, data.name, edges, data.structure)
 
 
 def _data_name(data) -> str:
@@ -219,8 +317,9 @@ def _noise(args: argparse.Namespace, *, release: bool) -> Noise:
 def cmd_simulate(args: argparse.Namespace) -> int:
     print(SIMULATION_NOTICE)
     seed = cliargs.seed_from_args(args)
+    _check_counts(args)
     _noise(args, release=False)  # a bad budget fails before the data is read
-    data = _load(args)
+    data = _load(args, _declaration(args, release=False))
     wl = _workload(args.workload, data.domain)
     methods = pipeline.METHODS if args.method == "all" else (args.method,)
     sim = pipeline.simulate(data, wl, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
@@ -263,9 +362,11 @@ def _dump(obj: dict) -> str:
 
 
 def _dump_marginals(obj: dict) -> str:
-    """``{"marginals": [...]}`` with one marginal a line (valid JSON, readable and diff-friendly)."""
+    """``{..., "marginals": [...]}`` with one marginal a line (valid JSON, readable and diff-friendly); other
+    keys (a release's structure notice) come first, on the first line."""
+    head = "".join(f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}, " for k, v in obj.items() if k != "marginals")
     lines = [json.dumps(e, allow_nan=False, ensure_ascii=False) for e in obj["marginals"]]
-    return '{"marginals": [\n' + ",\n".join(lines) + "\n]}\n"
+    return "{" + head + '"marginals": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 def _json_default(obj):
@@ -278,11 +379,16 @@ def _json_default(obj):
 
 def cmd_release(args: argparse.Namespace) -> int:
     cliargs.refuse_seed(args, CAP)
+    _check_counts(args)
     src = _input_path(args.data)
     out = Path(args.output)
     _refuse_input(out, src)
     noise = _noise(args, release=True)  # a bad budget fails before the data is read
-    data = _load(args)
+    decl = _declaration(args, release=True)  # the public domain: declared, or the explicit opt-out
+    dom_file = None if decl is None else Path(args.domain)
+    if dom_file is not None:
+        _refuse_input(out, dom_file)
+    data = _load(args, decl)
     wl = _workload(args.workload, data.domain)
     rel = pipeline.release(data, wl, epsilon=args.epsilon, delta=args.delta, rho=args.rho, mechanism=args.mechanism,
                            method=args.method, rounds=args.rounds, init_fraction=args.init_fraction,
@@ -290,16 +396,20 @@ def cmd_release(args: argparse.Namespace) -> int:
     body = _dump_marginals(pipeline.release_json(rel))
     meta = _dump(pipeline.release_meta(rel))
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
-    with ledger.charge(args, CAP, args.data, data, noise, args.mechanism):
-        write_text(meta, meta_path(out), inputs=[src])
-        write_text(body, out, inputs=[src])
+    inputs = [p for p in (src, dom_file) if p is not None]
+    with ledger.charge(args, CAP, args.data, data, noise, args.mechanism,
+                       inputs=[] if dom_file is None else [dom_file]):
+        write_release_text(body, out, meta, inputs=inputs)  # both or neither (the sidecar renamed just before)
     var = [rel.variance[g] for g in rel.workload]
     print(RELEASE_NOTICE)
+    if rel.structure.kind == "data":
+        print(f"{STRUCTURE_FROM_DATA_NOTICE}: the categories and bin edges below were read from the records "
+              f"({STRUCTURE_FROM_DATA_FLAG}); a category held by one person is published as it is")
     print(f"mechanism: {pipeline.LABELS[rel.mechanism]}; method: {pipeline.LABELS[rel.method]}")
     print(f"budget: {rel.budget_text}; {len(rel.budget)} sub-budgets summing to ρ = {rel.budget_total:.6g}; "
           "L2 sensitivity of a marginal: 1")
     print(rel.detail)
-    print(_structure(rel.domain, rel.workload) + " (the domain is treated as public)")
+    print(_structure(rel.domain, rel.workload) + f" ({rel.structure.describe})")
     if rel.selected is not None:
         print("selected marginals (private output of the exponential mechanism): "
               + ", ".join("×".join(rel.domain.names(g)) for g in rel.selected))
@@ -321,6 +431,7 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
         raise InputError(f"input {args.input!r} is a folder; expected a JSON file")
     out = Path(args.output)
     _refuse_input(out, src)
+    _check_counts(args)
     opts = {} if args.max_bytes is None else {"max_bytes": args.max_bytes}
     obj = read_measurements(src, **opts)
     result = pipeline.reconstruct(obj, args.method, lnn_options=_lnn_options(args))
@@ -334,4 +445,21 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
     n = len(result["marginals"])
     print(f"reconstructed {n} marginal(s) by {pipeline.LABELS[args.method]} (post-processing: no data, no privacy "
           f"cost); wrote {out}")
+    return 0
+
+
+def cmd_describe_structure(args: argparse.Namespace) -> int:
+    """A domain declaration template read from DATA (its categories and data-derived bin edges), written
+    atomically to ``--output``; it says it comes from the data (review it before releasing with it)."""
+    from dpviz.marginals.declared import template
+
+    src = _input_path(args.data)
+    out = Path(args.output)
+    _refuse_input(out, src)
+    data = _load(args)
+    body = json.dumps(template(data, str(args.data)), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    write_text(body, out, inputs=[src])
+    print(DESCRIBE_NOTICE)
+    print(f"wrote {out}: {data.domain.d} attribute(s), sizes {'×'.join(map(str, data.domain.sizes))}; pass it to "
+          f"`python -m dpviz marginals release DATA --domain {out} ...` once reviewed")
     return 0

@@ -32,14 +32,19 @@ from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
+from dpviz.core.inputs import require_regular_file
+from dpviz.core.structure import StructureSource
 from dpviz.data import asset
 from dpviz.errors import InputError
 from dpviz.marginals.domain import MAX_MARGINAL_CELLS, Clique, Dataset, Domain, all_kway
+
+if TYPE_CHECKING:
+    from dpviz.marginals.declared import DomainDeclaration
 
 __all__ = [
     "load_adult_sample",
@@ -52,6 +57,8 @@ __all__ = [
     "MAX_ROWS",
     "MAX_BYTES",
     "MAX_COLUMNS",
+    "MAX_LINE_CHARS",
+    "MAX_HEADER_COLUMNS",
     "MAX_MEAS_BYTES",
     "MAX_MEAS_MAGNITUDE",
     "MAX_WORKLOAD_BYTES",
@@ -76,6 +83,11 @@ MAX_COLUMNS = 1_000
 """Default cap on the number of columns :func:`read_table` keeps (all of them, or ``attributes``), checked
 on the header before any row is read: a marginal table is over a few categorical attributes, and every
 kept column costs 8 bytes a row."""
+MAX_LINE_CHARS = 1_000_000
+"""Cap on the length of one line of a CSV (the header included), checked before the line is parsed: the
+header of a million columns is refused at once, in memory bounded by the file cap."""
+MAX_HEADER_COLUMNS = 100_000
+"""Cap on the number of columns in a CSV header (all of them, kept or not)."""
 MAX_MEAS_BYTES = 100_000_000
 """Default cap on the size of a MEAS.json read by :func:`read_measurements`."""
 MAX_MEAS_MAGNITUDE = 1e15
@@ -122,8 +134,10 @@ def _bundled(csv_name: str, domain_name: str) -> tuple[Domain, np.ndarray, tuple
 
 
 def _load_bundled(csv_name: str, domain_name: str) -> Dataset:
+    """A bundled sample, coded by the public domain declaration it ships (``dpviz/assets/*.domain.json``)."""
     domain, codes, categories, name = _bundled(csv_name, domain_name)
-    return Dataset(domain, codes, categories, name)
+    origin = f"sample:{name} (dpviz/assets/{domain_name})"
+    return Dataset(domain, codes, categories, name, None, StructureSource("declared", origin))
 
 
 def load_adult_sample() -> Dataset:
@@ -177,6 +191,7 @@ def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str,
             raise InputError(f"{what} file {str(source)!r} does not exist")
         if path.is_dir():
             raise InputError(f"{what} {str(source)!r} is a folder; expected a file")
+        require_regular_file(path, what)  # a FIFO or a device would block or never end: refused at once
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(f"{label} is {size:,} bytes, {too_big}")
@@ -261,7 +276,8 @@ def _json(text: str, label: str, expected: str, magnitude: float = math.inf) -> 
 
 def _delimiter(text: str) -> str:
     """Comma, unless the header line has none and has a tab or a semicolon."""
-    header = text.split("\n", 1)[0]
+    end = text.find("\n")
+    header = text if end < 0 else text[:end]
     if "," in header:
         return ","
     if "\t" in header:
@@ -269,15 +285,21 @@ def _delimiter(text: str) -> str:
     return ";" if ";" in header else ","
 
 
-def _lines(text: str) -> Iterator[str]:
+def _lines(text: str, max_line: int | None = None, label: str = "the file") -> Iterator[str]:
     """The lines of ``text`` with their line ends, one at a time (``io.StringIO`` would hold a copy of 4 bytes
-    a character); CR and CRLF line ends are read as LF."""
+    a character); CR and CRLF line ends are read as LF. ``max_line``: a line of more characters is refused
+    (InputError naming it) before the CSV parser splits it."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    start, n = 0, len(text)
+    start, n, number = 0, len(text), 0
     while start < n:
         end = text.find("\n", start)
         end = n if end < 0 else end + 1
+        number += 1
+        if max_line is not None and end - start > max_line:
+            raise InputError(f"{label}, line {number}: {end - start:,} characters, above the limit of {max_line:,} "
+                             "a line (" + ("the header" if number == 1 else "a record")
+                             + " of a table of a few categorical columns is far shorter); is it the right file?")
         yield text[start:end]
         start = end
 
@@ -371,8 +393,10 @@ class _Column:
         self.lines = array("q")
 
 
-def _categorise(col: _Column, bins: int, binning: str, bins_given: bool) -> tuple[np.ndarray, list[str]]:
-    """(code of each row, category labels) of one parsed column."""
+def _categorise(col: _Column, bins: int, binning: str,
+                bins_given: bool) -> tuple[np.ndarray, list[str], tuple[float, ...] | None]:
+    """(code of each row, category labels, bin edges if the column was cut into intervals) of one parsed
+    column."""
     keys = list(col.index)
     raw_codes = np.frombuffer(col.codes, dtype=np.intc) if len(col.codes) else np.zeros(0, np.intc)
     counts = np.bincount(raw_codes, minlength=len(keys))
@@ -394,6 +418,7 @@ def _categorise(col: _Column, bins: int, binning: str, bins_given: bool) -> tupl
         raise InputError(f"column {col.name!r} is not numeric (line {col.lines[text_at]}: {keys[text_at]!r}); "
                          "bins apply to numeric columns only")
     mapping = np.empty(len(keys), dtype=np.int64)
+    cut: tuple[float, ...] | None = None
     if numeric:
         uniq, inverse = np.unique(values[present], return_inverse=True)
         if len(uniq) > bins:
@@ -411,6 +436,7 @@ def _categorise(col: _Column, bins: int, binning: str, bins_given: bool) -> tupl
                                      f"{bins} bins of equal width; use binning='quantile'")
                 which = np.clip(np.searchsorted(edges, uniq, side="right") - 1, 0, len(edges) - 2)
             labels = _interval_labels(edges)
+            cut = tuple(float(e) for e in edges)
             mapping[present] = which[inverse]
         else:
             labels = [_fmt(v, 17) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v)) for v in uniq]
@@ -427,7 +453,7 @@ def _categorise(col: _Column, bins: int, binning: str, bins_given: bool) -> tupl
         if not present.any():
             raise InputError(f"column {col.name!r} is empty (every value is missing); drop it")
         raise InputError(f"column {col.name!r} has a single value {labels[0]!r}; drop it")
-    return mapping[raw_codes], labels
+    return mapping[raw_codes], labels, cut
 
 
 def read_table(
@@ -441,6 +467,7 @@ def read_table(
     max_bytes: int = MAX_BYTES,
     max_columns: int = MAX_COLUMNS,
     name: str | None = None,
+    domain: DomainDeclaration | None = None,
 ) -> Dataset:
     """Read a CSV (a path, or its bytes; UTF-8 or Latin-1; gzip-compressed or not) into a :class:`Dataset`.
 
@@ -457,11 +484,18 @@ def read_table(
       ``bins`` intervals of equal width between the smallest and largest value (some may be empty).
       Every other column is categorical: numeric ones sorted by value (``"2"`` and ``"2.0"`` are the same
       category), text ones sorted by code point.
-    - Bin edges come from the data itself: they are *not* differentially private.
+    - Bin edges come from the data itself: they are *not* differentially private (the Dataset's
+      ``structure`` says so).
+    - ``domain``: a :class:`dpviz.marginals.declared.DomainDeclaration`. Then the declared attributes are
+      kept (``attributes`` picks some of them, in its order), with the declared categories and bin edges
+      (``bins``/``binning`` do not apply); a record outside the declaration is dropped, clamped or put in
+      the catch-all category as the declaration says (its number is not reported anywhere). A declared
+      category no record holds is still a category.
 
     InputError for: a missing file, more than ``max_bytes`` bytes (checked before reading, and again on
     the decompressed size), more than ``max_columns`` kept columns (checked on the header), more than
-    ``max_rows`` data rows (checked while reading), a NUL byte, an empty file, a header-only file, an unnamed or repeated column, a row with more or fewer fields than the header
+    ``max_rows`` data rows (checked while reading), a line above :data:`MAX_LINE_CHARS` characters or a
+    header above :data:`MAX_HEADER_COLUMNS` columns (checked before the line is split), a NUL byte, an empty file, a header-only file, an unnamed or repeated column, a row with more or fewer fields than the header
     (naming the line), unknown or repeated ``attributes``, bad ``bins``/``binning``, bins for a
     non-numeric column, and a column with a single value (drop it) — unless ``skip_constant``, which
     leaves such columns out of the result instead (for a first look at a file whose columns are then
@@ -473,43 +507,43 @@ def read_table(
     for what, value in (("max_rows", max_rows), ("max_columns", max_columns)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value < 2**31:
             raise InputError(f"{what}: expected a whole number in 1..{2**31 - 1:,}, got {value!r}")
+    if domain is not None:
+        domain = domain.select(None if attributes is None else
+                               ([attributes] if isinstance(attributes, str) else list(attributes)))
+        if isinstance(bins, dict):
+            raise InputError("bins: the bin edges come from the declared domain; drop bins")
     raw, label, default_name = _read_bytes(source, max_bytes, "input")
     text = _decode(raw, label)
     del raw
     if not text.strip():
         raise InputError(f"{label} is empty: expected a header line of column names and at least one data row")
-    reader = csv.reader(_lines(text), delimiter=_delimiter(text))
+    reader = csv.reader(_lines(text, MAX_LINE_CHARS, label), delimiter=_delimiter(text))
     try:
         header = next(r for r in reader if r)
         header_line = reader.line_num
+        if len(header) > MAX_HEADER_COLUMNS:
+            raise InputError(f"{label}, line {header_line}: the header has {len(header):,} columns, above the limit "
+                             f"of {MAX_HEADER_COLUMNS:,}; is it the right file?")
         names = [h.strip() for h in header]
-        for j, h in enumerate(names):
+        position: dict[str, int] = {}
+        for j, h in enumerate(names):  # one pass, a dict: linear in the header
             if not h:
                 raise InputError(f"{label}, line {header_line}: column {j + 1} of the header has no name")
-            if names.index(h) != j:
-                raise InputError(f"{label}, line {header_line}: column {h!r} appears twice in the header")
-        if attributes is None:
-            chosen = list(names)
-        else:
-            chosen = [attributes] if isinstance(attributes, str) else list(attributes)
-            if not chosen:
-                raise InputError("attributes: expected at least one column name")
-            unknown = [a for a in chosen if a not in names]
-            if unknown:
-                raise InputError(f"attributes: unknown column {unknown[0]!r}; {label} has {', '.join(names)}")
-            dup = next((a for i, a in enumerate(chosen) if chosen.index(a) != i), None)
-            if dup is not None:
-                raise InputError(f"attributes: column {dup!r} is named twice")
+            if h in position:
+                raise InputError(f"{label}, line {header_line}: column {_short(h)!r} appears twice in the header")
+            position[h] = j
+        chosen = _chosen(names, position, attributes, domain, label)
         if isinstance(bins, dict):
-            unknown = [c for c in bins if c not in chosen]
+            unknown = [c for c in bins if c not in set(chosen)]
             if unknown:
-                raise InputError(f"bins: unknown column {unknown[0]!r}; the chosen columns are {', '.join(chosen)}")
+                raise InputError(f"bins: unknown column {_short(unknown[0])!r}; the chosen columns are "
+                                 + _name_list(chosen))
         if len(chosen) > max_columns:
             raise InputError(f"{label} has {len(chosen):,} columns to tabulate, above the limit of {max_columns:,}; "
                              "pick some with attributes=[...] (CLI --attributes), or "
                              + _raise_hint("read_table", "--max-columns", "max_columns"))
         cols = [_Column(a) for a in chosen]
-        where = [names.index(a) for a in chosen]
+        where = [position[a] for a in chosen]
         ncols, nrows = len(names), 0
         for row in reader:
             if not row:
@@ -534,27 +568,83 @@ def read_table(
         raise InputError(f"{label} is empty: expected a header line of column names and at least one "
                          "data row") from None
     except csv.Error as exc:
-        raise InputError(f"{label}, line {reader.line_num}: not a valid CSV row ({exc})") from None
+        raise InputError(f"{label}, line {reader.line_num}: not a valid CSV row ({_short(exc, 200)})") from None
     if nrows == 0:
         raise InputError(f"{label} has a header line but no data rows")
+    if domain is not None:
+        return _declared(cols, nrows, domain, name or default_name)
     codes = np.empty((nrows, len(cols)), dtype=np.int64)  # filled column by column: no stacking copy
-    categories, kept = [], []
+    categories, kept, edges = [], [], []
     for col in cols:
         given = isinstance(bins, dict) and col.name in bins
         b = int(bins[col.name]) if given else (10 if isinstance(bins, dict) else int(bins))
         if skip_constant and len(col.index) < 2:
             col.codes = array("i")
             continue  # a column with one value (or only missing values) carries no information
-        codes[:, len(kept)], labels = _categorise(col, b, binning, given)
+        codes[:, len(kept)], labels, cut = _categorise(col, b, binning, given)
         col.codes = array("i")  # free the raw codes as soon as they are mapped
         categories.append(tuple(labels))
         kept.append(col.name)
+        edges.append(cut)
     if not kept:
         raise InputError(f"{label}: every column has a single value; nothing to tabulate")
-    domain = Domain(tuple(kept), tuple(len(c) for c in categories))
+    domain_ = Domain(tuple(kept), tuple(len(c) for c in categories))
     if len(kept) < len(cols):
         codes = np.ascontiguousarray(codes[:, : len(kept)])
-    return Dataset(domain, codes, tuple(categories), name or default_name)
+    return Dataset(domain_, codes, tuple(categories), name or default_name, tuple(edges),
+                   StructureSource("data", label))
+
+
+def _short(text: object, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters (a column name or a parser message in a one-line error)."""
+    s = str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _name_list(names: Sequence[str], limit: int = 12) -> str:
+    """The first ``limit`` names, each cut short, and how many there are: an error line stays short."""
+    shown = ", ".join(_short(n, 40) for n in names[:limit])
+    return shown + (f", … ({len(names):,} in all)" if len(names) > limit else "")
+
+
+def _chosen(names: list[str], position: dict[str, int], attributes, domain, label: str) -> list[str]:
+    """The columns to keep: the declared attributes (each must be a column), ``attributes``, or all."""
+    if domain is not None:
+        missing = next((a for a in domain.names if a not in position), None)
+        if missing is not None:
+            raise InputError(f"--domain: the declared attribute {_short(missing)!r} is not a column of {label}; "
+                             f"its columns are {_name_list(names)}")
+        return list(domain.names)
+    if attributes is None:
+        return list(names)
+    chosen = [attributes] if isinstance(attributes, str) else list(attributes)
+    if not chosen:
+        raise InputError("attributes: expected at least one column name")
+    unknown = next((a for a in chosen if a not in position), None)
+    if unknown is not None:
+        raise InputError(f"attributes: unknown column {_short(unknown)!r}; {label} has {_name_list(names)}")
+    seen: set[str] = set()
+    for a in chosen:
+        if a in seen:
+            raise InputError(f"attributes: column {_short(a)!r} is named twice")
+        seen.add(a)
+    return chosen
+
+
+def _declared(cols: list[_Column], nrows: int, decl, name: str) -> Dataset:
+    """The parsed columns coded by a declaration: every category declared (held or not); a record outside
+    the declaration dropped, clamped or put in the catch-all as it says. How many were is not reported."""
+    keep = np.ones(nrows, dtype=bool)
+    codes = np.empty((nrows, len(cols)), dtype=np.int64)
+    for k, (col, attr) in enumerate(zip(cols, decl.attributes, strict=True)):
+        raw_codes = np.frombuffer(col.codes, dtype=np.intc) if len(col.codes) else np.zeros(0, np.intc)
+        mapped = attr.codes(list(col.index))[raw_codes]
+        col.codes = array("i")
+        keep &= mapped >= 0
+        codes[:, k] = mapped
+    if not keep.all():
+        codes = np.ascontiguousarray(codes[keep])
+    return Dataset(decl.domain, codes, decl.categories, name, decl.edges, decl.structure)
 
 
 # ----------------------------------------------------------------------------------------------- workload

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -102,22 +103,27 @@ class Domain:
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """Records as integer codes: ``codes[j, k]`` ∈ 0..n_k−1 is attribute k of record j."""
+    """Records as integer codes: ``codes[j, k]`` ∈ 0..n_k−1 is attribute k of record j.
+
+    ``edges[k]``: the bin edges of attribute k when it is a binned number (else None); ``structure``: where
+    the domain came from (a :class:`dpviz.core.structure.StructureSource`: a declaration, or the records
+    themselves; None = not recorded, treated as read from the data). Zero records are allowed: a release
+    over a declared domain may find none of its records inside it, and must not say so by failing."""
 
     domain: Domain
     codes: np.ndarray
     categories: tuple[tuple[str, ...], ...] | None = None
     name: str = "dataset"
+    edges: tuple[tuple[float, ...] | None, ...] | None = None
+    structure: Any = None
 
     def __post_init__(self) -> None:
         c = np.asarray(self.codes)
         if c.ndim != 2 or c.shape[1] != self.domain.d:
             raise InputError(f"dataset: expected codes of shape (N, {self.domain.d}), got {c.shape}")
-        if c.shape[0] == 0:
-            raise InputError("dataset: no records")
         c = c.astype(np.int64, copy=False)
         bad = (c < 0) | (c >= np.asarray(self.domain.sizes))
-        if bad.any():
+        if c.size and bad.any():
             j, k = map(int, np.argwhere(bad)[0])
             raise InputError(f"dataset: row {j + 1}, attribute {self.domain.attrs[k]!r}: code {c[j, k]} is outside "
                              f"0..{self.domain.sizes[k] - 1}")

@@ -55,6 +55,11 @@ __all__ = [
     "BudgetItem",
     "MWEMBudget",
     "MWEMResult",
+    "MAX_ROUNDS",
+    "MAX_MWEM_SECONDS",
+    "MAX_MWEM_BYTES",
+    "check_mwem_work",
+    "mwem_estimate",
     "check_rounds",
     "default_rounds",
     "mwem_budget",
@@ -138,8 +143,11 @@ class MWEMBudget:
 
 
 def check_rounds(rounds: object) -> int:
+    """T as an int in 1..:data:`MAX_ROUNDS` (InputError naming ``--rounds`` otherwise)."""
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or int(rounds) < 1:
         raise InputError(f"--rounds: expected a positive integer, got {rounds!r}")
+    if int(rounds) > MAX_ROUNDS:
+        raise InputError(f"--rounds: {int(rounds):,} rounds, above the limit of {MAX_ROUNDS:,} Scalable MWEM rounds")
     return int(rounds)
 
 
@@ -211,6 +219,68 @@ def _marginals_dict(rec, workload: Sequence[Clique]) -> dict[Clique, np.ndarray]
     return dict(zip(workload, m, strict=True))
 
 
+MAX_ROUNDS = 100_000
+"""Most Scalable MWEM rounds T (2T + 1 sub-budgets are listed in the metadata)."""
+MAX_MWEM_SECONDS = 300.0
+"""Cap on the estimated run time of Scalable MWEM (:func:`mwem_estimate`), checked before any work."""
+MAX_MWEM_BYTES = 2_000_000_000
+"""Cap on the estimated memory of the kept measurements (T marginals of up to max n_γ cells, 8 bytes a cell)."""
+_SECONDS_PER_RESIDUAL = 2.5e-4
+"""Measured cost of mapping one residual into one workload marginal (Python-level, small tables)."""
+_SECONDS_PER_CELL = 2e-8
+
+
+def mwem_estimate(domain, workload: Sequence[Clique], rounds: int) -> tuple[float, float]:
+    """(seconds, bytes) estimated for ``rounds`` rounds: every round scores the pool and rebuilds every
+    workload marginal from its 2^|γ| residuals (linear in T: the EMP is kept incrementally,
+    :class:`_RunningEMP`); every measured marginal is kept (at most the largest n_γ cells a round)."""
+    per_round = sum((2 ** len(g)) * (_SECONDS_PER_RESIDUAL + domain.size(g) * _SECONDS_PER_CELL)
+                    for g in workload)
+    largest = max(domain.size(g) for g in workload)
+    return float(rounds) * per_round, 8.0 * float(rounds) * largest
+
+
+def check_mwem_work(domain, workload: Sequence[Clique], rounds: int) -> None:
+    """InputError before any work when the run's estimated time or memory (:func:`mwem_estimate`) is above
+    :data:`MAX_MWEM_SECONDS` / :data:`MAX_MWEM_BYTES` (or the memory this machine has); says how many fit."""
+    from dpviz.core.resources import available_memory, format_bytes
+
+    seconds, size = mwem_estimate(domain, workload, rounds)
+    one_s, one_b = mwem_estimate(domain, workload, 1)
+    avail = available_memory()
+    cap = MAX_MWEM_BYTES if avail is None else min(MAX_MWEM_BYTES, avail)
+    fit = max(1, int(min(MAX_MWEM_SECONDS / one_s, cap / one_b)))
+    what = f"--rounds: {rounds:,} Scalable MWEM rounds over {len(workload):,} marginal(s)"
+    if size > cap:
+        raise InputError(f"{what} would keep about {format_bytes(size)} of measurements (estimate), above the limit "
+                         f"of {format_bytes(cap)}; at most {fit:,} rounds fit")
+    if seconds > MAX_MWEM_SECONDS:
+        raise InputError(f"{what} would take about {seconds:,.0f} s (estimate), above the limit of "
+                         f"{MAX_MWEM_SECONDS:g} s; at most {fit:,} rounds fit")
+
+
+class _RunningEMP:
+    """EMP (Alg. 4) over a growing list of marginal measurements, one measurement at a time: every residual's
+    inverse-variance sums Σ z/σ², Σ 1/σ² are kept, so a round costs one decomposition and one reconstruction
+    (not a re-decomposition of every earlier measurement). Equals ``emp(domain, workload, all so far)``."""
+
+    def __init__(self, domain, workload: Sequence[Clique]) -> None:
+        self.domain, self.workload = domain, list(workload)
+        self.weighted: dict[Clique, np.ndarray] = {}
+        self.weight: dict[Clique, float] = {}
+
+    def add(self, y):
+        from dpviz.marginals.reconstruct import Reconstruction, ResidualMeasurement, decompose, grem_mle
+
+        for r in decompose(self.domain, [y]):
+            w = 1.0 / r.sigma2
+            self.weighted[r.tau] = self.weighted.get(r.tau, 0.0) + w * np.asarray(r.values, float)
+            self.weight[r.tau] = self.weight.get(r.tau, 0.0) + w
+        combined = [ResidualMeasurement(t, self.weighted[t] / w, 1.0 / w) for t, w in self.weight.items()]
+        rec = grem_mle(self.domain, self.workload, combined)
+        return Reconstruction(rec.marginals, rec.variance, rec.alpha, "emp", rec.sigma2)
+
+
 def default_rounds(n_marginals: int, repeats: bool = False) -> int:
     """T when none is given: the paper's 30, capped at the workload size when marginals are not repeated."""
     return DEFAULT_ROUNDS if repeats else max(1, min(DEFAULT_ROUNDS, int(n_marginals)))
@@ -231,7 +301,6 @@ def scalable_mwem(data: Dataset, workload: Sequence[Clique], rho: float, *, roun
     (γ_t is a private output; no score or other truth-derived number is passed).
     """
     from dpviz.marginals.measure import measure_marginal
-    from dpviz.marginals.reconstruct import emp
 
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise InputError("rng: expected None (OS CSPRNG, a release) or a numpy Generator (simulation)")
@@ -246,13 +315,16 @@ def scalable_mwem(data: Dataset, workload: Sequence[Clique], rho: float, *, roun
         raise InputError("workload: expected at least one marginal")
     if rounds is None:
         rounds = default_rounds(len(workload), repeats)
-    budget = mwem_budget(rho, rounds, init_fraction)
-    if not repeats and budget.rounds > len(workload):
-        raise InputError(f"--rounds: {budget.rounds} rounds without repeats need at least {budget.rounds} workload "
+    rounds = check_rounds(rounds)
+    if not repeats and rounds > len(workload):
+        raise InputError(f"--rounds: {rounds} rounds without repeats need at least {rounds} workload "
                          f"marginals, the workload has {len(workload)}; lower --rounds or pass --repeats")
+    check_mwem_work(domain, workload, rounds)  # before the 2T + 1 sub-budgets are listed
+    budget = mwem_budget(rho, rounds, init_fraction)
     truth = data.marginals(workload)
     measurements = [measure_marginal(data, (), budget.sigma0, rng, discrete=discrete)]
-    rec = emp(domain, workload, measurements)
+    running = _RunningEMP(domain, workload)
+    rec = running.add(measurements[0])
     pool = list(workload)
     selected: list[Clique] = []
     history: list[np.ndarray] = []
@@ -265,7 +337,7 @@ def scalable_mwem(data: Dataset, workload: Sequence[Clique], rho: float, *, roun
         if not repeats:
             pool.pop(j)
         measurements.append(measure_marginal(data, gamma, budget.sigma, rng, discrete=discrete))
-        rec = emp(domain, workload, measurements)
+        rec = running.add(measurements[-1])
         selected.append(gamma)
         if callback is not None:
             callback(t, budget.rounds, gamma)

@@ -33,6 +33,7 @@ import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -40,9 +41,13 @@ import pandas as pd
 from dpviz.core.accounting import positive, zcdp_rho
 from dpviz.core.modes import SIMULATION_NOTICE, check_seed, fresh_seed, release_metadata
 from dpviz.core.noise import Noise
+from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.marginals.domain import Clique, Dataset, Domain, all_kway, downward_closure
 from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, scalable_mwem
+
+if TYPE_CHECKING:
+    from dpviz.marginals.declared import DomainDeclaration
 
 __all__ = [
     "LABELS",
@@ -403,6 +408,12 @@ class MarginalsRelease:
     lnn_info: dict | None = None
     seeded: bool = False
     detail: str = ""
+    structure: StructureSource | None = None
+    edges: tuple[tuple[float, ...] | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.structure is None:  # not recorded: say the worst (read from the data)
+            self.structure = StructureSource("data", "the data")
 
     @property
     def budget_total(self) -> float:
@@ -412,15 +423,30 @@ class MarginalsRelease:
 def release(data: Dataset, workload: int | Iterable, *, epsilon: float | None = None, delta: float | None = None,
             rho: float | None = None, mechanism: str = "rp", method: str = "mle", rounds: int | None = None,
             init_fraction: float = DEFAULT_INIT_FRACTION, repeats: bool = False, lnn_options: Mapping | None = None,
-            rng: np.random.Generator | None = None, progress: Progress | None = None) -> MarginalsRelease:
+            rng: np.random.Generator | None = None, progress: Progress | None = None,
+            domain: DomainDeclaration | None = None) -> MarginalsRelease:
     """A private release: discrete Gaussian measurements (ResidualPlanner with the conservative per-marginal
     charge, or Scalable MWEM with discrete marginals), one reconstruction method (``"mle"`` or ``"lnn"``).
+
+    The released structure (attributes, categories, bin edges) is ``domain`` when given (a
+    :class:`dpviz.marginals.declared.DomainDeclaration`: ``data``'s category labels are recoded onto it, records
+    outside dropped, clamped or put in the catch-all as declared — their number is not reported), else
+    ``data``'s own (``data.structure``: a bundled sample's shipped declaration, :func:`read_table` with
+    ``domain=``, or read from the records — then the result, its JSON and metadata say
+    :data:`dpviz.core.structure.STRUCTURE_FROM_DATA_NOTICE`). ``workload`` names attributes of the released
+    domain.
 
     ``rng=None`` (the only choice for a real release) draws every random bit from the OS CSPRNG, fresh at every
     call; a numpy Generator is accepted for tests and is recorded as such in the metadata."""
     from dpviz.marginals.lnn import grem_lnn
 
     data = _check_data(data)
+    if domain is not None:
+        from dpviz.marginals.declared import DomainDeclaration, apply
+
+        if not isinstance(domain, DomainDeclaration):
+            raise InputError("domain: expected a DomainDeclaration (dpviz.marginals.declared.read_declaration)")
+        data = apply(data, domain)
     mechanism = _mechanism(mechanism)
     if method not in RELEASE_METHODS:
         raise InputError(f"--method: a release publishes one of {', '.join(RELEASE_METHODS)}, got {method!r} "
@@ -451,7 +477,8 @@ def release(data: Dataset, workload: int | Iterable, *, epsilon: float | None = 
     return MarginalsRelease(domain, wl, mechanism, method, marginals, {g: float(mle.variance[g]) for g in wl},
                             the_rho, noise, lines, _budget_text(epsilon, delta, rho, the_rho), settings,
                             data.categories, None if run is None else list(run.selected), lnn_info,
-                            seeded=rng is not None, detail=_detail(domain, lines, run))
+                            seeded=rng is not None, detail=_detail(domain, lines, run),
+                            structure=data.structure, edges=data.edges)
 
 
 def _floats(a: np.ndarray) -> list[float]:
@@ -461,14 +488,16 @@ def _floats(a: np.ndarray) -> list[float]:
 def release_json(rel: MarginalsRelease) -> dict:
     """The OUT.json: ``{"marginals": [{"attributes": [...], "values": [...]}, ...]}``, one entry per workload
     marginal, attributes in domain order, values row-major (first attribute slowest). With ``method="mle"``
-    each entry also carries ``variance``, the analytic per-cell variance of its values."""
+    each entry also carries ``variance``, the analytic per-cell variance of its values. A release whose
+    structure was read from the records starts with ``"notice": STRUCTURE_FROM_DATA_NOTICE``."""
+    head = {"notice": STRUCTURE_FROM_DATA_NOTICE} if rel.structure.kind == "data" else {}
     out = []
     for g in rel.workload:
         entry = {"attributes": _names(rel.domain, g), "values": _floats(rel.marginals[g])}
         if rel.method == "mle":
             entry["variance"] = float(rel.variance[g])
         out.append(entry)
-    return {"marginals": out}
+    return {**head, "marginals": out}
 
 
 def release_meta(rel: MarginalsRelease) -> dict:
@@ -487,9 +516,14 @@ def release_meta(rel: MarginalsRelease) -> dict:
         "budget_total_rho": rel.budget_total,
         "settings": rel.settings,
         "domain": d.as_dict(),
-        "domain_note": ("the domain (attributes, their values or bin edges) is read from the input and treated as "
-                        "public, as in the paper; it is not protected by the noise — publish it only if it is "
-                        "public knowledge (or fix it in advance)"),
+        "structure": rel.structure.as_dict(),
+        "domain_note": (f"{STRUCTURE_FROM_DATA_NOTICE}: the attributes, their categories and bin edges were read "
+                        "from the records; they are not protected by the noise (a category held by one person is "
+                        "published as it is)" if rel.structure.kind == "data" else
+                        "the domain (attributes, categories, bin edges) is the declared public structure "
+                        f"({rel.structure.origin}); every declared category is released, held by a record or not; "
+                        "records outside it were dropped, clamped or put in the catch-all as declared, and how many "
+                        "is not published"),
         "workload": [_names(d, g) for g in rel.workload],
         "values_layout": "row-major, attributes in domain order (the first attribute varies slowest)",
         "variance": {"per_marginal_cell_variance": [float(rel.variance[g]) for g in rel.workload],
@@ -499,6 +533,8 @@ def release_meta(rel: MarginalsRelease) -> dict:
     }
     if rel.categories is not None:
         fields["categories"] = {a: list(map(str, c)) for a, c in zip(d.attrs, rel.categories, strict=False)}
+    if rel.edges is not None and any(e is not None for e in rel.edges):
+        fields["bin_edges"] = {a: list(e) for a, e in zip(d.attrs, rel.edges, strict=False) if e is not None}
     if rel.selected is not None:
         fields["selected_marginals"] = [_names(d, g) for g in rel.selected]
     if rel.lnn_info is not None:
@@ -558,8 +594,9 @@ def _parse_measurement(domain: Domain, j: int, m: object):
         if not _is_number(v) or not math.isfinite(float(v)):
             raise InputError(f"{what}: values[{i}] must be a finite number, got {v!r}")
     s = m["sigma"]
-    if not _is_number(s) or not math.isfinite(float(s)) or float(s) < 0:
-        raise InputError(f"{what}: sigma must be a finite number ≥ 0 (the noise standard deviation), got {s!r}")
+    if not _is_number(s) or not math.isfinite(float(s)) or not float(s) > 0:
+        raise InputError(f"{what}: sigma must be a finite number > 0 (the noise standard deviation of a noisy "
+                         f"measurement; an exact count has no privacy), got {str(s)[:40]}")
     return MarginalMeasurement(g, np.asarray(values, dtype=float), float(s))
 
 
@@ -568,7 +605,7 @@ def reconstruct(meas_json: object, method: str = "mle", *, lnn_options: Mapping 
 
     Input ``{"domain": {"attr": size, ...}, "measurements": [{"attributes": [...], "values": [...], "sigma": s},
     ...], "workload": [[...], ...]}``: values row-major in the domain's attribute order; ``[]`` is the total;
-    a marginal may be measured several times with different σ (σ = 0: exact). Output ``{"marginals":
+    a marginal may be measured several times with different σ (each finite and > 0). Output ``{"marginals":
     [{"attributes": [...], "values": [...]}]}``, one per workload marginal, attributes in domain order.
 
     ``method="mle"``: EMP, the weighted least-squares (pseudoinverse of the σ-scaled measurement matrix)
