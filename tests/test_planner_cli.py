@@ -75,7 +75,7 @@ def test_plan_split(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["tree", "sample:county", "--target-rmse", "-1"], "target RMSE"),
+    (["tree", "sample:county", "--target-rmse", "-1"], "--target-rmse"),
     (["tree", "sample:nope", "--target-rmse", "1"], "unknown sample"),
     (["tree", "missing.csv", "--target-rmse", "1"], "does not exist"),
     (["stream", "--horizon", "0", "--target-rmse", "1"], "horizon"),

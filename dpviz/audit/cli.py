@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+
+from dpviz.core.limits import DEFAULT_MAX_SECONDS, max_seconds_arg
 from dpviz.core.registry import tool
 
 __all__ = ["register", "cmd_audit"]
@@ -55,12 +57,16 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε the mechanism is run at (default: 1)")
+    p.add_argument("--epsilon", type=float, default=1.0,
+                   help="claimed ε the mechanism is run at (default: 1; from 1e-6 to 1e6, the simulation bounds)")
     p.add_argument("--trials", type=int, default=2000, help="releases on each input (default: 2000)")
     p.add_argument("--alpha", type=float, default=0.05, help="1 − confidence of the lower bound (default: 0.05)")
     p.add_argument("--seed", type=int, default=None,
                    help="simulation seed (default: fresh entropy, printed); an audit is a simulation")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--max-seconds", type=max_seconds_arg, default=DEFAULT_MAX_SECONDS, metavar="S",
+                   help="refuse an audit estimated (from a few timed releases) to take longer "
+                        f"(default {DEFAULT_MAX_SECONDS:g} s)")
 
 
 def _target(args: argparse.Namespace) -> Any:
@@ -97,16 +103,22 @@ def cmd_audit(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dpviz.audit.auditor import format_result
-    from dpviz.audit.targets import run
+    from dpviz.audit.targets import check_audit, run
     from dpviz.core.accounting import probability
     from dpviz.core.modes import check_seed, fresh_seed
-    from dpviz.errors import InputError
+    from dpviz.sweep.spec import simulation_epsilon
 
     seed = fresh_seed() if args.seed is None else check_seed(args.seed)
     if isinstance(args.trials, bool) or args.trials < 1:
+        from dpviz.errors import InputError
+
         raise InputError(f"--trials: expected a positive integer, got {args.trials}")
     probability("--alpha", args.alpha)
+    simulation_epsilon("--epsilon", args.epsilon)
+    if getattr(args, "delta", None) is not None:
+        probability("--delta", args.delta)
     target = _target(args)
+    check_audit(target, args.trials, max_seconds=args.max_seconds)  # memory, then a few timed releases
     print(target.title)
     print(f"seed: {seed} (simulation; rerun with --seed {seed} to reproduce)")
     result = run(target, trials=args.trials, rng=np.random.default_rng(seed), alpha=args.alpha,

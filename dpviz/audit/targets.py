@@ -39,7 +39,11 @@ from dpviz.core.accounting import positive, probability
 from dpviz.errors import InputError
 
 __all__ = ["AuditTarget", "tree_target", "stream_target", "marginals_target", "graph_target", "TARGETS", "run",
-           "GRAPH_NODES", "GRAPH_EDGES", "GRAPH_ADDED"]
+           "GRAPH_NODES", "GRAPH_EDGES", "GRAPH_ADDED", "TRIAL_BYTES", "check_audit"]
+
+TRIAL_BYTES = 64
+"""Peak memory per trial and event of an audit: the feature of each input (2 × 8 bytes) and the threshold
+fit's pooled, sorted and unique copies, rounded up."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,25 @@ def run(target: AuditTarget, *, trials: int, rng: np.random.Generator, progress:
         raise InputError(f"target: expected an AuditTarget, got {type(target).__name__}")
     return audit(target.release_fn, target.D0, target.D1, trials=trials, event=target.events, rng=rng,
                  progress=progress, alpha=alpha, epsilon=target.epsilon, delta=target.delta)
+
+
+def check_audit(target: AuditTarget, trials: object, *, max_seconds: float, raise_with: str = "--max-seconds S",
+                calls: int = 3) -> int:
+    """``trials`` as an int if an audit of ``target`` with that many releases on each input fits: its memory
+    (:data:`TRIAL_BYTES` per trial and event) in what is available, and its time — ``2 × trials`` releases at
+    the median time of ``calls`` timed releases (on a generator of their own: the audit's seed is untouched)
+    — within ``max_seconds``. InputError (one line) otherwise, before any of the audit runs."""
+    from dpviz.core.limits import check_work, seconds_per_call
+
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise InputError(f"--trials: expected a positive integer, got {trials!r}")
+    n = int(trials)
+    what = f"an audit with --trials {n:,} ({2 * n:,} releases)"
+    check_work(what, memory=float(n) * len(target.events) * TRIAL_BYTES, cheaper="lower --trials")
+    rng = np.random.default_rng(0)
+    per = seconds_per_call(lambda: target.release_fn(target.D0, rng), calls=calls)
+    check_work(what, seconds=2.0 * n * per, max_seconds=max_seconds, raise_with=raise_with, cheaper="lower --trials")
+    return n
 
 
 # --------------------------------------------------------------------------------------------- tree

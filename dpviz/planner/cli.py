@@ -21,11 +21,15 @@ import math
 import sys
 from pathlib import Path
 from typing import Any
+
+from dpviz.core.limits import DEFAULT_MAX_SECONDS, max_seconds_arg
 from dpviz.core.registry import tool
 
-__all__ = ["register"]
+__all__ = ["register", "MAX_RELEASES_BYTES"]
 
 NOISE_CHOICES = ("laplace", "gaussian", "both")
+MAX_RELEASES_BYTES = 1_000_000
+"""The largest releases JSON ``plan split`` reads (1 MB: a list of a few releases is a few hundred bytes)."""
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -46,7 +50,9 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     _noise(t)
 
     s = subs.add_parser("stream", help="smallest ε per mechanism for a target per-step RMSE over a horizon")
-    s.add_argument("--horizon", type=int, required=True, help="number of releases N")
+    from dpviz.stream.cli import _horizon_arg
+
+    _horizon_arg(s, required=True)  # --horizon N and --max-steps, as the stream commands take them
     _target(s)
     s.add_argument("--metric", choices=("max", "mean"), default="max",
                    help="max: the worst step's RMSE; mean: the RMSE over the horizon (default: max)")
@@ -62,13 +68,14 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     g = subs.add_parser("graph", help="smallest ε per edge-DP method for a target graph metric (Monte-Carlo)")
     g.add_argument("data", metavar="DATA", help="edge list or sample:NAME (karate, netscience, ...)")
     g.add_argument("--metric", default="degree_kl", help="graph metric (default degree_kl; see dpviz.graph.metrics)")
-    g.add_argument("--target", type=float, required=True, help="target value of the metric")
+    g.add_argument("--target", type=float, required=True, help="target value of the metric (finite)")
     g.add_argument("--method", default="all", help="edge-DP method, comma list, or all (default)")
-    g.add_argument("--trials", type=int, default=4, help="simulated releases per ε tried (default 4)")
-    g.add_argument("--lo", type=float, default=0.05, help="smallest ε tried (default 0.05)")
-    g.add_argument("--hi", type=float, default=20.0, help="largest ε tried (default 20)")
-    g.add_argument("--steps", type=int, default=7, help="bisection steps (default 7)")
+    g.add_argument("--trials", type=int, default=4, help="simulated releases per ε tried (default 4, at most 1000)")
+    g.add_argument("--lo", type=float, default=0.05, help="smallest ε tried (default 0.05; at least 1e-6)")
+    g.add_argument("--hi", type=float, default=20.0, help="largest ε tried (default 20; at most 1e6)")
+    g.add_argument("--steps", type=int, default=7, help="bisection steps (default 7; at most MAX_BISECTION_STEPS = 50 of dpviz.planner.montecarlo)")
     g.add_argument("--seed", type=int, help="simulation seed (default: fresh, printed)")
+    _max_seconds(g, "a plan")
     _output(g)
 
     sp = subs.add_parser("split", help="split one total budget over several releases (minimum weighted error)")
@@ -77,11 +84,17 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sp.add_argument("--delta", type=float, help="total δ with --total")
     sp.add_argument("--rho", type=float, help="total ρ (zCDP) instead of --total")
     sp.add_argument("--seed", type=int, help="seed of the Monte-Carlo curves of graph releases (default: fresh)")
+    _max_seconds(sp, "the Monte-Carlo curves of graph releases")
     _output(sp)
 
     for p, func in ((t, cmd_tree), (s, cmd_stream), (m, cmd_marginals), (g, cmd_graph), (sp, cmd_split)):
         p.set_defaults(func=func)
     return plan
+
+
+def _max_seconds(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--max-seconds", type=max_seconds_arg, default=DEFAULT_MAX_SECONDS, metavar="S",
+                   help=f"refuse {what} estimated (from a timed release) to take longer (default {DEFAULT_MAX_SECONDS:g} s)")
 
 
 def _target(p: argparse.ArgumentParser) -> None:
@@ -127,6 +140,16 @@ def _json_default(obj: Any) -> Any:
 
 def _fmt(x: float | None, digits: int = 4) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def _check_target(args: argparse.Namespace) -> None:
+    """--target-rmse a positive finite number and --delta a probability, before any data is read (the planned
+    budget's range is checked by :func:`dpviz.planner.curves.plan_target`)."""
+    from dpviz.core.accounting import positive, probability
+
+    positive("--target-rmse", args.target_rmse)
+    if getattr(args, "delta", None) is not None:
+        probability("--delta", args.delta)
 
 
 def _families(args: argparse.Namespace) -> tuple[str, ...]:
@@ -176,6 +199,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
     inputs = [_input_path(args.data)]
     _check_output(args, inputs)
     fams = _families(args)
+    _check_target(args)
     data = load_data("tree", args.data)
     curves = tree_curves(data.tree, query=args.query, families=fams,
                          splits=None if args.split == "all" else [args.split])
@@ -192,8 +216,14 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from dpviz.planner.analytic import stream_curves
     from dpviz.planner.curves import plan_target
 
+    from dpviz.stream.cli import STEP_BYTES
+    from dpviz.stream.fenwick import check_steps
+
     _check_output(args, [])
-    curves = stream_curves(args.horizon, metric=args.metric, families=_families(args))
+    fams = _families(args)
+    _check_target(args)
+    check_steps(args.horizon, args.max_steps, per_step=STEP_BYTES["variance"])  # memory estimate and cap
+    curves = stream_curves(args.horizon, metric=args.metric, families=fams)
     plans = plan_target(curves, args.target_rmse, args.delta)
     _print_plans(plans, f"plan: stream, horizon N = {args.horizon:,}; {plans[0].metric} ≤ {args.target_rmse:g}")
     _write_json(args, _plans_json("stream", {"horizon": args.horizon, "metric": args.metric,
@@ -210,6 +240,7 @@ def cmd_marginals(args: argparse.Namespace) -> int:
     wl_path = args.workload if Path(args.workload).is_file() else None
     inputs.append(wl_path)
     _check_output(args, inputs)
+    _check_target(args)
     data = load_data("marginals", args.data)
     wl = _workload(data.domain, Path(wl_path) if wl_path else args.workload)
     plans = plan_target(marginals_curves(data.domain, wl), args.target_rmse, args.delta)
@@ -243,13 +274,16 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from dpviz.planner.montecarlo import graph_plan
     from dpviz.planner.specs import load_data
 
+    from dpviz.planner.montecarlo import check_graph_plan
+
     inputs = [_input_path(args.data)]
     _check_output(args, inputs)
     methods = _methods(args.method)
     seed = _seed(args)
+    check_graph_plan(args.metric, args.target, trials=args.trials, lo=args.lo, hi=args.hi, steps=args.steps)
     graph = load_data("graph", args.data)
     plans = graph_plan(graph, args.metric, args.target, methods, seed=seed, trials=args.trials, lo=args.lo,
-                       hi=args.hi, steps=args.steps)
+                       hi=args.hi, steps=args.steps, max_seconds=args.max_seconds)
     word = "≤" if plans[0].lower_is_better else "≥"
     print(f"plan: graph {args.data} ({graph.n_nodes:,} nodes); {args.metric} {word} {args.target:g} — Monte-Carlo "
           f"({SIMULATION_NOTICE}), seed {seed}")
@@ -270,13 +304,24 @@ def cmd_split(args: argparse.Namespace) -> int:
         raise InputError("split: give the total as --total E (with --delta D for (ε, δ)) or as --rho R")
     if args.rho is not None and args.delta is not None:
         raise InputError("--delta: goes with --total, not with --rho")
-    total = Budget.zcdp(args.rho) if args.rho is not None else Budget(epsilon=args.total, delta=args.delta)
+    from dpviz.sweep.spec import simulation_epsilon, simulation_rho
+
+    if args.rho is not None:
+        total = Budget.zcdp(simulation_rho("--rho", args.rho))
+    else:
+        total = Budget(epsilon=simulation_epsilon("--total", args.total), delta=args.delta)
     path = Path(args.releases)
     _check_output(args, [args.releases])
     if not path.is_file():
-        raise InputError(f"releases file {args.releases!r} does not exist")
+        raise InputError(f"releases file {args.releases!r} does not exist (or is not a regular file)")
+    size = path.stat().st_size
+    if size > MAX_RELEASES_BYTES:
+        raise InputError(f"releases file {args.releases!r} is {size:,} bytes, above the limit of "
+                         f"{MAX_RELEASES_BYTES:,} (MAX_RELEASES_BYTES); a releases list is a few hundred bytes")
     seed = _seed(args)
-    releases = releases_from_json(path.read_bytes(), seed=seed)
+    with path.open("rb") as fh:
+        raw = fh.read(MAX_RELEASES_BYTES + 1)
+    releases = releases_from_json(raw, seed=seed, max_seconds=args.max_seconds)
     res = split_budget(releases, total)
     print(f"split: {total.describe} over {len(releases)} releases — {res.composition}, {res.method}")
     print(f"  {'release':<16} {'weight':>6} {'share':>7} {'ε':>9} {'ρ':>9} {'error':>10}  metric (mechanism)")

@@ -29,6 +29,7 @@ and described by a :class:`MonteCarloCurve` (tabulated mean and 95% interval at 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -121,9 +122,11 @@ class Curve:
         return np.sqrt(self.mse(x))
 
     def budget_for(self, target_rmse: float) -> float:
-        """The smallest x (ε or ρ) with RMSE ≤ ``target_rmse``: (a / R²)^(1/power)."""
+        """The smallest x (ε or ρ) with RMSE ≤ ``target_rmse``: (a / R²)^(1/power), computed in logs (inf or
+        0.0 where it overflows or underflows a float, never an exception)."""
         r = positive("target RMSE", target_rmse)
-        return (self.unit_mse / (r * r)) ** (1.0 / self.power)
+        log_x = (math.log(self.unit_mse) - 2.0 * math.log(r)) / self.power
+        return math.exp(log_x) if log_x < 709.0 else math.inf
 
     def rho_at(self, epsilon: float, delta: float) -> float:
         """ρ this capability's simulation spends for Gaussian (ε, δ) (exact profile or CKS)."""
@@ -242,6 +245,27 @@ class Plan:
         return out
 
 
+def _check_planned(curve: Curve, target: float, x: float, currency: str) -> float:
+    """``x`` (the planned ε or ρ) if it lies within the simulation bounds (those of ``simulate`` and ``sweep``:
+    :data:`~dpviz.sweep.spec.MIN_SIMULATION_EPSILON` to :data:`~dpviz.core.noise.MAX_SIMULATION_EPSILON`, or
+    the ρ of those); else one InputError line saying whether the target is out of reach or met by any budget."""
+    from dpviz.core.noise import MAX_SIMULATION_EPSILON, MAX_SIMULATION_RHO
+    from dpviz.sweep.spec import MIN_SIMULATION_EPSILON, MIN_SIMULATION_RHO
+
+    lo, hi = (MIN_SIMULATION_EPSILON, MAX_SIMULATION_EPSILON) if currency == "ε" else \
+        (MIN_SIMULATION_RHO, MAX_SIMULATION_RHO)
+    names = "EPSILON" if currency == "ε" else "RHO"
+    if x > hi:
+        raise InputError(f"--target-rmse {target:g}: {curve.mechanism} would need {currency} = {x:.3g}, above "
+                         f"MAX_SIMULATION_{names} = {hi:g}, where the noise is already negligible: no budget meets "
+                         "this target; accept a larger error")
+    if not x >= lo:
+        raise InputError(f"--target-rmse {target:g}: {curve.mechanism} meets it at every {currency} down to "
+                         f"MIN_SIMULATION_{names} = {lo:g}, where the noise is already a million times the "
+                         "sensitivity: the target says nothing; ask for a smaller error")
+    return x
+
+
 def plan_target(curves: Iterable[Curve], target_rmse: float, delta: float | None = None) -> list[Plan]:
     """For each curve, the smallest budget meeting ``target_rmse``; best (smallest ε, or ρ) first.
 
@@ -255,10 +279,11 @@ def plan_target(curves: Iterable[Curve], target_rmse: float, delta: float | None
     for c in curves:
         x = c.budget_for(target)
         if c.family == "laplace":
+            _check_planned(c, target, x, "ε")
             eps, rho, rel = x, None, x
         else:
-            rho = x
-            eps = None if delta is None else _epsilon_at(rho, delta, c.conversion)
+            rho = _check_planned(c, target, x, "ρ")
+            eps = None if delta is None else _check_planned(c, target, _epsilon_at(rho, delta, c.conversion), "ε")
             rel = None if delta is None else zcdp_epsilon(rho, delta)
         plans.append(Plan(c.capability, c.mechanism, c.label, c.metric, c.family, target, eps,
                           None if c.family == "laplace" else delta, rho, rel, float(c.rmse(x)), c.unit_mse))

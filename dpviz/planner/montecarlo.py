@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpviz.core.accounting import positive
 from dpviz.errors import InputError
 from dpviz.planner.curves import Curve, MonteCarloCurve
 
@@ -34,6 +33,9 @@ __all__ = [
     "DOT_COLUMNS",
     "GRAPH_METRICS",
     "GraphPlan",
+    "MAX_BISECTION_STEPS",
+    "MAX_GRAPH_TRIALS",
+    "check_graph_plan",
     "dots",
     "dots_from_sweep",
     "graph_curves",
@@ -44,6 +46,13 @@ __all__ = [
 
 DOT_COLUMNS = ("mechanism", "epsilon", "trials", "value", "low", "high")
 """One row per mechanism and ε: the Monte-Carlo error (RMSE or metric) and its 95% interval."""
+MAX_BISECTION_STEPS = 50
+"""The most bisection steps of a graph plan: each halves the log-ε bracket, so 50 steps already pin ε to a
+factor (hi/lo)^(2^-50) ≈ 1 + 10^-14, far finer than the Monte-Carlo noise of the metric."""
+MAX_GRAPH_TRIALS = 1000
+"""The most simulated releases per ε of a graph plan or curve."""
+MAX_GRAPH_EPSILONS = 100
+"""The most grid points of a graph curve (``epsilons`` of a releases JSON)."""
 
 
 def _mse_summary(tidy: pd.DataFrame, metric: str, square: bool) -> pd.DataFrame:
@@ -240,21 +249,53 @@ class GraphPlan:
                 "evaluations": [list(e) for e in self.evaluations]}
 
 
+def check_graph_plan(metric: str, target: float, *, trials: int, lo: float, hi: float, steps: int
+                     ) -> tuple[float, float, float, int, int]:
+    """The settings of a graph plan checked (no data read yet): (target, lo, hi, trials, steps). ``target``
+    finite; ``lo`` < ``hi`` within the simulation bounds (:func:`dpviz.sweep.spec.simulation_epsilon`);
+    ``trials`` 1..:data:`MAX_GRAPH_TRIALS`; ``steps`` 1..:data:`MAX_BISECTION_STEPS`."""
+    from dpviz.sweep.spec import simulation_epsilon
+
+    metric_lower_is_better(metric)
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not math.isfinite(target):
+        raise InputError(f"--target: expected a finite number, got {target!r}")
+    lo, hi = simulation_epsilon("--lo", lo), simulation_epsilon("--hi", hi)
+    if not lo < hi:
+        raise InputError(f"ε range: expected --lo < --hi, got {lo:g} and {hi:g}")
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_GRAPH_TRIALS:
+        raise InputError(f"--trials: expected an integer from 1 to {MAX_GRAPH_TRIALS}, got {trials!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_BISECTION_STEPS:
+        raise InputError(f"--steps: expected an integer from 1 to {MAX_BISECTION_STEPS} (MAX_BISECTION_STEPS: each "
+                         f"step halves the log-ε bracket), got {steps!r}")
+    return float(target), lo, hi, trials, steps
+
+
+def _check_graph_time(graph: Any, metric: str, methods: Sequence[str], epsilon: float, releases: int,
+                      max_seconds: float, what: str, cheaper: str) -> None:
+    """Time one simulated release (and its metric) per method at ``epsilon`` and refuse (one line) if
+    ``releases`` of each are estimated to take more than ``max_seconds``."""
+    from dpviz.core.limits import check_work, seconds_per_call
+
+    per = sum(seconds_per_call(lambda m=m: graph_metric(graph, m, metric, epsilon, [np.random.SeedSequence(0)]),
+                               calls=1) for m in methods)
+    check_work(what, seconds=per * releases, max_seconds=max_seconds, cheaper=cheaper)
+
+
 def graph_plan(graph: Any, metric: str, target: float, methods: Sequence[str], *, seed: int, trials: int = 4,
-               lo: float = 0.05, hi: float = 20.0, steps: int = 7) -> list[GraphPlan]:
-    """Bisection on log ε in [lo, hi] per method (module docstring); best (smallest ε) first, unreachable last."""
+               lo: float = 0.05, hi: float = 20.0, steps: int = 7, max_seconds: float | None = None
+               ) -> list[GraphPlan]:
+    """Bisection on log ε in [lo, hi] per method (module docstring); best (smallest ε) first, unreachable last.
+    ``max_seconds``: refuse (InputError, before the bisection) a plan estimated, from one timed release per
+    method at ``hi``, to take longer (None: no limit)."""
     from dpviz.core.modes import check_seed
 
     lower = metric_lower_is_better(metric)
-    target = float(target)
-    if not math.isfinite(target):
-        raise InputError(f"--target: expected a finite number, got {target!r}")
-    lo, hi = positive("--lo", lo), positive("--hi", hi)
-    if not lo < hi:
-        raise InputError(f"ε range: expected lo < hi, got {lo:g} and {hi:g}")
-    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000:
-        raise InputError(f"--trials: expected an integer from 1 to 1000, got {trials!r}")
+    target, lo, hi, trials, steps = check_graph_plan(metric, target, trials=trials, lo=lo, hi=hi, steps=steps)
     root = check_seed(seed)
+    if max_seconds is not None:
+        _check_graph_time(graph, metric, methods, hi, (steps + 2) * trials, max_seconds,
+                          f"a graph plan of {len(methods)} method(s) × {steps + 2} ε × {trials} trials",
+                          "lower --trials or --steps, or plan fewer methods")
     plans = []
     for k, method in enumerate(methods):
         seeds = [np.random.SeedSequence(root, spawn_key=(k, j)) for j in range(trials)]
@@ -293,13 +334,26 @@ def _bisect(graph: Any, method: str, metric: str, target: float, lower: bool,
 
 
 def graph_curves(graph: Any, metric: str, methods: Sequence[str], epsilons: Sequence[float], *, trials: int,
-                 seed: int) -> tuple[list[MonteCarloCurve], pd.DataFrame]:
-    """Tabulated curves of a graph metric (mean and 95% interval per ε, from a sweep) and the dots."""
+                 seed: int, max_seconds: float | None = None, raise_with: str = "--max-seconds S"
+                 ) -> tuple[list[MonteCarloCurve], pd.DataFrame]:
+    """Tabulated curves of a graph metric (mean and 95% interval per ε, from a sweep) and the dots.
+    ``trials`` at most :data:`MAX_GRAPH_TRIALS`, ``epsilons`` at most :data:`MAX_GRAPH_EPSILONS` values within
+    the simulation bounds; ``max_seconds``: refuse a sweep estimated to take longer (None: no limit)."""
     from dpviz.graph.metrics import METRIC_INFO
     from dpviz.sweep import SweepSpec
+    from dpviz.sweep.spec import parse_epsilons
 
     lower = metric_lower_is_better(metric)
-    spec = SweepSpec("graph", graph, tuple(float(e) for e in epsilons), trials, tuple(methods), seed)
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_GRAPH_TRIALS:
+        raise InputError(f"trials: expected an integer from 1 to {MAX_GRAPH_TRIALS}, got {trials!r}")
+    eps = parse_epsilons(epsilons)  # each within the simulation bounds
+    if len(eps) > MAX_GRAPH_EPSILONS:
+        raise InputError(f"epsilons: expected at most {MAX_GRAPH_EPSILONS} grid points, got {len(eps)}")
+    spec = SweepSpec("graph", graph, eps, trials, tuple(methods), seed)
+    if max_seconds is not None:
+        from dpviz.sweep.runner import check_sweep
+
+        check_sweep(spec, parallel=1, max_seconds=max_seconds, raise_with=raise_with)
     d = dots_from_sweep(spec, metric, square=None).rename(columns={"method": "mechanism"})[list(DOT_COLUMNS)]
     curves = []
     for m in methods:

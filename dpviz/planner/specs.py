@@ -82,9 +82,12 @@ def _workload(domain: Any, workload: Any) -> list:
     return parse_workload(workload, domain)
 
 
-def curves_for(capability: str, params: Mapping[str, Any], *, seed: int | None = None
-               ) -> list[Curve] | list[MonteCarloCurve]:
-    """Every candidate curve of one release (module docstring); ``seed`` drives a graph's Monte-Carlo."""
+def curves_for(capability: str, params: Mapping[str, Any], *, seed: int | None = None,
+               max_seconds: float | None = None) -> list[Curve] | list[MonteCarloCurve]:
+    """Every candidate curve of one release (module docstring); ``seed`` drives a graph's Monte-Carlo.
+    Counts are checked before any work: a stream ``horizon`` against the stream commands' cap and memory
+    estimate (:func:`dpviz.stream.fenwick.check_steps`), a graph's ``trials`` and ``epsilons`` against
+    :func:`dpviz.planner.montecarlo.graph_curves`' bounds and, with ``max_seconds``, its time estimate."""
     from dpviz.planner import analytic
 
     p = _check(capability, params)
@@ -99,6 +102,13 @@ def curves_for(capability: str, params: Mapping[str, Any], *, seed: int | None =
         horizon = p["horizon"]
         if isinstance(horizon, bool) or not isinstance(horizon, int):
             raise InputError(f"stream params: 'horizon' must be an integer, got {horizon!r}")
+        from dpviz.stream.cli import STEP_BYTES
+        from dpviz.stream.fenwick import MAX_STEPS, check_horizon
+
+        if horizon > MAX_STEPS:
+            raise InputError(f"stream params: 'horizon' {horizon:,} is above the cap of {MAX_STEPS:,} steps (MAX_STEPS "
+                             "of dpviz.stream.fenwick, as for the stream commands)")
+        check_horizon(horizon, per_step=STEP_BYTES["variance"], name="stream params: 'horizon'")
         return analytic.stream_curves(horizon, metric=p.get("metric", "max"), families=_families(p.get("noise")))
     if capability == "marginals":
         data = load_data("marginals", p.get("data", DEFAULT_DATA["marginals"]))
@@ -115,13 +125,15 @@ def curves_for(capability: str, params: Mapping[str, Any], *, seed: int | None =
                          f"got {method!r}")
     eps = p.get("epsilons", GRAPH_EPSILONS)
     trials = p.get("trials", 4)
-    curves, _ = graph_curves(graph, p.get("metric", "degree_kl"), [method], eps, trials=trials, seed=seed)
+    curves, _ = graph_curves(graph, p.get("metric", "degree_kl"), [method], eps, trials=trials, seed=seed,
+                             max_seconds=max_seconds)
     return curves
 
 
-def curve_for(capability: str, params: Mapping[str, Any], *, seed: int | None = None) -> Curve | MonteCarloCurve:
+def curve_for(capability: str, params: Mapping[str, Any], *, seed: int | None = None,
+              max_seconds: float | None = None) -> Curve | MonteCarloCurve:
     """The curve of ``params["mechanism"]``, or the best candidate (smallest unit MSE) when none is named."""
-    curves = curves_for(capability, params, seed=seed)
+    curves = curves_for(capability, params, seed=seed, max_seconds=max_seconds)
     name = params.get("mechanism")
     if capability == "graph" or name is None:
         return curves[0] if capability == "graph" else min(curves, key=lambda c: c.unit_mse)
@@ -131,15 +143,15 @@ def curve_for(capability: str, params: Mapping[str, Any], *, seed: int | None = 
     raise InputError(f"{capability}: unknown mechanism {name!r}; expected one of {', '.join(c.mechanism for c in curves)}")
 
 
-def releases_from_json(text: str | bytes, *, seed: int | None = None) -> list:
+def releases_from_json(text: str | bytes, *, seed: int | None = None, max_seconds: float | None = None) -> list:
     """:class:`~dpviz.planner.split.PlannedRelease` objects from a releases JSON
-    (``[{name, capability, params, weight}, ...]``)."""
+    (``[{name, capability, params, weight}, ...]``); ``max_seconds`` bounds each graph curve's Monte-Carlo."""
     from dpviz.planner.split import PlannedRelease, parse_releases
 
     out = []
     for item in parse_releases(text):
         try:
-            curve = curve_for(item["capability"], item["params"], seed=seed)
+            curve = curve_for(item["capability"], item["params"], seed=seed, max_seconds=max_seconds)
         except InputError as exc:
             raise InputError(f"release {item['name']!r}: {exc}") from None
         out.append(PlannedRelease(item["name"], curve, item["weight"]))

@@ -22,7 +22,6 @@ Release i gets budget x_i (ε_i or ρ_i, Σ x_i = X) and suffers loss L_i(x_i): 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,9 +35,11 @@ from dpviz.core.budget import Budget
 from dpviz.errors import InputError
 from dpviz.planner.curves import Curve, MonteCarloCurve
 
-__all__ = ["SPLIT_COLUMNS", "Allocation", "PlannedRelease", "SplitResult", "parse_releases", "split_budget", "what_if"]
+__all__ = ["MAX_RELEASES", "SPLIT_COLUMNS", "Allocation", "PlannedRelease", "SplitResult", "parse_releases", "split_budget", "what_if"]
 
 AnyCurve = Curve | MonteCarloCurve
+MAX_RELEASES = 100
+"""The most releases one split divides a budget over."""
 SPLIT_COLUMNS = ("name", "capability", "mechanism", "weight", "share", "epsilon", "rho", "error", "metric")
 
 
@@ -223,12 +224,19 @@ RELEASE_KEYS = ("name", "capability", "params", "weight")
 def parse_releases(text: str | bytes) -> list[dict[str, Any]]:
     """A JSON list of releases ``{name, capability, params, weight}`` (weight optional, default 1), checked
     for shape only; :func:`dpviz.planner.specs.curve_for` builds each curve."""
-    try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"releases: not valid JSON ({exc})") from None
+    from dpviz.marginals.data import _json
+
+    expected = "a JSON list of {name, capability, params, weight}"
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"releases: not UTF-8 text ({exc.reason} at byte {exc.start}); expected {expected}") from None
+    obj = _json(text, "releases", expected)  # NaN/inf, huge numbers and deep nesting: one InputError line
     if not isinstance(obj, list) or not obj:
         raise InputError("releases: expected a non-empty JSON list of {name, capability, params, weight}")
+    if len(obj) > MAX_RELEASES:
+        raise InputError(f"releases: {len(obj):,} entries, more than MAX_RELEASES = {MAX_RELEASES}")
     out = []
     for i, item in enumerate(obj, 1):
         if not isinstance(item, Mapping):

@@ -16,9 +16,14 @@ import argparse
 import sys
 import time
 from pathlib import Path
+
+from dpviz.core.limits import DEFAULT_MAX_SECONDS, max_seconds_arg
 from dpviz.core.registry import tool
 
-__all__ = ["ProgressBar", "cmd_sweep", "register"]
+__all__ = ["MAX_WORKERS", "ProgressBar", "check_outputs_distinct", "cmd_sweep", "register"]
+
+MAX_WORKERS = 256
+"""The most local worker processes a sweep starts (each also needs :data:`dpviz.sweep.runner.WORKER_BYTES`)."""
 
 VERBS = {
     "tree": "tree methods (GMC, Lee, PrivTrie, Boosting, Processless) on a tree file or sample:county",
@@ -73,11 +78,14 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="an existing Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)")
     p.add_argument("--workers", type=int, default=2,
-                   help="local cluster size when no --scheduler: worker processes, 1 thread each (default 2); "
-                        "0 runs in this process without Dask")
+                   help="local cluster size when no --scheduler: worker processes, 1 thread each (default 2, at most "
+                        f"{MAX_WORKERS} and what the memory holds); 0 runs in this process without Dask")
     p.add_argument("--output", type=Path, default=None, help="write the tidy table (Parquet) here")
     p.add_argument("--summary", type=Path, default=None, help="also write the summary as CSV here")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--max-seconds", type=max_seconds_arg, default=DEFAULT_MAX_SECONDS, metavar="S",
+                   help="refuse a sweep estimated (from a few timed trials) to take longer (default "
+                        f"{DEFAULT_MAX_SECONDS:g} s)")
 
 
 class ProgressBar:
@@ -126,23 +134,60 @@ def _spec(args: argparse.Namespace):
                      delta=args.delta, batch=args.batch, options=options).resolved()
 
 
+def check_outputs_distinct(outputs: dict[str, Path | None]) -> None:
+    """Refuse two output flags naming one file (resolved paths, or the same inode if both exist): the second
+    write would replace the first."""
+    import os
+
+    from dpviz.errors import InputError
+
+    seen: list[tuple[str, Path]] = []
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        for other_flag, other in seen:
+            same = path.resolve() == other.resolve()
+            if not same and path.exists() and other.exists():
+                same = os.path.samefile(path, other)
+            if same:
+                raise InputError(f"{flag}: {path} is also the {other_flag} file; give each output its own name")
+        seen.append((flag, path))
+
+
+def _check_workers(args: argparse.Namespace) -> int:
+    """The processes that will run trials at once (1 in this process); refuses a bad or unaffordable --workers."""
+    from dpviz.core.limits import check_work
+    from dpviz.errors import InputError
+    from dpviz.sweep.runner import WORKER_BYTES
+
+    w = args.workers
+    if not 0 <= w <= MAX_WORKERS or (w == 0 and args.scheduler):
+        raise InputError(f"--workers: expected 1 to {MAX_WORKERS} local workers, or 0 (in-process) without "
+                         f"--scheduler; got {w}")
+    if args.scheduler:
+        return 1  # the remote cluster's size is not known before connecting: no speed-up assumed
+    check_work(f"--workers {w}: a local cluster of {w} worker processes", memory=float(w) * WORKER_BYTES,
+               cheaper="use fewer workers")
+    return max(1, w)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from dpviz.core.modes import SIMULATION_NOTICE
     from dpviz.core.registry import SAMPLE_PREFIX
     from dpviz.core.tables import check_destination, write_table
-    from dpviz.errors import InputError
-    from dpviz.sweep.runner import open_client, run, summarise, write_parquet
+    from dpviz.sweep.runner import check_sweep, check_timeout, open_client, run, summarise, write_parquet
     from dpviz.sweep.targets import prepare
 
     spec = _spec(args)
-    if args.workers < 0 or (args.workers == 0 and args.scheduler):
-        raise InputError(f"--workers: expected a positive number of local workers, or 0 (in-process) without "
-                         f"--scheduler; got {args.workers}")
+    parallel = _check_workers(args)
+    check_timeout(args.timeout)
     inputs = [None if str(args.input).startswith(SAMPLE_PREFIX) else Path(args.input)]
+    check_outputs_distinct({"--output": args.output, "--summary": args.summary})
     for out in (args.output, args.summary):
         if out is not None:
             check_destination(out, inputs)
     target = prepare(spec)  # bad data or options fail here, before a cluster starts
+    check_sweep(spec, target, parallel=parallel, max_seconds=args.max_seconds)  # a few timed trials, then the estimate
     print(SIMULATION_NOTICE)
     where = (f"on the Dask scheduler {args.scheduler}" if args.scheduler else
              "in this process (no Dask)" if args.workers == 0 else

@@ -9,9 +9,11 @@ so ``run(spec, client=c)`` returns the same table as ``run(spec)``, value for va
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,16 @@ from dpviz.sweep.spec import SweepSpec, Task, plan_tasks, trial_seed
 from dpviz.sweep.targets import Target, prepare
 
 __all__ = [
+    "ROW_BYTES",
     "SUMMARY_COLUMNS",
     "TIDY_COLUMNS",
+    "WORKER_BYTES",
+    "MAX_TIMEOUT",
     "Progress",
+    "SweepEstimate",
+    "check_sweep",
+    "check_timeout",
+    "estimate",
     "open_client",
     "run",
     "run_task",
@@ -41,6 +50,58 @@ SUMMARY_COLUMNS = ("epsilon", "method", "metric", "trials", "mean", "std", "ci_l
                    "analytic")
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: called after each finished task (``total`` tasks)."""
+ROW_BYTES = 200
+"""Peak memory per tidy row (the rows as built, their concatenation and the categorical columns), rounded up."""
+WORKER_BYTES = 256 * 2**20
+"""Memory of one local Dask worker process with NumPy, pandas and SciPy loaded (measured 150-220 MiB), rounded up."""
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    """What a sweep will cost: wall ``seconds`` (over ``parallel`` processes), peak ``memory`` of the tidy
+    table (bytes) and its ``rows``; from two or three timed trials (:func:`estimate`)."""
+
+    seconds: float
+    memory: float
+    rows: int
+    per_trial: float
+    parallel: int
+
+
+def _timed_trial(target: Target, epsilon: float, k: int) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    rows = target.trial(epsilon, np.random.SeedSequence(0, spawn_key=(k,)))
+    return time.perf_counter() - t0, len(rows)
+
+
+def estimate(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1) -> SweepEstimate:
+    """Estimate ``spec``'s cost by timing a few of its trials (seeds of their own: the sweep's results do not
+    change): one at the smallest ε twice (the first pays any per-ε setup, e.g. a stream mechanism's
+    structure) and one at the largest. ``parallel``: processes working at once (1 in this process)."""
+    target = prepare(spec) if target is None else target
+    eps = spec.epsilons
+    first, rows = _timed_trial(target, min(eps), 0)
+    steady, _ = _timed_trial(target, min(eps), 1)
+    setup = max(0.0, first - steady)
+    if len(eps) > 1:
+        last, _ = _timed_trial(target, max(eps), 2)
+        steady = max(steady, last - setup)
+    n = len(eps) * spec.trials
+    seconds = (len(eps) * setup + n * steady) / max(1, int(parallel))
+    return SweepEstimate(seconds, float(n) * rows * ROW_BYTES, n * rows, steady, max(1, int(parallel)))
+
+
+def check_sweep(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1, max_seconds: float,
+                raise_with: str = "--max-seconds S") -> SweepEstimate:
+    """:func:`estimate`, then refuse (InputError, one line) a sweep above ``max_seconds`` or the memory available."""
+    from dpviz.core.limits import check_work
+
+    est = estimate(spec, target, parallel=parallel)
+    where = "" if est.parallel == 1 else f" on {est.parallel} workers"
+    check_work(f"the sweep ({len(spec.epsilons)} ε × {spec.trials:,} trials, {est.rows:,} result rows{where})",
+               seconds=est.seconds, memory=est.memory, max_seconds=max_seconds, raise_with=raise_with,
+               cheaper="lower --trials or give fewer ε")
+    return est
 
 
 def run_task(target: Target, task: Task) -> pd.DataFrame:
@@ -148,6 +209,20 @@ def write_parquet(df: pd.DataFrame, path: str | Path, *, inputs: tuple[str | Pat
     return write_atomic(path, lambda fh: df.to_parquet(fh, index=False, engine="pyarrow"), inputs=inputs)
 
 
+MAX_TIMEOUT = 3600.0
+"""The longest ``--timeout`` to wait for a scheduler (one hour)."""
+
+
+def check_timeout(timeout: object) -> float:
+    """``--timeout``: seconds to wait for a scheduler, positive, finite and at most :data:`MAX_TIMEOUT`."""
+    from dpviz.core.accounting import positive
+
+    t = positive("--timeout", timeout)
+    if t > MAX_TIMEOUT:
+        raise InputError(f"--timeout: expected at most {MAX_TIMEOUT:g} seconds to reach the scheduler, got {t:g}")
+    return t
+
+
 @contextmanager
 def open_client(scheduler: str | None = None, *, workers: int = 2, timeout: float = 10.0) -> Iterator[Any]:
     """A ``distributed.Client``: connected to ``scheduler`` (``tcp://host:8786``, an existing cluster whose
@@ -157,9 +232,8 @@ def open_client(scheduler: str | None = None, *, workers: int = 2, timeout: floa
     from distributed import Client, LocalCluster
 
     import dpviz
-    from dpviz.core.accounting import positive
 
-    timeout = positive("--timeout", timeout)
+    timeout = check_timeout(timeout)
     if scheduler is None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise InputError(f"--workers: expected a positive integer, got {workers!r}")

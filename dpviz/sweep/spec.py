@@ -24,14 +24,51 @@ from dpviz.core.accounting import positive, probability
 from dpviz.core.modes import check_seed, fresh_seed
 from dpviz.errors import InputError
 
-__all__ = ["CAPABILITIES", "DEFAULT_BATCH", "MAX_TRIALS", "SweepSpec", "Task", "parse_epsilons", "plan_tasks",
-           "trial_seed"]
+__all__ = ["CAPABILITIES", "DEFAULT_BATCH", "MAX_TRIALS", "MIN_SIMULATION_EPSILON", "MIN_SIMULATION_RHO", "SweepSpec",
+           "Task", "parse_epsilons", "plan_tasks", "simulation_epsilon", "simulation_rho", "trial_seed"]
 
 CAPABILITIES: tuple[str, ...] = ("tree", "stream", "marginals", "graph")
 DEFAULT_BATCH = 25
 """Trials per task when the spec gives none: enough work per task (~0.1–1 s on the bundled data) to
 amortise Dask's few milliseconds of scheduling overhead, small enough to keep both workers busy."""
 MAX_TRIALS = 1_000_000
+MIN_SIMULATION_EPSILON = 1e-6
+"""The smallest ε a sweep, an audit or a plan accepts (the mirror of
+:data:`dpviz.core.noise.MAX_SIMULATION_EPSILON` = 10⁶): at ε = 10⁻⁶ the noise is already a million times the
+sensitivity; far below it the variances ∝ 1/ε² overflow to inf (ε = 1e-300) and the estimators fail."""
+MIN_SIMULATION_RHO = MIN_SIMULATION_EPSILON**2 / 2
+"""The smallest ρ accepted (5·10⁻¹³, the ρ that ε = 10⁻⁶ implies)."""
+
+
+def simulation_epsilon(name: str, value: object) -> float:
+    """``float(value)`` if it is a finite ε from :data:`MIN_SIMULATION_EPSILON` to
+    :data:`~dpviz.core.noise.MAX_SIMULATION_EPSILON` (the bounds ``simulate`` has above), else InputError."""
+    from dpviz.core.budget import Budget
+    from dpviz.core.noise import MAX_SIMULATION_EPSILON, check_simulation_budget
+
+    x = positive(name, value)
+    if x < MIN_SIMULATION_EPSILON:
+        raise InputError(f"{name}: ε = {x:g} is below MIN_SIMULATION_EPSILON = {MIN_SIMULATION_EPSILON:g}: the noise "
+                         f"variances (∝ 1/ε²) would be meaningless or overflow; a simulation takes ε from "
+                         f"{MIN_SIMULATION_EPSILON:g} to {MAX_SIMULATION_EPSILON:g}")
+    try:
+        check_simulation_budget(Budget.pure(x))
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    return x
+
+
+def simulation_rho(name: str, value: object) -> float:
+    """``float(value)`` if it is a finite ρ from :data:`MIN_SIMULATION_RHO` to
+    :data:`~dpviz.core.noise.MAX_SIMULATION_RHO`, else InputError."""
+    from dpviz.core.noise import MAX_SIMULATION_RHO
+
+    x = positive(name, value)
+    if not MIN_SIMULATION_RHO <= x <= MAX_SIMULATION_RHO:
+        raise InputError(f"{name}: ρ = {x:g} is outside {MIN_SIMULATION_RHO:g}..{MAX_SIMULATION_RHO:g} "
+                         f"(MIN_SIMULATION_RHO..MAX_SIMULATION_RHO, the ρ of ε = {MIN_SIMULATION_EPSILON:g}..1e+06): "
+                         "the noise variances (∝ 1/ρ) would be meaningless, overflow or underflow")
+    return x
 
 
 def _count(name: str, value: object, upper: int) -> int:
@@ -41,7 +78,8 @@ def _count(name: str, value: object, upper: int) -> int:
 
 
 def parse_epsilons(text: str | Sequence[float]) -> tuple[float, ...]:
-    """``"0.1,0.5,1,2"`` (or a sequence of numbers) → (0.1, 0.5, 1.0, 2.0): positive, finite, distinct.
+    """``"0.1,0.5,1,2"`` (or a sequence of numbers) → (0.1, 0.5, 1.0, 2.0): distinct, each within the
+    simulation bounds (:func:`simulation_epsilon`).
 
     >>> parse_epsilons("0.1, 1,2")
     (0.1, 1.0, 2.0)
@@ -58,7 +96,7 @@ def parse_epsilons(text: str | Sequence[float]) -> tuple[float, ...]:
         values = list(text)
     if not values:
         raise InputError("--epsilons: expected at least one ε, e.g. 0.1,0.5,1,2")
-    eps = tuple(positive("--epsilons", v) for v in values)
+    eps = tuple(simulation_epsilon("--epsilons", v) for v in values)
     if len(set(eps)) != len(eps):
         raise InputError(f"--epsilons: each ε once, got {', '.join(f'{e:g}' for e in eps)}")
     return eps

@@ -41,6 +41,8 @@ from dpviz.errors import InputError
 from dpviz.sweep.spec import SweepSpec
 
 __all__ = [
+    "MAX_CUT_QUERIES",
+    "MAX_QUERIES",
     "OPTIONS",
     "GraphTarget",
     "MarginalsTarget",
@@ -55,6 +57,11 @@ Record = tuple[str, str, float, float]
 """(method, metric, value, analytic expectation or NaN)."""
 
 NAN = math.nan
+MAX_QUERIES = 10_000_000
+"""The most random leaf ranges a tree trial scores (``--queries``): 10⁷ ranges already hold each range's
+error to well under 1%; the ranges' memory grows with their number."""
+MAX_CUT_QUERIES = 10_000
+"""The most cut queries per size a graph trial scores (``--cut-queries``): each is a random vertex set, O(n)."""
 
 OPTIONS: dict[str, dict[str, Any]] = {
     "tree": {"split": "uniform", "queries": 10_000},
@@ -148,8 +155,8 @@ def _tree(spec: SweepSpec, opts: dict[str, Any]) -> TreeTarget:
 
     split = check_split(opts["split"])
     queries = opts["queries"]
-    if isinstance(queries, bool) or not isinstance(queries, int) or queries < 1:
-        raise InputError(f"--queries: expected a positive integer, got {queries!r}")
+    if isinstance(queries, bool) or not isinstance(queries, int) or not 1 <= queries <= MAX_QUERIES:
+        raise InputError(f"--queries: expected an integer from 1 to {MAX_QUERIES:,} (MAX_QUERIES), got {queries!r}")
     methods = _pick(spec.methods, list(METHODS), "tree method")
     data = load_source(spec.source) if _is_path(spec.source) else spec.source
     if not isinstance(data, TreeData):
@@ -279,7 +286,12 @@ def _marginals(spec: SweepSpec, opts: dict[str, Any]) -> MarginalsTarget:
     if isinstance(workload, str) and workload.strip().isdigit():
         workload = int(workload)
     wl = parse_workload(workload, data.domain)
-    return MarginalsTarget(data, tuple(wl), opts["mechanism"], opts["rounds"], methods, spec.delta)
+    rounds = opts["rounds"]
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
+                               or not 1 <= rounds <= len(wl)):
+        raise InputError(f"--rounds: expected an integer from 1 to {len(wl)} (MWEM selects each of the {len(wl)} "
+                         f"workload marginals at most once), got {rounds!r}")
+    return MarginalsTarget(data, tuple(wl), opts["mechanism"], rounds, methods, spec.delta)
 
 
 # ----------------------------------------------------------------------------------------------- graph
@@ -328,8 +340,9 @@ def _graph(spec: SweepSpec, opts: dict[str, Any]) -> GraphTarget:
     split = opts["budget_split"]
     split = parse_split(split) if isinstance(split, str) or split is None else tuple(float(x) for x in split)
     cut = opts["cut_queries"]
-    if isinstance(cut, bool) or not isinstance(cut, int) or cut < 1:
-        raise InputError(f"--cut-queries: expected a positive integer, got {cut!r}")
+    if isinstance(cut, bool) or not isinstance(cut, int) or not 1 <= cut <= MAX_CUT_QUERIES:
+        raise InputError(f"--cut-queries: expected an integer from 1 to {MAX_CUT_QUERIES:,} (MAX_CUT_QUERIES), "
+                         f"got {cut!r}")
     methods = _pick(spec.methods, list(METHODS), "graph method")
     graph = load_source("graph", spec.source, read_edges) if _is_path(spec.source) else spec.source
     if not isinstance(graph, Graph):
