@@ -68,7 +68,7 @@ FILES: dict[str, tuple[bytes, str]] = {
 
 
 def _release_args(path: Path, out: Path) -> list[str]:
-    return ["tree", "release", str(path), "--epsilon", "1", "--output", str(out)]
+    return ["tree", "release", str(path), "--structure-from-data", "--epsilon", "1", "--output", str(out)]
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ GOOD = b"node,parent,count\nroot,,\na,root,3\nb,root,4\n"
 
 # (arguments after `tree`, expected text); {src} is a good tree file, {out} the output path
 ARGS: dict[str, tuple[list[str], str]] = {
-    "count column unknown": (["release", "{src}", "--epsilon", "1", "--count-column", "nosuch", "--output", "{out}"],
+    "count column unknown": (["release", "{src}", "--structure-from-data", "--epsilon", "1", "--count-column", "nosuch", "--output", "{out}"],
                              "count column 'nosuch' not found"),
     "queries 0": (["simulate", "{src}", "--epsilon", "1", "--queries", "0"], "--queries: expected a positive integer"),
     "queries -5": (["simulate", "{src}", "--epsilon", "1", "--queries", "-5"], "--queries: expected a positive integer"),
@@ -155,14 +155,14 @@ ARGS: dict[str, tuple[list[str], str]] = {
                              "more than the limit of 5,000,000 nodes; raise it with --max-nodes N"),
     "complete k 10^18": (["generate", "--kind", "complete", "--k", "1000000000000000000", "--height", "3",
                           "--output", "{out}"], "more than the limit"),
-    "output folder missing": (["release", "{src}", "--epsilon", "1", "--output", "/nonexistent/dir/o.csv"],
+    "output folder missing": (["release", "{src}", "--structure-from-data", "--epsilon", "1", "--output", "/nonexistent/dir/o.csv"],
                               "the folder /nonexistent/dir does not exist"),
-    "output is a folder": (["release", "{src}", "--epsilon", "1", "--output", "{dir}"], "is a directory"),
-    "node cap": (["release", "{src}", "--epsilon", "1", "--max-nodes", "2", "--output", "{out}"],
+    "output is a folder": (["release", "{src}", "--structure-from-data", "--epsilon", "1", "--output", "{dir}"], "is a directory"),
+    "node cap": (["release", "{src}", "--structure-from-data", "--epsilon", "1", "--max-nodes", "2", "--output", "{out}"],
                  "more than the limit of 2 nodes"),
-    "byte cap": (["release", "{src}", "--epsilon", "1", "--max-bytes", "10", "--output", "{out}"],
+    "byte cap": (["release", "{src}", "--structure-from-data", "--epsilon", "1", "--max-bytes", "10", "--output", "{out}"],
                  "bytes, above the size cap; the limit is 10 bytes (MAX_BYTES); raise it with the CLI flag --max-bytes"),
-    "max-nodes 0": (["release", "{src}", "--epsilon", "1", "--max-nodes", "0", "--output", "{out}"],
+    "max-nodes 0": (["release", "{src}", "--structure-from-data", "--epsilon", "1", "--max-nodes", "0", "--output", "{out}"],
                     "--max-nodes: expected a positive integer"),
     "consistency byte cap": (["consistency", "{src}", "--max-bytes", "10", "--output", "{out}"], "the limit is 10 bytes"),
 }

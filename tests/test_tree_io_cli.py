@@ -225,12 +225,18 @@ def test_cli_generate_then_simulate_every_method(tmp_path, capsys):
 # ---- release: safe to publish ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tree_csv(tmp_path_factory):
-    """A 1000-node random fan-out tree written by `tree generate`, and its true node vector (file order)."""
+    """A 1000-node random fan-out tree written by `tree generate`, its declared hierarchy beside it (h.csv,
+    written by `tree describe-structure`), and its true node vector (file order)."""
     f = tmp_path_factory.mktemp("rel") / "t.csv"
     assert run("tree", "generate", "--kind", "random-fanout", "--nodes", "1000", "--seed", "3",
                "--output", str(f)).returncode == 0
+    assert run("tree", "describe-structure", str(f), "--output", str(_hierarchy(f))).returncode == 0
     data = load_tree_file(f)
     return f, data, data.v[np.argsort(data.tree.order)]
+
+
+def _hierarchy(f: Path) -> Path:
+    return f.with_name("h.csv")
 
 
 def test_cli_release_has_no_truth_and_fresh_noise(tree_csv, tmp_path, cli):
@@ -239,7 +245,8 @@ def test_cli_release_has_no_truth_and_fresh_noise(tree_csv, tmp_path, cli):
     outs = []
     for i in range(2):
         out = tmp_path / f"rel{i}.csv"
-        proc = (run if i == 0 else cli)("tree", "release", str(f), "--epsilon", "1", "--output", str(out))
+        proc = (run if i == 0 else cli)("tree", "release", str(f), "--hierarchy", str(_hierarchy(f)), "--epsilon",
+                                        "1", "--output", str(out))
         assert proc.returncode == 0, proc.stderr
         outs.append((out, proc.stdout))
     (out, stdout), (out2, _) = outs
@@ -263,6 +270,7 @@ def test_cli_release_has_no_truth_and_fresh_noise(tree_csv, tmp_path, cli):
     assert "n=1,000" in stdout and f"h={data.tree.h}" in stdout and "expected total squared error" in stdout
     meta = json.loads(meta_path(out).read_text())
     assert meta["mode"] == "release" and meta["capability"] == "tree" and meta["noise"]["discrete"] is True
+    assert meta["structure"]["source"] == "declared" and meta["structure"]["declaration"] == "h.csv"
     assert str(int(v[0])) not in meta_path(out).read_text()
     assert f.read_bytes() == before
 
@@ -286,7 +294,8 @@ def test_cli_release_refuses_seed_all_and_its_own_input(tree_csv, tmp_path, cli)
 def test_cli_release_gaussian_is_discrete_and_calibrated_by_cks(tree_csv, tmp_path, capsys):
     f, data, _ = tree_csv
     out = tmp_path / "g.csv"
-    assert main(["tree", "release", str(f), "--noise", "gaussian", "--epsilon", "1", "--delta", "1e-6",
+    assert main(["tree", "release", str(f), "--hierarchy", str(_hierarchy(f)), "--noise", "gaussian", "--epsilon",
+                 "1", "--delta", "1e-6",
                  "--split", "geometric", "--method", "lee", "--output", str(out)]) == 0
     meta = json.loads(meta_path(out).read_text())
     assert meta["noise"]["family"] == "gaussian" and meta["noise"]["discrete"] is True
@@ -300,7 +309,8 @@ def test_cli_release_gaussian_is_discrete_and_calibrated_by_cks(tree_csv, tmp_pa
 def test_cli_release_rejects_fractional_counts_naming_the_leaf(tmp_path, cli):
     f = tmp_path / "frac.csv"
     f.write_text("node,parent,count\nroot,,\na,root,3\nb,root,1.5\n")
-    proc = cli("tree", "release", str(f), "--epsilon", "1", "--output", str(tmp_path / "o.csv"))
+    proc = cli("tree", "release", str(f), "--structure-from-data", "--epsilon", "1", "--output",
+               str(tmp_path / "o.csv"))
     assert proc.returncode == 2 and "leaf 'b'" in proc.stderr and "integer" in proc.stderr
 
 

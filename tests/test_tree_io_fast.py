@@ -289,9 +289,11 @@ def test_arrow_helpers_round_trip_without_pandas_and_their_doctests():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
-def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(tmp_path):
+@pytest.mark.parametrize("declared", [True, False])
+def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(tmp_path, declared):
     """pyarrow imports pandas on its first pa.array()/to_numpy(); the release path avoids both, which
-    saves a quarter of a second of every ``tree release`` (issue 11, Startup)."""
+    saves a quarter of a second of every ``tree release`` (issue 11, Startup): with a declared hierarchy
+    (read, joined) and with the structure read from the data."""
     import os
     import subprocess
     import sys
@@ -304,8 +306,12 @@ def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(
     src, out = tmp_path / "t.csv", tmp_path / "o.csv"
     src.write_text("node,parent,count\n" + "".join(
         f"{i},{'' if p[i] < 0 else p[i]},{rng.integers(0, 9) if leaf[i] else ''}\n" for i in range(n)))
+    hier = tmp_path / "h.csv"
+    hier.write_text("node,parent\n" + "".join(f"{i},{'' if p[i] < 0 else p[i]}\n" for i in range(n)))
+    flags = ["--hierarchy", str(hier)] if declared else ["--structure-from-data"]
     code = ("import sys\nfrom dpviz.cli import main\n"
-            f"assert main(['tree', 'release', {str(src)!r}, '--epsilon', '1', '--output', {str(out)!r}]) == 0\n"
+            f"assert main(['tree', 'release', {str(src)!r}, *{flags!r}, '--epsilon', '1', '--output', {str(out)!r}]) "
+            "== 0\n"
             "print(sorted({k.split('.')[0] for k in sys.modules if k.split('.')[0] == 'pandas'} | "
             "{k for k in sys.modules if k.startswith('scipy.sparse.linalg')}))\n")
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")}
@@ -314,7 +320,8 @@ def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     lines = out.read_text().splitlines()
-    assert lines[0] == "node,parent,noisy,released,variance,std" and len(lines) == n + 1
+    notice = "" if declared else ",structure"
+    assert lines[0] == "node,parent,noisy,released,variance,std" + notice and len(lines) == n + 1
 
 
 def test_meta_json_keeps_the_values_and_puts_long_number_lists_on_one_line():

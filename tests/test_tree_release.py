@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -13,6 +14,7 @@ from dpviz.core import samplers
 from dpviz.core.accounting import bun_steinke_rho, gaussian_rho, zcdp_rho
 from dpviz.core.noise import Noise
 from dpviz.core.protocols import Estimator, LinearMeasurement, Strategy, measure
+from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.tree.estimators import GMC, METHODS, estimator, plan_for
 from dpviz.tree.gmc import gmc, plan
@@ -220,6 +222,7 @@ def test_mismatched_gmc_plan_raises_instead_of_a_silently_wrong_answer(fanout):
 
 # ---- release(): no truth, discrete, integer, fresh -------------------------------------------------------------
 def test_release_api_publishes_no_truth(fanout):
+    fanout = dataclasses.replace(fanout, structure=StructureSource("declared", "fanout.csv"))
     tree, v = fanout.tree, fanout.v
     rel = release(fanout, LAPLACE)  # OS CSPRNG
     assert isinstance(rel, TreeRelease) and rel.mode == "release"
@@ -235,18 +238,28 @@ def test_release_api_publishes_no_truth(fanout):
     np.testing.assert_allclose(rel.variance, expected_variance(tree, LAPLACE, "uniform"), rtol=1e-12)
     assert meta["mode"] == "release" and meta["capability"] == "tree" and meta["method"] == "gmc"
     assert meta["noise"] == LAPLACE.as_dict() and meta["split"] == "uniform"
-    assert meta["structure"] == {"n": tree.n, "m": tree.m, "h": tree.h}
+    assert meta["structure"] == {"n": tree.n, "m": tree.m, "h": tree.h, "source": "declared",
+                                 "declaration": "fanout.csv"}
     assert meta["sensitivity"] == {"norm": "L1", "value": float(tree.h)}
     assert meta["level_scales"] == [tree.h / 1.0] * tree.h
     assert "CSPRNG" in meta["samplers"] and "dpviz.core.samplers" in meta["samplers"] and meta["randomness"] == "OS CSPRNG"
     # the description depends on the structure and the settings only: other counts, same description
-    other = TreeData(tree, fanout.x + np.arange(tree.m) % 7, name=fanout.name)
+    other = TreeData(tree, fanout.x + np.arange(tree.m) % 7, name=fanout.name, structure=fanout.structure)
     _, meta2 = release_table(release(other, LAPLACE))
     assert {k: x for k, x in meta.items() if k != "created_utc"} == {k: x for k, x in meta2.items()
                                                                       if k != "created_utc"}
     assert str(int(v[0])) not in json.dumps(meta)
     again = release(fanout, LAPLACE)
     assert not np.array_equal(again.noisy, rel.noisy)  # fresh noise every call
+
+
+def test_a_structure_read_from_the_data_is_said_in_the_table_and_the_metadata(fanout):
+    """No declaration (``structure`` None): the notice is a column on every row and in the metadata."""
+    assert fanout.structure is None
+    table, meta = release_table(release(fanout, LAPLACE))
+    assert tuple(table.columns) == (*RELEASE_COLUMNS, "structure") and len(table) == fanout.tree.n
+    assert set(table["structure"]) == {STRUCTURE_FROM_DATA_NOTICE}
+    assert meta["structure"]["source"] == "data" and meta["structure"]["notice"] == STRUCTURE_FROM_DATA_NOTICE
 
 
 def test_release_with_a_seeded_generator_is_reproducible_and_each_method_works(fanout):

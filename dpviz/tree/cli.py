@@ -5,7 +5,10 @@ synthetic trees (benchmarks: bench/tree_bench.py). Registered through :mod:`dpvi
   output may hold the truth. Its first line says it is not a private release.
 * ``release`` — discrete noise from the OS CSPRNG on integer counts, one method, no seed; the
   output (``node,parent,noisy,released,variance,std`` + ``OUT.meta.json``) is written atomically
-  and never over the input, and stdout shows only public things.
+  and never over the input, and stdout shows only public things. The released hierarchy is declared
+  (``--hierarchy FILE``, or a bundled sample's declaration; :mod:`dpviz.tree.hierarchy`), never read
+  from the counts, unless ``--structure-from-data`` opts out (then every output says so).
+* ``describe-structure`` — a declaration template (``node,parent``) read from a data file, to review.
 
 Bundled data is named ``sample:county``. Bad input raises InputError (exit code 2, one line).
 """
@@ -13,19 +16,30 @@ Bundled data is named ``sample:county``. Bad input raises InputError (exit code 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
 from dpviz import ledger
 from dpviz.core import cliargs
+from dpviz.core.inputs import require_regular_file
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.registry import SAMPLE_PREFIX, capability
+from dpviz.core.registry import load_source as load_any
+from dpviz.core.structure import (
+    DESCRIBE_NOTICE,
+    STRUCTURE_FROM_DATA_NOTICE,
+    StructureSource,
+    add_structure_from_data_arg,
+    missing_declaration,
+)
 from dpviz.core.tables import check_destination
 from dpviz.errors import InputError
 from dpviz.tree.estimators import METHODS
 from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
+from dpviz.tree.hierarchy import HIERARCHY_HELP, describe_structure, join_counts, read_counts, read_hierarchy
 from dpviz.tree.io import (
     CAPS_HELP,
     MAX_BYTES,
@@ -84,8 +98,47 @@ def _add_input(p: argparse.ArgumentParser, help: str = INPUT_HELP, *, count_colu
 
 
 def _load(args: argparse.Namespace):
+    """The input under its caps (a path that is not a regular file, e.g. a FIFO, is refused before it is
+    opened: :func:`dpviz.core.registry.load_source`)."""
     return load_source(args.input, max_nodes=args.max_nodes, max_bytes=args.max_bytes,
                        count_column=getattr(args, "count_column", None))
+
+
+def _add_hierarchy(p: argparse.ArgumentParser, *, release: bool) -> None:
+    p.add_argument("--hierarchy", type=Path, metavar="FILE",
+                   help=HIERARCHY_HELP + ("" if release else " (optional here: a simulation may read the "
+                                                             "structure from the data)"))
+    if release:
+        add_structure_from_data_arg(p, "the tree hierarchy (node list)")
+
+
+def _hierarchy_path(args: argparse.Namespace) -> Path | None:
+    return getattr(args, "hierarchy", None)
+
+
+def _declared_data(args: argparse.Namespace, *, release: bool):
+    """The tree to work on: the counts joined onto the declared hierarchy (``--hierarchy``, or a bundled
+    sample's declaration); a release without one exits 2 unless ``--structure-from-data`` (then the
+    data's own structure, marked as read from the data). Cheap checks come before any reading."""
+    hier_path = _hierarchy_path(args)
+    src = _input_path(args.input)
+    opt_out = getattr(args, "structure_from_data", False)
+    if hier_path is not None and opt_out:
+        raise InputError("--hierarchy and --structure-from-data exclude each other: pass one")
+    if release and hier_path is None and not opt_out and src is not None:
+        raise missing_declaration("--hierarchy", "the tree hierarchy (node list)", "tree")
+    if hier_path is not None:
+        require_regular_file(hier_path, "--hierarchy")
+        hier = read_hierarchy(hier_path, max_nodes=args.max_nodes, max_bytes=args.max_bytes, what="--hierarchy")
+        counts = load_any("tree", args.input, lambda p: read_counts(  # a sample loads as it is
+            p, max_nodes=args.max_nodes, max_bytes=args.max_bytes, count_column=args.count_column))
+        return join_counts(hier, counts)
+    data = _load(args)
+    if data.structure is None or opt_out:
+        if release and not opt_out:  # a sample without a shipped declaration
+            raise missing_declaration("--hierarchy", "the tree hierarchy (node list)", "tree")
+        data = dataclasses.replace(data, structure=StructureSource("data", data.name))
+    return data
 
 
 def register(groups) -> None:
@@ -107,6 +160,7 @@ def register(groups) -> None:
                      help=f"random leaf ranges for rmse_RQ, 1..{MAX_QUERIES:,}")
     sim.add_argument("--output", type=Path,
                      help="write node,parent,true,noisy,released (holds the truth: a simulation) + OUT.meta.json")
+    _add_hierarchy(sim, release=False)
     sim.set_defaults(func=_simulate)
 
     rel = verb("release", "private release: discrete noise (OS CSPRNG), one method, no truth")
@@ -115,7 +169,14 @@ def register(groups) -> None:
     rel.add_argument("--split", choices=SPLITS, default="uniform", help="budget split over the depth levels")
     rel.add_argument("--method", choices=[*METHODS, "all"], default="gmc", help="post-processing (one method)")
     cliargs.add_release_args(rel)
+    _add_hierarchy(rel, release=True)
     rel.set_defaults(func=_release)
+
+    desc = verb("describe-structure", "write a declaration template (node,parent) read from a data file, "
+                                      "for the curator to review before releasing with --hierarchy")
+    _add_input(desc, count_column=True)
+    desc.add_argument("--output", type=Path, required=True, help="the hierarchy file to write (node,parent)")
+    desc.set_defaults(func=_describe_structure)
 
     con = verb("consistency", "optimal consistent estimate of a noisy tree (no noise added)")
     _add_input(con, "CSV/JSON with node,parent,value[,variance]", count_column=False)
@@ -167,12 +228,16 @@ def _input_path(spec: str) -> Path | None:
     return None if str(spec).startswith(SAMPLE_PREFIX) else Path(spec)
 
 
+def _inputs(args: argparse.Namespace) -> list[Path | None]:
+    """The files a command reads (never written over): the input and a ``--hierarchy``."""
+    return [_input_path(args.input) if hasattr(args, "input") else None, _hierarchy_path(args)]
+
+
 def _output(args: argparse.Namespace) -> Path | None:
-    """``--output`` checked before any work (folder exists, not a folder, not the input)."""
+    """``--output`` checked before any work (folder exists, not a folder, not an input)."""
     if getattr(args, "output", None) is None:
         return None
-    src = _input_path(args.input) if hasattr(args, "input") else None
-    return check_destination(args.output, [src])
+    return check_destination(args.output, _inputs(args))
 
 
 def _structure_line(data) -> str:
@@ -187,7 +252,7 @@ def _simulate(args: argparse.Namespace) -> int:
     _output(args)
     noise = cliargs.noise_from_args(args, discrete=False)
     seed = cliargs.seed_from_args(args)
-    data = _load(args)
+    data = _declared_data(args, release=False)
     methods = list(METHODS) if args.method == "all" else [args.method]
     sim = simulate(data, noise, methods, np.random.default_rng(seed), split=args.split, q=args.queries)
     print(_structure_line(data))
@@ -198,7 +263,7 @@ def _simulate(args: argparse.Namespace) -> int:
         meta = {"mode": "simulate", "notice": SIMULATION_NOTICE, "capability": "tree", "source": data.name,
                 "methods": methods, "noise": noise.as_dict(), "split": args.split, "seed": seed,
                 "columns": "node,parent,true,noisy,released: 'true' is the private input"}
-        write_tree_csv(out, args.output, meta=meta, inputs=[_input_path(args.input)])
+        write_tree_csv(out, args.output, meta=meta, inputs=_inputs(args))
         print(f"wrote {len(out):,} rows to {args.output} ({SIMULATION_NOTICE})")
     return 0
 
@@ -210,16 +275,19 @@ def _release(args: argparse.Namespace) -> int:
                          "`python -m dpviz tree simulate ... --method all`")
     _output(args)
     noise = cliargs.noise_from_args(args, discrete=True)
-    src = _input_path(args.input)
-    data = _load(args)
+    data = _declared_data(args, release=True)
     rel, table, meta = release_for_csv(data, noise, args.split, args.method)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
-    with ledger.charge(args, "tree", args.input, data, noise, args.method):
-        write_tree_csv(table, args.output, meta=meta, inputs=[src], plain=("variance", "std"))
+    hier = [] if _hierarchy_path(args) is None else [args.hierarchy]
+    with ledger.charge(args, "tree", args.input, data, noise, args.method, inputs=hier):
+        write_tree_csv(table, args.output, meta=meta, inputs=_inputs(args), plain=("variance", "std"),
+                       raw_text=args.raw_text)
     t = rel.tree
     scales = scales_text(rel.level_scales)
     print(RELEASE_NOTICE)
-    print(f"tree: {data.name}: n={t.n:,} nodes, m={t.m:,} leaves, height h={t.h} (the hierarchy is public)")
+    print(f"tree: {data.name}: n={t.n:,} nodes, m={t.m:,} leaves, height h={t.h}")
+    print(f"hierarchy: {rel.structure.describe}" + ("" if rel.structure.private else
+                                                    " (the released node list may reveal which nodes have counts)"))
     print(f"noise: {noise.describe}, split={rel.split}; sensitivity {meta['sensitivity']['norm']} = "
           f"{rel.sensitivity:.4g}; per-level scales (root first): {scales}")
     expected = rel.expected_total_sq_error
@@ -230,11 +298,19 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _describe_structure(args: argparse.Namespace) -> int:
+    _output(args)
+    data = _load(args)
+    write_tree_csv(describe_structure(data), args.output, inputs=_inputs(args))
+    print(DESCRIBE_NOTICE)
+    print(f"wrote the hierarchy of {data.name} ({data.tree.n:,} nodes, node,parent) to {args.output}: pass it "
+          f"as `tree release DATA --hierarchy {args.output}` once reviewed")
+    return 0
+
+
 def _consistency(args: argparse.Namespace) -> int:
     _output(args)
-    src = Path(args.input)
-    if not src.exists():
-        raise InputError(f"input file {args.input!r} does not exist")
+    src = require_regular_file(args.input, "input")
     table = read_table(src, max_bytes=args.max_bytes, max_rows=args.max_nodes, check_header=noisy_columns)
     tree, value, var = noisy_tree_from_table(table, name=src.name, max_nodes=args.max_nodes)
     write_tree_csv(node_table(tree, value=gmc(plan(tree, var), value)), args.output, inputs=[src])

@@ -23,6 +23,11 @@ Both modes are the same pipeline, written with the core protocols:
   is passed (tests only), one method, fresh noise every call. The :class:`TreeRelease` holds the
   noisy counts, the estimate and its analytic variance, and no truth; :func:`release_table` turns it
   into the published table and its description.
+
+The released hierarchy is public only when it was declared (``TreeData.structure``, set by
+:func:`dpviz.tree.hierarchy.join_counts`); a tree whose structure was read from its own data (``None``)
+is released with ``structure read from the data: not private`` in its ``.meta.json`` and in a
+``structure`` column of its table.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import pyarrow as pa
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, release_metadata
 from dpviz.core.noise import Family, Noise
 from dpviz.core.protocols import LinearMeasurement, measure
+from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.tree.estimators import (
     GLS_METHODS,
@@ -80,9 +86,18 @@ __all__ = [
     "release_table",
     "published_variance",
     "RELEASE_COLUMNS",
+    "NOTICE_COLUMN",
+    "structure_of",
 ]
 
 RELEASE_COLUMNS = ("node", "parent", "noisy", "released", "variance", "std")
+NOTICE_COLUMN = "structure"
+"""The last column of a release whose hierarchy was read from the data: the notice on every row."""
+
+
+def structure_of(data: TreeData) -> StructureSource:
+    """Where ``data``'s hierarchy came from: its declaration, else the data itself (not private)."""
+    return data.structure if data.structure is not None else StructureSource("data", data.name)
 
 
 # ---- structure-only helpers (no data) ---------------------------------------------------------------
@@ -258,6 +273,7 @@ class TreeRelease:
     level_scales: np.ndarray
     randomness: str
     created_utc: str
+    structure: StructureSource = field(default=StructureSource("data", "tree"))
     mode: str = field(default="release", init=False)
     notice: str = field(default=RELEASE_NOTICE, init=False)
 
@@ -323,6 +339,7 @@ def release(
         level_scales=strategy.level_scales(noise),
         randomness="OS CSPRNG" if rng is None else "caller-supplied numpy Generator (testing only: not private)",
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        structure=structure_of(data),
     )
 
 
@@ -358,9 +375,22 @@ def release_columns(rel: TreeRelease) -> tuple[pa.Table, dict[str, Any]]:
     return node_columns(rel.tree, **_published_columns(rel)), release_description(rel)
 
 
-def _published_columns(rel: TreeRelease) -> dict[str, np.ndarray]:
+def _published_columns(rel: TreeRelease) -> dict[str, Any]:
     var = rel.variance
-    return {"noisy": rel.noisy, "released": rel.released, "variance": var, "std": np.sqrt(var)}
+    return {"noisy": rel.noisy, "released": rel.released, "variance": var, "std": np.sqrt(var),
+            **_notice_column(rel)}
+
+
+def _notice_column(rel: TreeRelease) -> dict[str, pa.Array]:
+    """``{"structure": notice on every row}`` (dictionary-encoded: one copy of the text) when the
+    hierarchy was read from the data; nothing when it was declared."""
+    if rel.structure.private:
+        return {}
+    text = STRUCTURE_FROM_DATA_NOTICE.encode()  # Arrow arrays from buffers: pa.array() would import pandas
+    notice = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(text)], np.int32)),
+                                                    pa.py_buffer(text)])
+    zeros = pa.Array.from_buffers(pa.int8(), rel.tree.n, [None, pa.py_buffer(np.zeros(rel.tree.n, np.int8))])
+    return {NOTICE_COLUMN: pa.DictionaryArray.from_arrays(zeros, notice)}
 
 
 def published_variance(tree: Tree, noise: Noise, split: Split = "uniform", method: str = "gmc",
@@ -396,7 +426,8 @@ def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", meth
                 "std": pool.submit(lambda: number_text(np.sqrt(var.result())))}
         rel = release(data, noise, split, method, rng, plan=plan)
         if np.array_equal(rel.variance, var.result(), equal_nan=True):
-            columns = {"noisy": rel.noisy, "released": rel.released, **{k: f.result() for k, f in text.items()}}
+            columns = {"noisy": rel.noisy, "released": rel.released, **{k: f.result() for k, f in text.items()},
+                       **_notice_column(rel)}
         else:  # not expected (same computation): format them with the rest
             columns = _published_columns(rel)
     return rel, node_columns(tree, **columns), release_description(rel)
@@ -410,7 +441,7 @@ def release_description(rel: TreeRelease) -> dict[str, Any]:
         "tree", rel.noise, seeded=rel.randomness != "OS CSPRNG", sensitivity=rel.sensitivity,
         source=rel.source, method=rel.method, method_label=METHOD_LABELS[rel.method], split=rel.split,
         level_shares=level_shares(t.h, rel.split).tolist(), level_scales=rel.level_scales.tolist(),
-        structure={"n": t.n, "m": t.m, "h": t.h},
+        structure={"n": t.n, "m": t.m, "h": t.h, **rel.structure.as_dict()},
         expected_total_squared_error=expected if np.isfinite(expected) else None,
         columns={
             "noisy": "node count + discrete noise (int64)",
