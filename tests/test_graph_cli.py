@@ -89,7 +89,7 @@ def test_release_refuses_drf_seed_and_overwriting(tmp_path, capsys, edge_file):
     rc, stdout, err = run(["release", edge_file, "--epsilon", "1", "--output", edge_file], capsys)
     one_line_error(rc, err, "is the input file")
     rc, stdout, err = run(["release", edge_file, "--epsilon", "1", "--output", out, "--report", out], capsys)
-    one_line_error(rc, err, "three different files")
+    one_line_error(rc, err, "name the same file")
     rc, stdout, err = run(["release", edge_file, "--epsilon", "1", "--output", out, "--report",
                            tmp_path / "no" / "r.json"], capsys)
     one_line_error(rc, err, "does not exist")

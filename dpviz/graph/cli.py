@@ -204,9 +204,6 @@ def _declaration(args: argparse.Namespace, *, release: bool):
         raise InputError(f"{given[0]}, {given[1]}: give one of --nodes FILE, --n-nodes N and "
                          f"{STRUCTURE_FROM_DATA_FLAG}")
     if args.nodes is not None:
-        for out in (getattr(args, "output", None), getattr(args, "partitions", None), getattr(args, "report", None)):
-            if out is not None and Path(out).resolve() == Path(args.nodes).resolve():
-                raise InputError(f"--nodes: {args.nodes} is also an output of this command; choose another name")
         return VertexSet.read(args.nodes, max_bytes=args.max_bytes, max_nodes=args.max_nodes,
                               max_line_bytes=args.max_line_bytes)
     if args.n_nodes is not None:
@@ -308,18 +305,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _check_outputs(args: argparse.Namespace, src: Path | None) -> None:
-    """Every output before any work: three different files, none the metadata sidecar, the input or the
-    declaration (the ledger charge checks them again, with its own rules, before it charges)."""
-    from dpviz.core.tables import check_destination, meta_path
+    """Every output before any work (:func:`dpviz.core.tables.check_outputs`: writable new names, none the
+    input, the declaration, the ledger, another output or the release's ``.meta.json``); the ledger charge
+    checks them again just before it charges."""
+    from dpviz.core.tables import check_outputs
 
-    outputs = [Path(p) for p in (args.output, args.partitions, args.report) if p is not None]
-    resolved = [p.resolve() for p in outputs]
-    if len(set(resolved)) != len(resolved):
-        raise InputError("--output, --partitions and --report must be three different files")
-    if meta_path(args.output).resolve() in resolved[1:]:
-        raise InputError(f"--partitions/--report: {meta_path(args.output)} is where the release's metadata goes")
-    for p in outputs:
-        check_destination(p, [src, args.nodes])
+    check_outputs(args.output, [args.partitions, args.report], [src, args.nodes],
+                  ledger=ledger.ledger_path(getattr(args, "ledger", None)).path)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -339,7 +331,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     graph = _load(args)
 
     from dpviz.core.noise import Noise
-    from dpviz.core.tables import meta_path, write_release, write_text
+    from dpviz.core.tables import meta_json, meta_path, to_csv_text, write_together
     from dpviz.graph.release import release_graph, release_meta
     from dpviz.graph.structure import VertexSet
 
@@ -353,21 +345,20 @@ def cmd_release(args: argparse.Namespace) -> int:
                         split=split if args.method in SPLIT_METHODS else None)
     budget = meta["budget"]
     n_released = int(rel.release.edges.shape[0])
-    written = []
-    # every output is checked, then the ledger charged (exit 3 if over the dataset's budget), then written
+    report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(vertices.n_nodes),
+              "n_edges_released": n_released, "structure": rel.structure, "mode": "release"}
+    parts = [(args.partitions, None if args.partitions is None else json.dumps(rel.partition_json()) + "\n"),
+             (args.report, json.dumps(report, indent=1) + "\n"),
+             (meta_path(args.output), meta_json(meta)),
+             (args.output, to_csv_text(rel.edges_frame(), raw_text=args.raw_text))]
+    parts = [(Path(p), text.encode("utf-8")) for p, text in parts if p is not None]
+    # every output is checked, then the ledger charged (exit 3 if over the dataset's budget), then all are
+    # written together: the release last, and a failure leaves none of them
     with ledger.charge(args, CAP, args.edges, graph, Noise.laplace(epsilon, discrete=True), args.method,
                        extra_outputs=[args.partitions, args.report], inputs=[args.nodes]):
-        path = write_release(rel.edges_frame(), args.output, meta, inputs=[src, args.nodes],
-                             raw_text=args.raw_text)
-        written += [str(path), meta_path(path).name]
-        if args.partitions is not None:
-            write_text(json.dumps(rel.partition_json()) + "\n", args.partitions, inputs=[src, args.nodes])
-            written.append(str(args.partitions))
-        if args.report is not None:
-            report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(vertices.n_nodes),
-                      "n_edges_released": n_released, "structure": rel.structure, "mode": "release"}
-            write_text(json.dumps(report, indent=1) + "\n", args.report, inputs=[src, args.nodes])
-            written.append(str(args.report))
+        write_together([(p, _writer(data)) for p, data in parts], inputs=[src, args.nodes])
+    written = [str(args.output), meta_path(args.output).name] + [str(p) for p in (args.partitions, args.report)
+                                                                 if p is not None]
     print(RELEASE_NOTICE)
     print(f"method: {args.method} (edge-DP), ε = {epsilon:g}; vertex set: {vertices.source.describe}: "
           f"{vertices.n_nodes:,} vertices")
@@ -379,6 +370,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     print("wrote " + ", ".join(written))
     sys.stdout.flush()
     return 0
+
+
+def _writer(data: bytes):
+    return lambda fh: fh.write(data)
 
 
 def cmd_describe_structure(args: argparse.Namespace) -> int:

@@ -175,7 +175,7 @@ def _line_cap_error(label: str, line: int, max_line_bytes: int, kind: _Rows) -> 
 
 
 def _read_capped(source: object, max_bytes: int, max_rows: int, max_line_bytes: int = MAX_LINE_BYTES,
-                 kind: _Rows = _EDGE_ROWS) -> tuple[bytes, str, str, bool]:
+                 kind: _Rows = _EDGE_ROWS, label: str | None = None) -> tuple[bytes, str, str, bool]:
     """(decompressed bytes, label, name, whether any blank/comment line was seen).
 
     Reads in chunks; stops as soon as the bytes read (or decompressed) exceed ``max_bytes``, the data
@@ -183,7 +183,8 @@ def _read_capped(source: object, max_bytes: int, max_rows: int, max_line_bytes: 
     unfinished last one) is longer than ``max_line_bytes``, before any parsing: time and memory beyond the
     file's bytes are bounded by the chunk size.
     """
-    chunks, label, name = _chunks(source, max_bytes)
+    chunks, found, name = _chunks(source, max_bytes)
+    label = label or found
     out = bytearray()
     dec = None
     read_in = counted_to = checked_to = data_lines = 0
@@ -308,12 +309,12 @@ def _check_caps(**caps: object) -> None:
 
 
 def read_lines(source: str | os.PathLike | bytes, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_NODES,
-               max_line_bytes: int = MAX_LINE_BYTES) -> tuple[list[str], str, str]:
+               max_line_bytes: int = MAX_LINE_BYTES, label: str | None = None) -> tuple[list[str], str, str]:
     """(the lines of a one-value-per-line file, stripped, blank ones included as ''; the file's label for
-    messages; its name) read with the same caps as an edge list: size, line count (``max_lines``,
-    reported as the vertex cap) and line length, checked while reading; a NUL byte is refused."""
+    messages (``label`` if given); its name) read with the same caps as an edge list: size, line count
+    (``max_lines``, reported as the vertex cap) and line length, checked while reading; a NUL byte is refused."""
     _check_caps(max_bytes=max_bytes, max_lines=max_lines, max_line_bytes=max_line_bytes)
-    raw, label, name, _ = _read_capped(source, max_bytes, max_lines, max_line_bytes, _NODE_ROWS)
+    raw, label, name, _ = _read_capped(source, max_bytes, max_lines, max_line_bytes, _NODE_ROWS, label)
     text = _decode(raw, label)
     del raw
     lines = [line.strip() for line in _text_lines(text)]

@@ -124,8 +124,10 @@ class VertexSet:
         file's bytes (an upload: pass its ``name``) or a binary file). Caps as for edge lists."""
         if isinstance(source, (str, os.PathLike)):
             require_regular_file(source, "--nodes")
-        lines, _, found = read_lines(source, max_bytes=max_bytes, max_lines=max_nodes, max_line_bytes=max_line_bytes)
-        shown = name or (Path(source).name if isinstance(source, (str, os.PathLike)) else found)
+        shown = name or (Path(source).name if isinstance(source, (str, os.PathLike)) else
+                         Path(str(getattr(source, "name", "upload"))).name)
+        lines, _, _ = read_lines(source, max_bytes=max_bytes, max_lines=max_nodes, max_line_bytes=max_line_bytes,
+                                 label=f"--nodes {shown}")
         return cls.from_ids(lines, origin=f"--nodes {shown}", label=f"--nodes {shown}")
 
     @classmethod
