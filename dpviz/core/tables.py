@@ -276,7 +276,7 @@ def check_outputs(output: str | Path | None, extra: Iterable[str | Path | None] 
         outs.append((p, [p, meta_path(p)]))
     for e in extra:
         if e is not None:
-            p = check_destination(e, inputs, ledger=ledger, what="output")
+            p = check_destination(e, inputs, ledger=ledger, what=f"output {_short(e)}")
             outs.append((p, [p]))
     for i, (a, fam_a) in enumerate(outs):
         for b, fam_b in outs[i + 1:]:
