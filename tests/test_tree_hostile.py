@@ -262,3 +262,74 @@ def test_generators_refuse_before_allocating():
     assert synthetic.complete_size(2, 10**9) == 2**200  # no giant integer is built
     with pytest.raises(InputError, match="--lam"):
         synthetic.random_fanout_tree(10, -1.0, np.random.default_rng(0))
+
+
+# ---- declared hierarchies (issue 17): declaration errors name the line; FIFOs are refused at once ----------------
+HIERARCHIES: dict[str, tuple[bytes, str]] = {
+    "duplicate id": (b"node,parent\nr,\na,r\na,r\n", "--hierarchy h.csv: line 4: duplicate node id 'a' (first on line 3)"),
+    "unknown parent": (b"node,parent\nr,\na,q\n", "--hierarchy h.csv: line 3 (node 'a'): parent 'q' is not a node"),
+    "two roots": (b"node,parent\nr,\ns,\na,r\n", "--hierarchy h.csv: several roots: line 2 (node 'r'), line 3"),
+    "cycle": (b"node,parent\nr,\na,b\nb,a\n", "--hierarchy h.csv: cycle: 2 node(s) cannot reach the root"),
+    "self loop": (b"node,parent\nr,\na,a\n", "--hierarchy h.csv: cycle: line 3 (node 'a') is its own parent"),
+    "empty id": (b"node,parent\nr,\n,r\n", "--hierarchy h.csv: line 3: empty node id"),
+    "ragged row": (b"node,parent\nr,\na,r,5\n", "line 3 has 3 field(s), more than the 2 column(s)"),
+    "count column": (b"node,parent,count\nr,,\na,r,3\n", "--hierarchy h.csv: has a count column 'count'"),
+    "node without parent": (b"node\nr\na\n", "--hierarchy h.csv: has a node column but no parent column"),
+    "duplicate level row": (b"region,state\nx,y\nx,y\n", "--hierarchy h.csv: line 3: duplicate row for 'x / y'"),
+    "empty level": (b"region,state\nx,y\n,z\n", "--hierarchy h.csv: line 3: empty value in level column 'region'"),
+    "parent index out of range": (b"parent\n-1\n5\n", "--hierarchy h.csv: parent index 5 is out of range at line 3"),
+    "empty file": (b"", "is empty"),
+    "header only": (b"node,parent\n", "no data rows"),
+    "deep json": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    "NUL duplicate ids": (b"node,parent\nr,\na\x00,r\na\x00,r\n", "line 4: duplicate node id 'a\\x00' (first on line 3)"),
+}
+
+
+@pytest.mark.parametrize("name", list(HIERARCHIES))
+def test_hostile_hierarchy_is_refused_naming_the_line(name, cli, tmp_path):
+    raw, expected = HIERARCHIES[name]
+    src = tmp_path / "t.csv"
+    src.write_bytes(GOOD)
+    hier = tmp_path / "h.csv"
+    hier.write_bytes(raw)
+    out = tmp_path / "o.csv"
+    assert_refused(cli("tree", "release", str(src), "--hierarchy", str(hier), "--epsilon", "1", "--output", str(out)),
+                   expected, out)
+
+
+def _fifo(tmp_path: Path) -> Path:
+    import os
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    return fifo
+
+
+FIFO_COMMANDS = {  # (arguments after `tree`, expected); {fifo} is a named pipe nobody writes to
+    "release input": (["release", "{fifo}", "--structure-from-data", "--epsilon", "1", "--output", "{out}"],
+                      "input: {fifo} is a FIFO (named pipe)"),
+    "release input with a hierarchy": (["release", "{fifo}", "--hierarchy", "{src}", "--epsilon", "1", "--output",
+                                        "{out}"], "is a FIFO (named pipe)"),
+    "release --hierarchy": (["release", "{src}", "--hierarchy", "{fifo}", "--epsilon", "1", "--output", "{out}"],
+                            "--hierarchy: {fifo} is a FIFO (named pipe)"),
+    "simulate --hierarchy": (["simulate", "{src}", "--hierarchy", "{fifo}", "--epsilon", "1"], "--hierarchy: {fifo} is"),
+    "simulate input": (["simulate", "{fifo}", "--epsilon", "1"], "is a FIFO (named pipe)"),
+    "describe-structure input": (["describe-structure", "{fifo}", "--output", "{out}"], "is a FIFO (named pipe)"),
+    "consistency input": (["consistency", "{fifo}", "--output", "{out}"], "is a FIFO (named pipe)"),
+}
+
+
+@pytest.mark.parametrize("name", list(FIFO_COMMANDS))
+def test_a_fifo_is_refused_at_once(name, tmp_path):
+    """A named pipe nobody writes to: refused before it is opened (opening it would block forever).
+    A real process with a timeout, so that a regression fails instead of hanging the suite."""
+    args, expected = FIFO_COMMANDS[name]
+    src = tmp_path / "good.csv"
+    src.write_bytes(b"node,parent\nroot,\na,root\nb,root\n" if "input with" in name else GOOD)
+    fifo, out = _fifo(tmp_path), tmp_path / "o.csv"
+    fill = {"fifo": fifo, "src": src, "out": out}
+    t0 = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "dpviz", "tree", *[a.format(**fill) for a in args]], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert_refused(result, expected.format(**fill), out)
+    assert time.perf_counter() - t0 < 30

@@ -113,9 +113,10 @@ def _ids(tree: Tree, doh: np.ndarray) -> pa.Array:
     return labels.slice(int(doh[0]), doh.size) if doh.size and np.all(np.diff(doh) == 1) else labels.take(doh)
 
 
-def _prefixed(exc: InputError, label: str) -> InputError:
+def _prefixed(exc: InputError, what: str, label: str) -> InputError:
+    """``exc`` naming ``what`` and the file once: ``--hierarchy h.csv: line 3: ...``."""
     msg = str(exc)
-    return exc if msg.startswith(label) else InputError(f"{label}: {msg}")
+    return InputError(f"{what} {msg}" if msg.startswith(label) else f"{what} {label}: {msg}")
 
 
 # ---- the declaration -------------------------------------------------------------------------------------
@@ -140,7 +141,6 @@ def read_hierarchy(source: str | Path | bytes, name: str | None = None, *, max_n
     """Read a declared hierarchy (path or the bytes of an upload) under the tree reader's caps; errors
     are InputError naming ``what``, the file and the line."""
     label = name or (Path(source).name if isinstance(source, (str, Path)) else "upload")
-    prefix = f"{what} {label}"
     try:
         table = read_table(source, label, max_bytes=max_bytes, max_rows=max_nodes, check_header=_hierarchy_format,
                            integer_columns=lambda cols: ["node", "parent"] if {"node", "parent"} <= set(cols) else [])
@@ -155,7 +155,7 @@ def read_hierarchy(source: str | Path | bytes, name: str | None = None, *, max_n
             with_counts = Table(table.name, {**table.columns, "\0count": zeros}, table.n, table.json, table.raw)
             tree = tree_from_levels(with_counts, levels, "\0count", label, max_nodes).tree
     except InputError as exc:
-        raise _prefixed(exc, prefix) from None
+        raise _prefixed(exc, what, label) from None
     return Hierarchy(tree, label)
 
 
