@@ -16,11 +16,10 @@ import math
 import streamlit as st
 
 import ui
-from dpviz.core.inputs import require_regular_file
 from dpviz.errors import InputError
 from dpviz.ledger import LEDGER_ENV, PAGE
 from dpviz.ledger.session import PageLedger, server_ledger
-from dpviz.ledger.store import open_ledger
+from dpviz.ledger.store import check_ledger_path, open_ledger
 from dpviz.ledger.views import cumulative_frame, dataset_lines, releases_frame, summary_frame
 
 ui.page_setup(PAGE)
@@ -31,7 +30,7 @@ CHOICES = {"server": "The server's ledger", "session": "This session's ledger"}
 def read_ledger(where: PageLedger):
     """(datasets, releases by dataset, export) of a ledger, read in one go, read-only (a FIFO, a device or a
     folder at its path is refused before it is opened)."""
-    require_regular_file(where.path, "ledger")
+    check_ledger_path(where.path, write=False)
     with open_ledger(where.path, readonly=True) as led:
         datasets = led.datasets()
         return datasets, {d.id: led.releases(d.id) for d in datasets}, led.export()

@@ -32,13 +32,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from dpviz.core.inputs import require_regular_file
 from dpviz.core.registry import SAMPLE_PREFIX
 from dpviz.errors import InputError
 from dpviz.ledger import LEDGER_ENV, ledger_path
 from dpviz.ledger.accounts import Charge, DatasetBudget
-from dpviz.ledger.identity import CANONICAL, FORMAT, DatasetId, canonical_bytes
-from dpviz.ledger.store import DatasetRow, Receipt, open_ledger
+from dpviz.ledger.identity import CANONICAL, DatasetId, canonical_bytes
+from dpviz.ledger.store import DatasetRow, Receipt, check_ledger_path, open_ledger
 
 __all__ = ["PageLedger", "SessionLedger", "ledger_flag", "server_ledger", "source_label", "page_dataset",
            "standing", "charge_draw", "record_output", "set_budget", "LEDGER_FLAG"]
@@ -141,9 +140,12 @@ def _canonical(capability: str, label: str, data: Any) -> bytes:
             return canonical_bytes(capability, label)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise InputError("marginals: the uploaded bytes are needed to identify the upload (upload it again)")
-        from dpviz.ledger.identity import _marginals_file  # the CLI's record reader, fed the bytes
-
-        return f"{FORMAT} {capability}\n".encode() + _marginals_file(bytes(data))
+        # the CLI's own reader of a marginals file (records before projection), on a private copy that is
+        # removed at once: the same bytes give the same dataset on the page and on the CLI
+        with tempfile.TemporaryDirectory(prefix="dpviz-upload-") as folder:
+            copy = Path(folder) / "upload.csv"
+            copy.write_bytes(data)
+            return canonical_bytes(capability, copy)
     if capability == "stream" and not hasattr(data, "counts"):
         data = SimpleNamespace(counts=data)  # the page holds the count series itself
     return canonical_bytes(capability, label, data)
@@ -158,16 +160,17 @@ def page_dataset(capability: str, key: tuple, data: Any) -> DatasetId:
     return DatasetId(digest, capability, label, CANONICAL[capability])
 
 
-def _usable(where: PageLedger) -> Path:
-    """The ledger's path if it may be opened: a regular file or nothing yet (a FIFO or a device would
-    hang or mislead)."""
-    return require_regular_file(where.path, "ledger", must_exist=False)
+def _usable(where: PageLedger, *, write: bool) -> bool:
+    """Whether the ledger file exists; InputError (nothing opened) for a path that cannot be a ledger (a
+    FIFO or a device would hang, a folder, a name too long) or, to ``write``, a read-only file or folder,
+    or a missing file whose folder takes no new file (:func:`dpviz.ledger.store.check_ledger_path`)."""
+    return check_ledger_path(where.path, create=write, write=write)
 
 
 def standing(where: PageLedger, ds: DatasetId) -> DatasetRow | None:
     """What ``ds`` has spent in ``where`` and its budget (read-only); None if the ledger or the dataset
     is not there yet."""
-    if not _usable(where).exists():
+    if not _usable(where, write=False):
         return None
     with open_ledger(where.path, readonly=True) as led:
         return led.find(ds)
@@ -177,7 +180,7 @@ def charge_draw(where: PageLedger, ds: DatasetId, noise: Any, mechanism: str, *,
     """Charge one page release made with ``noise`` to ``ds`` in ``where`` (created if absent), committed
     before it returns. Raises :class:`dpviz.ledger.store.BudgetExceeded` (nothing charged) when it does
     not fit the dataset's budget, InputError when the ledger cannot be used."""
-    _usable(where)
+    _usable(where, write=True)
     with open_ledger(where.path, create=True) as led:
         return led.charge(ds, Charge.of_noise(noise), mechanism=mechanism, source=ds.name, output=output)
 
@@ -185,7 +188,8 @@ def charge_draw(where: PageLedger, ds: DatasetId, noise: Any, mechanism: str, *,
 def record_output(where: PageLedger, receipt: Receipt, text: str) -> str:
     """Record the SHA-256 of the release's CSV (the download's exact bytes); returns it."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    with open_ledger(_usable(where), create=False) as led:
+    _usable(where, write=True)
+    with open_ledger(where.path, create=False) as led:
         led.finish(receipt.release_id, digest)
     return digest
 
@@ -196,5 +200,6 @@ def set_budget(where: PageLedger, ds: DatasetId, epsilon: float, delta: float | 
     if where.kind != "session":
         raise InputError("the server's ledger budgets are set with `python -m dpviz ledger set-budget`, not here")
     budget = DatasetBudget(float(epsilon), None if delta is None else float(delta))
-    with open_ledger(_usable(where), create=True) as led:
+    _usable(where, write=True)
+    with open_ledger(where.path, create=True) as led:
         return led.set_budget(ds, budget)
