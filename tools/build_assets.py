@@ -525,6 +525,17 @@ those of the file as stored. Loaders: `dpviz.data.samples` (the three `.csv` fil
 `dpviz.marginals.data` (`load_adult_sample`, `load_titanic_sample`: the `.csv.gz` files with their
 `.domain.json`).
 
+**Declared public domains (issue 17).** The two `.domain.json` files are also the public domain
+declarations that `python -m dpviz marginals release sample:adult` / `sample:titanic` use (schema:
+`dpviz.marginals.declared`; the keys `name`, `title`, `rows`, `documentation` are informational and
+ignored). They are fixed in advance, not read from the records a release protects: Adult's category
+lists are the value lists UCI documents in `adult.names` (workclass, education, marital-status,
+occupation, relationship, race, sex, native-country; `(missing)` for UCI's `?`), `education_num` is
+1..16, `age` and `hours_per_week` are cut at every decade, and `income` is `<=50K`/`>50K`; Titanic's
+are the three classes, two sexes, the age groups `[0, 13)`, `[13, 20)`, then 20-year bands to 80 (and
+`(missing)`), and no/yes. The exception is the capital columns' quartile edges, pinned once from the
+public UCI file (see below): a release over private data would declare such edges without looking at it.
+
 ---
 
 ## `{COUNTY_OUT}`: US resident population by county, 1 July 2019

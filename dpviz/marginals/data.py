@@ -721,9 +721,11 @@ def _parse_text(text: str, domain: Domain, limit: int, label: str) -> list[Cliqu
 
 
 def _is_file(name: str) -> bool:
-    """Whether ``name`` names an existing file (False for a name the OS cannot even look up)."""
+    """Whether ``name`` names an existing file, regular or not (a FIFO is then refused by the reader, not
+    read as workload text); False for a folder or a name the OS cannot even look up."""
     try:
-        return Path(name).is_file()
+        path = Path(name)
+        return path.exists() and not path.is_dir()
     except (OSError, ValueError):  # too long, a NUL byte ...
         return False
 
