@@ -1,5 +1,8 @@
 """Graph release (edge-level DP): DRF (flattening kd-tree), its private version and baselines."""
 
-from dpviz.graph.release import DEFAULT_METHOD, METHODS, NOT_PRIVATE_LABEL, GraphRelease, Partition, release
+from dpviz.graph.release import (DEFAULT_METHOD, METHODS, NOT_PRIVATE_LABEL, DeclaredRelease, GraphRelease, Partition,
+                                 release, release_graph, release_meta)
+from dpviz.graph.structure import VertexSet
 
-__all__ = ["release", "GraphRelease", "Partition", "METHODS", "DEFAULT_METHOD", "NOT_PRIVATE_LABEL"]
+__all__ = ["release", "release_graph", "release_meta", "DeclaredRelease", "VertexSet", "GraphRelease", "Partition",
+           "METHODS", "DEFAULT_METHOD", "NOT_PRIVATE_LABEL"]

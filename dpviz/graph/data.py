@@ -6,8 +6,8 @@ package (read without installing it) and networkx's karate club; provenance, lic
 checksums are in ``dpviz/assets/SOURCES.md``. Each graph is ``NAME.csv.gz`` (header ``u,v``, 0-based ids,
 canonical: u < v, sorted, no duplicates or self-loops) with a ``NAME.json`` sidecar whose ``n_nodes``
 counts the isolated vertices too: it is the sample's **shipped public declaration** of its vertex set, ids
-0..n_nodes-1 (:func:`sample_declaration`), which ``graph release sample:NAME`` uses without flags. Loaders are cached (the graphs are immutable: their edge arrays are
-read-only).
+0..n_nodes-1 (:func:`sample_declaration`), which ``graph release sample:NAME`` uses without flags.
+Loaders are cached (the graphs are immutable: their edge arrays are read-only).
 
 =============  ===================================================  ========  =========
 name           graph                                                vertices  edges
@@ -32,8 +32,8 @@ from dpviz.graph.io import read_edges
 from dpviz.graph.model import Graph
 
 __all__ = ["SAMPLE_NAMES", "canonical_name", "sample_declaration", "load_graph_sample", "sample_info",
-           "load_karate_sample", "load_power_sample", "load_hepth_sample", "load_netscience_sample", "load_polblogs_sample",
-           "load_enron_sample"]
+           "load_karate_sample", "load_power_sample", "load_hepth_sample", "load_netscience_sample",
+           "load_polblogs_sample", "load_enron_sample"]
 
 GRAPHS_DIR = "graphs"
 """The bundled edge lists' folder inside ``dpviz/assets/`` (files ``asset(f"graphs/{name}.csv.gz")``)."""
