@@ -250,7 +250,8 @@ def test_a_locked_ledger_is_one_line_after_the_timeout(work, monkeypatch):
     holder = sqlite3.connect(work / "l.sqlite3", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process is charging (and takes its time)
     try:
-        for argv in ([*TREE_REL, TREE, "--output", "o.csv"], ["ledger", "set-budget", "sample:county", "--epsilon", "1"]):
+        for argv in ([*TREE_REL, TREE, "--output", "o.csv"],
+                     ["ledger", "set-budget", "sample:county", "--epsilon", "1"]):
             rc, _, err = run(argv)
             assert rc == 2 and err.count("\n") == 1 and "is busy" in err and "nothing was" in err, err
     finally:

@@ -14,8 +14,9 @@ from tests.apptest_helpers import ROOT
 
 DATA = ROOT / "tests" / "data"
 TREE = str(DATA / "tree_good.csv")
+TREE_REL = ["tree", "release", TREE, "--structure-from-data"]  # the hierarchy read from the file (not private)
 RELEASES = {  # one cheap release per capability (argv before --output, mechanism): one fits (0.8, 1e-6), two do not
-    "tree": (["tree", "release", TREE, "--structure-from-data", "--epsilon", "0.5"], "gmc"),
+    "tree": ([*TREE_REL, "--epsilon", "0.5"], "gmc"),
     "stream": (["stream", "release", str(DATA / "stream_good.csv"), "--mechanism", "fenwick-fda", "--epsilon", "0.5"],
                "fenwick-fda"),
     "marginals": (["marginals", "release", "sample:titanic", "--workload", "1", "--rho", "0.01", "--mechanism", "rp",
@@ -75,7 +76,7 @@ def test_every_release_charges_then_writes_and_refuses_over_budget(cap, tmp_path
 def test_gaussian_release_against_a_pure_budget_is_refused(tmp_path, capsys):
     led = tmp_path / "l.sqlite3"
     assert run(capsys, "ledger", "set-budget", TREE, "--capability", "tree", "--epsilon", "10", "--ledger", led)[0] == 0
-    rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--rho", "0.001", "--output", tmp_path / "o.csv", "--ledger", led)
+    rc, _, err = run(capsys, *TREE_REL, "--rho", "0.001", "--output", tmp_path / "o.csv", "--ledger", led)
     assert rc == 3 and "pure ε budget admits no Gaussian release" in err and not (tmp_path / "o.csv").exists()
 
 
@@ -83,7 +84,7 @@ def test_without_a_budget_releases_are_recorded_and_never_refused(tmp_path, caps
     led = tmp_path / "env.sqlite3"
     monkeypatch.setenv("DPVIZ_LEDGER", str(led))  # explicit: created on first use
     for i in range(3):
-        rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "5", "--output", tmp_path / f"{i}.csv")
+        rc, _, err = run(capsys, *TREE_REL, "--epsilon", "5", "--output", tmp_path / f"{i}.csv")
         assert rc == 0 and "no budget set" in err, err
     with open_ledger(led, readonly=True) as ledger:
         [d] = ledger.datasets()
@@ -92,20 +93,20 @@ def test_without_a_budget_releases_are_recorded_and_never_refused(tmp_path, caps
 
 def test_default_ledger_is_used_only_if_it_exists(tmp_path, capsys):
     default = tmp_path / "xdg" / "dpviz" / "ledger.sqlite3"
-    rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "1", "--output", tmp_path / "a.csv")
+    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", tmp_path / "a.csv")
     assert rc == 0 and "ledger: not recorded" in err and str(default) in err
     assert not (tmp_path / "xdg").exists()  # never created implicitly
     rc, stdout, _ = run(capsys, "ledger", "show")
     assert rc == 0 and "no ledger at" in stdout and not (tmp_path / "xdg").exists()
     assert run(capsys, "ledger", "init")[0] == 0 and default.exists()
-    rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "1", "--output", tmp_path / "b.csv")
+    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", tmp_path / "b.csv")
     assert rc == 0 and "ledger: charged ε = 1 (pure)" in err and len(releases(default)) == 1
 
 
 def test_foreign_ledger_file_fails_the_release_and_is_kept(tmp_path, capsys):
     foreign = tmp_path / "notes.db"
     foreign.write_text("my notes\n")
-    rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "1", "--output", tmp_path / "o.csv",
+    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", tmp_path / "o.csv",
                      "--ledger", foreign)
     assert rc == 2 and "not a dpviz ledger" in err and len(err.strip().splitlines()) == 1
     assert foreign.read_text() == "my notes\n" and not (tmp_path / "o.csv").exists()
@@ -114,7 +115,7 @@ def test_foreign_ledger_file_fails_the_release_and_is_kept(tmp_path, capsys):
 def test_bad_output_costs_nothing(tmp_path, capsys):
     led = tmp_path / "l.sqlite3"
     for out in (tmp_path / "missing" / "o.csv", TREE):  # a folder that does not exist; the input itself
-        rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "1", "--output", out, "--ledger", led)
+        rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", out, "--ledger", led)
         assert rc == 2 and "--output" in err
     assert not led.exists()  # refused before the ledger was even opened
 
@@ -122,7 +123,8 @@ def test_bad_output_costs_nothing(tmp_path, capsys):
 def test_one_file_is_one_dataset_whatever_the_attributes(tmp_path, capsys):
     led, csv = tmp_path / "l.sqlite3", DATA / "marginals_cli_good.csv"
     for i, attrs in enumerate(("color,size", "age,flag")):
-        rc, _, err = run(capsys, "marginals", "release", csv, "--structure-from-data", "--attributes", attrs, "--workload", "1", "--rho", "0.1",
+        rc, _, err = run(capsys, "marginals", "release", csv, "--structure-from-data",
+                         "--attributes", attrs, "--workload", "1", "--rho", "0.1",
                          "--mechanism", "rp", "--method", "mle", "--output", tmp_path / f"{i}.json", "--ledger", led)
         assert rc == 0, err
     with open_ledger(led, readonly=True) as ledger:
@@ -136,13 +138,13 @@ def test_show_set_budget_and_export(tmp_path, capsys):
     assert rc == 2 and "--capability" in err
     rc, _, err = run(capsys, "ledger", "set-budget", "nothing-here", "--epsilon", "1", "--ledger", led)
     assert rc == 2 and "no such file, sample or dataset id" in err
-    rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "0.4", "--output", tmp_path / "a.csv",
+    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "0.4", "--output", tmp_path / "a.csv",
                      "--ledger", led)
     assert rc == 0, err
     [r] = releases(led)
     rc, stdout, err = run(capsys, "ledger", "set-budget", r.dataset[:8], "--epsilon", "0.3", "--ledger", led)
     assert rc == 0 and "budget of" in stdout and "already spent more" in err
-    rc, _, err = run(capsys, "tree", "release", TREE, "--structure-from-data", "--epsilon", "0.01", "--output", tmp_path / "b.csv",
+    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "0.01", "--output", tmp_path / "b.csv",
                      "--ledger", led)
     assert rc == 3 and "ε ≤ 0" in err
     rc, stdout, _ = run(capsys, "ledger", "show", "--ledger", led)

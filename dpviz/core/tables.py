@@ -230,10 +230,10 @@ def check_destination(path: str | Path, inputs: Iterable[str | Path | None] = ()
     longest = meta_path(path) if sidecar else path
     limit, need = _name_max(folder), _temp_name_bytes(longest)
     if need > limit:
+        most = len(os.fsencode(path.name)) - need + limit
         raise InputError(f"{what}: the name {_short(path.name)!r} is too long: the folder allows {limit} bytes a name "
                          f"and dpviz writes {'its .meta.json and ' if sidecar else ''}a temporary file of "
-                         f"{need} bytes next to it; choose a name of at most {len(os.fsencode(path.name)) - need + limit}"
-                         " bytes")
+                         f"{need} bytes next to it; choose a name of at most {most} bytes")
     family = [path, meta_path(path)] if sidecar else [path]
     for src in inputs:
         if src is not None:
@@ -248,8 +248,8 @@ def check_destination(path: str | Path, inputs: Iterable[str | Path | None] = ()
             for part in (led, *(led.with_name(led.name + s) for s in ("-wal", "-shm", "-journal"))):
                 if _same_file(p, part):
                     which = "" if p is path else f" (its description {p.name})"
-                    raise InputError(f"{what}: {_short(path)}{which} is the privacy ledger {_short(led)} (or one of its "
-                                     "files); choose another name (the ledger is never overwritten)")
+                    raise InputError(f"{what}: {_short(path)}{which} is the privacy ledger {_short(led)} (or one of "
+                                     "its files); choose another name (the ledger is never overwritten)")
     _probe(folder, longest, what)
     return path
 
