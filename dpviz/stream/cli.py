@@ -266,7 +266,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
         path = write_release(release_table(rel, data.timestamps, data.time_column), args.output,
-                             release_metadata(rel), inputs=[_input_path(args.input)])
+                             release_metadata(rel), inputs=[_input_path(args.input)], raw_text=args.raw_text)
     var = rel.variance
     print(RELEASE_NOTICE)
     print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "

@@ -269,14 +269,22 @@ def _needs_quotes(col: pa.ChunkedArray) -> bool:
     return False
 
 
-def _csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = ()) -> Callable[[Any], None]:
+def _csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text: bool = False
+                ) -> Callable[[Any], None]:
     """A function writing ``df`` as CSV to a binary file: header, then slices of rows formatted by
     ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order. ``plain``: columns
     holding numbers already as text (:func:`number_text`), written exactly like number columns: never
-    quoted."""
+    quoted. Text cells a spreadsheet would run as formulas get a leading ``'`` unless ``raw_text``
+    (:func:`dpviz.core.tables.escape_formula_array`, vectorised)."""
     from concurrent.futures import ThreadPoolExecutor
 
     table = df if isinstance(df, pa.Table) else pa.table({str(c): _arrow_column(df[c]) for c in df.columns})
+    if not raw_text:
+        from dpviz.core.tables import escape_formula_array, escape_formula_cell
+
+        plain = set(plain)
+        table = pa.table({escape_formula_cell(name): col if name in plain else escape_formula_array(col)
+                          for name, col in zip(table.column_names, table.columns)})
     quoting = "none"  # like pandas: quotes only where a value needs them (checked, rarely the case)
     plain = set(plain)
     for name, c in zip(table.column_names, table.columns):
@@ -352,21 +360,21 @@ class _Writeback:
 
 
 def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta: dict | None = None,
-                   inputs: Iterable[str | Path | None] = (), plain: Iterable[str] = ()) -> Path | None:
+                   inputs: Iterable[str | Path | None] = (), plain: Iterable[str] = (),
+                   raw_text: bool = False) -> Path | None:
     """Write a per-node table (a DataFrame or an Arrow table) as CSV with ``pyarrow.csv`` through
-    :func:`dpviz.core.tables.write_atomic` (atomic, never over an input); with ``meta``, the
-    ``OUT.meta.json`` sidecar first (as :func:`dpviz.core.tables.write_release` does). ``path`` None
-    writes to stdout. ``plain``: columns holding number text (:func:`number_text`), never quoted."""
-    from dpviz.core.tables import check_destination, meta_json, meta_path, write_atomic, write_text
+    :func:`dpviz.core.tables.write_atomic` (atomic, never over an input); with ``meta``, together with its
+    ``OUT.meta.json`` sidecar (:func:`dpviz.core.tables.write_release_text`: both or neither). ``path``
+    None writes to stdout. ``plain``: columns holding number text (:func:`number_text`), never quoted.
+    ``raw_text``: text cells as they are (else formula-like cells get a leading ``'``)."""
+    from dpviz.core.tables import write_atomic, write_release_text
 
-    write = _csv_writer(df, plain)
+    write = _csv_writer(df, plain, raw_text)
     if path is None:
         write(sys.stdout.buffer)
         return None
-    inputs = list(inputs)
-    path = check_destination(Path(path), inputs)
     if meta is not None:
-        write_text(meta_json(meta), meta_path(path), inputs=inputs)
+        return write_release_text(write, path, meta, inputs=inputs)
     return write_atomic(path, write, inputs=inputs)
 
 
