@@ -14,6 +14,7 @@ import streamlit as st
 
 import ui
 from dpviz.core.budget import Budget
+from dpviz.core.limits import format_seconds
 from dpviz.core.modes import fresh_seed
 from dpviz.core.registry import capability
 from dpviz.errors import InputError
@@ -36,6 +37,10 @@ DEFAULT_TARGET = {("tree", "node"): 10.0, ("tree", "range"): 50.0, ("stream", "m
 MC_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
 TOTALS = [0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 RHO_TOTALS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
+TRIAL_CHOICES = [3, 5, 10, 20, 50, 100]
+PAGE_MAX_SECONDS = 10.0
+"""The longest Monte-Carlo work (dots, graph curves) the page starts, by the estimate from a few timed trials;
+above it the page runs the most trials that fit, or none, and says so."""
 COMPOSITIONS = {"approx": "(ε, δ) total", "pure": "pure ε total (basic composition)", "zcdp": "ρ total (zCDP)"}
 
 
@@ -50,6 +55,32 @@ def cached_dots(cap: str, params: tuple, _curves, curve_key: tuple, _source, eps
                 seed: int, delta: float | None):
     """Monte-Carlo dots, cached by (capability, params — which name the data —, mechanisms, grid, seed)."""
     return montecarlo.dots(_curves, _source, epsilons, trials=trials, seed=seed, delta=delta, options=dict(params))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_dots_cost(cap: str, params: tuple, _curves, curve_key: tuple, _source, epsilons: tuple,
+                     delta: float | None):
+    """The dots' cost (a few timed trials; any number of trials is then estimated without timing again)."""
+    return montecarlo.dots_cost(_curves, _source, epsilons, delta=delta, options=dict(params))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_graph_cost(sample: str, methods: tuple):
+    return montecarlo.graph_cost(ui.load_bundled("graph", sample), list(methods), MC_EPSILONS + (8.0,))
+
+
+def affordable_trials(cost, trials: int, what: str, cli: str) -> int | None:
+    """``trials`` if the estimate is within :data:`PAGE_MAX_SECONDS`; else the most trials that fit (or None),
+    with a warning giving the estimate and the command that runs the full request."""
+    need = cost.seconds(trials)
+    if need <= PAGE_MAX_SECONDS:
+        return trials
+    fit = cost.most_trials([t for t in TRIAL_CHOICES if t < trials], PAGE_MAX_SECONDS)
+    done = f"showing {fit} trials per ε instead" if fit else "not run"
+    st.warning(f"{what} with {trials} trials per ε would take about {format_seconds(need)} (estimate, from a few "
+               f"timed trials), more than this page's {PAGE_MAX_SECONDS:g} s: {done}. For the full request, run "
+               f"`{cli}` from the command line.", icon=":material/hourglass_top:")
+    return fit
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -136,7 +167,7 @@ def dots_controls(enabled: bool) -> tuple[int, bool, int]:
     d1, d2 = st.columns(2)
     show = d1.toggle("Monte-Carlo dots (a seeded sweep)", value=cap != "marginals", key=f"plan_dots_{cap}",
                      disabled=not enabled)
-    trials = int(d2.select_slider("Trials per ε", [3, 5, 10, 20, 50, 100],
+    trials = int(d2.select_slider("Trials per ε", TRIAL_CHOICES,
                                   value=5 if cap in ("marginals", "graph") else 20, key=f"plan_trials_{cap}"))
     return seed, show and enabled, trials
 
@@ -149,6 +180,14 @@ try:
             st.warning("Pick at least one method.", icon=":material/warning:")
             st.stop()
         seed, _, trials = dots_controls(False)
+        with st.spinner("Timing a few simulated graph releases ..."):
+            cost = cached_graph_cost(name, tuple(methods))
+        trials = affordable_trials(cost, trials, "Simulating the graph releases",
+                                   f"python -m dpviz sweep graph sample:{name} --epsilons "
+                                   f"{','.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))} --methods {','.join(methods)}")
+        if trials is None:
+            raise InputError("Even 3 trials per ε would keep this page busy too long: pick fewer or faster methods, "
+                             "or the smaller graph.")
         with st.spinner("Simulating graph releases (sweep) ..."):
             curves, dots = cached_graph(name, metric, tuple(methods), trials, seed)
         rows = [{"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves]
@@ -190,9 +229,16 @@ try:
         seed, show_dots, trials = dots_controls(axis == "epsilon")
         dots = None
         if show_dots:
-            with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
-                dots = cached_dots(cap, tuple(sorted(params.items())), curves, tuple(c.mechanism for c in curves),
-                                   source, MC_EPSILONS, trials, seed, delta)
+            key = (cap, tuple(sorted(params.items())), curves, tuple(c.mechanism for c in curves), source, MC_EPSILONS)
+            with st.spinner("Timing a few simulated releases ..."):
+                cost = cached_dots_cost(*key, delta)
+            data_arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else str(params.get("data", "DATA"))
+            trials = affordable_trials(cost, trials, "The Monte-Carlo dots",
+                                       f"python -m dpviz sweep {cap} {data_arg} --epsilons "
+                                       f"{','.join(f'{e:g}' for e in MC_EPSILONS)} --trials {trials}")
+            if trials is not None:
+                with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
+                    dots = cached_dots(*key, trials, seed, delta)
     st.plotly_chart(vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
                     key="error_chart", width="stretch")
     st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "

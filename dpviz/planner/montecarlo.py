@@ -33,11 +33,14 @@ __all__ = [
     "DOT_COLUMNS",
     "GRAPH_METRICS",
     "GraphPlan",
+    "MonteCarloCost",
     "MAX_BISECTION_STEPS",
     "MAX_GRAPH_TRIALS",
     "check_graph_plan",
     "dots",
+    "dots_cost",
     "dots_from_sweep",
+    "graph_cost",
     "graph_curves",
     "graph_metric",
     "graph_plan",
@@ -108,24 +111,19 @@ def _stream_max_dots(curves: Sequence[Curve], horizon: int, epsilons: Sequence[f
     return _mse_summary(pd.DataFrame(rows), "peak_sq_error", square=False)
 
 
-def dots(curves: Sequence[Curve], source: Any, epsilons: Sequence[float], *, trials: int, seed: int,
-         delta: float | None = None, options: dict | None = None) -> pd.DataFrame:
-    """Monte-Carlo dots (:data:`DOT_COLUMNS`) for the analytic ``curves`` of one capability and metric.
-
-    ``source``: the data the curves describe (a tree ``TreeData`` or ``sample:NAME``; a marginals
-    ``Dataset``; a stream horizon N as an int). ``options``: tree ``query`` (node|range); stream ``metric``
-    (max|mean); marginals ``workload``. Gaussian curves are simulated at (ε, δ) (the sweep calibrates
-    Gaussian noise to (ε, δ)), so they need ``delta``; curves the simulation cannot draw (ρ only, the
-    release accounting of marginals) get no dots.
-    """
+def _dot_groups(curves: Sequence[Curve], source: Any, epsilons: Sequence[float], *, trials: int, seed: int,
+                delta: float | None, options: dict | None) -> list[tuple[Any, Callable[[], pd.DataFrame]]]:
+    """The work of :func:`dots`, one (sweep spec, run) pair per group of curves: ``run()`` gives the group's
+    dots; the spec is what it simulates (for a stream's ``max`` metric, a sweep of the same cost), so the work
+    can be estimated (:func:`dots_cost`) before it is done."""
     from dpviz.sweep import SweepSpec
 
     if not curves:
-        return pd.DataFrame(columns=list(DOT_COLUMNS))
+        return []
     opts = dict(options or {})
     cap = curves[0].capability
     eps = tuple(float(e) for e in epsilons)
-    parts = []
+    out: list[tuple[Any, Callable[[], pd.DataFrame]]] = []
     for fam in ("laplace", "gaussian"):
         group = [c for c in curves if c.family == fam]
         d = None if fam == "laplace" else delta
@@ -134,22 +132,28 @@ def dots(curves: Sequence[Curve], source: Any, epsilons: Sequence[float], *, tri
         if cap == "tree":
             query = opts.get("query", "node")
             for split in dict.fromkeys(c.mechanism.split("/")[1] for c in group):
-                names = [c for c in group if c.mechanism.split("/")[1] == split]
-                spec = SweepSpec("tree", source, eps, trials, tuple(c.mechanism.split("/")[0] for c in names), seed, d,
+                names = {c.mechanism.split("/")[0]: c.mechanism for c in group if c.mechanism.split("/")[1] == split}
+                spec = SweepSpec("tree", source, eps, trials, tuple(names), seed, d,
                                  options={"split": split, "queries": int(opts.get("queries", 2000))})
-                s = dots_from_sweep(spec, "rmse_NQ" if query == "node" else "rmse_RQ")
-                s["method"] = s["method"].map({c.mechanism.split("/")[0]: c.mechanism for c in names})
-                parts.append(s)
+
+                def run(spec=spec, names=names, query=query) -> pd.DataFrame:
+                    s = dots_from_sweep(spec, "rmse_NQ" if query == "node" else "rmse_RQ")
+                    s["method"] = s["method"].map(names)
+                    return s
+                out.append((spec, run))
         elif cap == "stream":
             horizon = int(source)
+            names = {c.mechanism.split("/")[0]: c.mechanism for c in group}
+            spec = SweepSpec("stream", np.zeros(horizon, dtype=np.int64), eps, trials, tuple(names), seed, d)
             if opts.get("metric", "max") == "max":
-                parts.append(_stream_max_dots(group, horizon, eps, trials, seed, d))
+                def run(group=group, d=d) -> pd.DataFrame:
+                    return _stream_max_dots(group, horizon, eps, trials, seed, d)
             else:
-                names = {c.mechanism.split("/")[0]: c.mechanism for c in group}
-                spec = SweepSpec("stream", np.zeros(horizon, dtype=np.int64), eps, trials, tuple(names), seed, d)
-                s = dots_from_sweep(spec, "mse", square=False)
-                s["method"] = s["method"].map(names)
-                parts.append(s)
+                def run(spec=spec, names=names) -> pd.DataFrame:
+                    s = dots_from_sweep(spec, "mse", square=False)
+                    s["method"] = s["method"].map(names)
+                    return s
+            out.append((spec, run))
         elif cap == "marginals":
             if not any(c.mechanism == "rp" for c in group):
                 continue
@@ -157,15 +161,68 @@ def dots(curves: Sequence[Curve], source: Any, epsilons: Sequence[float], *, tri
             wl = wl if isinstance(wl, (int, str)) else [list(g) for g in wl]
             spec = SweepSpec("marginals", source, eps, trials, ("mle",), seed, d,
                              options={"workload": wl, "mechanism": "rp"})
-            s = dots_from_sweep(spec, "cell_mse", square=False)
-            s["method"] = "rp"
-            parts.append(s)
+
+            def run(spec=spec) -> pd.DataFrame:
+                s = dots_from_sweep(spec, "cell_mse", square=False)
+                s["method"] = "rp"
+                return s
+            out.append((spec, run))
         else:
             raise InputError(f"Monte-Carlo dots: no analytic curves for capability {cap!r}")
+    return out
+
+
+def dots(curves: Sequence[Curve], source: Any, epsilons: Sequence[float], *, trials: int, seed: int,
+         delta: float | None = None, options: dict | None = None) -> pd.DataFrame:
+    """Monte-Carlo dots (:data:`DOT_COLUMNS`) for the analytic ``curves`` of one capability and metric.
+
+    ``source``: the data the curves describe (a tree ``TreeData`` or ``sample:NAME``; a marginals
+    ``Dataset``; a stream horizon N as an int). ``options``: tree ``query`` (node|range); stream ``metric``
+    (max|mean); marginals ``workload``. Gaussian curves are simulated at (ε, δ) (the sweep calibrates
+    Gaussian noise to (ε, δ)), so they need ``delta``; curves the simulation cannot draw (ρ only, the
+    release accounting of marginals) get no dots. :func:`dots_cost` estimates the time beforehand.
+    """
+    parts = [run() for _, run in _dot_groups(curves, source, epsilons, trials=trials, seed=seed, delta=delta,
+                                             options=options)]
     if not parts:
         return pd.DataFrame(columns=list(DOT_COLUMNS))
     out = pd.concat(parts, ignore_index=True).rename(columns={"method": "mechanism"})
     return out[list(DOT_COLUMNS)]
+
+
+@dataclass(frozen=True)
+class MonteCarloCost:
+    """The estimated cost of Monte-Carlo work over ``n_eps`` values of ε: ``setup`` seconds per ε (e.g. a
+    stream mechanism's structure) and ``per_trial`` seconds per trial and ε, from timed trials."""
+
+    n_eps: int
+    setup: float
+    per_trial: float
+
+    def seconds(self, trials: int) -> float:
+        return self.n_eps * (self.setup + int(trials) * self.per_trial)
+
+    def most_trials(self, choices: Sequence[int], max_seconds: float) -> int | None:
+        """The largest of ``choices`` whose estimate is within ``max_seconds`` (None if none is)."""
+        fit = [int(t) for t in choices if self.seconds(int(t)) <= max_seconds]
+        return max(fit) if fit else None
+
+
+def _cost(specs: Sequence[Any], *, at_largest: bool) -> MonteCarloCost:
+    from dpviz.sweep.runner import estimate
+
+    if not specs:
+        return MonteCarloCost(0, 0.0, 0.0)
+    ests = [estimate(spec, at_largest=at_largest) for spec in specs]
+    return MonteCarloCost(len(specs[0].epsilons), sum(e.setup for e in ests), sum(e.per_trial for e in ests))
+
+
+def dots_cost(curves: Sequence[Curve], source: Any, epsilons: Sequence[float], *, delta: float | None = None,
+              options: dict | None = None) -> MonteCarloCost:
+    """What :func:`dots` of these settings costs, from a few timed trials of each group (their own seeds);
+    ``cost.seconds(trials)`` then estimates any number of trials without timing again."""
+    groups = _dot_groups(curves, source, epsilons, trials=1, seed=0, delta=delta, options=options)
+    return _cost([spec for spec, _ in groups], at_largest=False)  # tree, stream, marginals: cost does not move with ε
 
 
 # ---- graph ----------------------------------------------------------------------------------------------
@@ -331,6 +388,13 @@ def _bisect(graph: Any, method: str, metric: str, target: float, lower: bool,
         else:
             a = mid
     return GraphPlan(method, metric, target, lower, b, best[0], best[1], trials, (a, b), tuple(evals))
+
+
+def graph_cost(graph: Any, methods: Sequence[str], epsilons: Sequence[float]) -> MonteCarloCost:
+    """What :func:`graph_curves` of ``methods`` over ``epsilons`` costs (a few timed trials of its sweep)."""
+    from dpviz.sweep import SweepSpec
+
+    return _cost([SweepSpec("graph", graph, tuple(float(e) for e in epsilons), 1, tuple(methods), 0)], at_largest=True)
 
 
 def graph_curves(graph: Any, metric: str, methods: Sequence[str], epsilons: Sequence[float], *, trials: int,

@@ -59,13 +59,15 @@ WORKER_BYTES = 256 * 2**20
 @dataclass(frozen=True)
 class SweepEstimate:
     """What a sweep will cost: wall ``seconds`` (over ``parallel`` processes), peak ``memory`` of the tidy
-    table (bytes) and its ``rows``; from two or three timed trials (:func:`estimate`)."""
+    table (bytes) and its ``rows``; from two or three timed trials (:func:`estimate`): ``per_trial`` seconds
+    per trial and ``setup`` seconds per ε (work done once per ε, e.g. a stream mechanism's structure)."""
 
     seconds: float
     memory: float
     rows: int
     per_trial: float
     parallel: int
+    setup: float = 0.0
 
 
 def _timed_trial(target: Target, epsilon: float, k: int) -> tuple[float, int]:
@@ -74,21 +76,23 @@ def _timed_trial(target: Target, epsilon: float, k: int) -> tuple[float, int]:
     return time.perf_counter() - t0, len(rows)
 
 
-def estimate(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1) -> SweepEstimate:
+def estimate(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1,
+             at_largest: bool = True) -> SweepEstimate:
     """Estimate ``spec``'s cost by timing a few of its trials (seeds of their own: the sweep's results do not
     change): one at the smallest ε twice (the first pays any per-ε setup, e.g. a stream mechanism's
-    structure) and one at the largest. ``parallel``: processes working at once (1 in this process)."""
+    structure) and, with ``at_largest`` (for methods whose cost moves with ε), one at the largest.
+    ``parallel``: processes working at once (1 in this process)."""
     target = prepare(spec) if target is None else target
     eps = spec.epsilons
     first, rows = _timed_trial(target, min(eps), 0)
     steady, _ = _timed_trial(target, min(eps), 1)
     setup = max(0.0, first - steady)
-    if len(eps) > 1:
+    if at_largest and len(eps) > 1:
         last, _ = _timed_trial(target, max(eps), 2)
         steady = max(steady, last - setup)
     n = len(eps) * spec.trials
     seconds = (len(eps) * setup + n * steady) / max(1, int(parallel))
-    return SweepEstimate(seconds, float(n) * rows * ROW_BYTES, n * rows, steady, max(1, int(parallel)))
+    return SweepEstimate(seconds, float(n) * rows * ROW_BYTES, n * rows, steady, max(1, int(parallel)), setup)
 
 
 def check_sweep(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1, max_seconds: float,
