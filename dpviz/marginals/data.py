@@ -572,7 +572,9 @@ def read_table(
     if nrows == 0:
         raise InputError(f"{label} has a header line but no data rows")
     if domain is not None:
-        return _declared(cols, nrows, domain, name or default_name)
+        from dpviz.marginals.declared import code_columns
+
+        return code_columns([(c.index, c.codes) for c in cols], nrows, domain, name or default_name)
     codes = np.empty((nrows, len(cols)), dtype=np.int64)  # filled column by column: no stacking copy
     categories, kept, edges = [], [], []
     for col in cols:
@@ -629,22 +631,6 @@ def _chosen(names: list[str], position: dict[str, int], attributes, domain, labe
             raise InputError(f"attributes: column {_short(a)!r} is named twice")
         seen.add(a)
     return chosen
-
-
-def _declared(cols: list[_Column], nrows: int, decl, name: str) -> Dataset:
-    """The parsed columns coded by a declaration: every category declared (held or not); a record outside
-    the declaration dropped, clamped or put in the catch-all as it says. How many were is not reported."""
-    keep = np.ones(nrows, dtype=bool)
-    codes = np.empty((nrows, len(cols)), dtype=np.int64)
-    for k, (col, attr) in enumerate(zip(cols, decl.attributes, strict=True)):
-        raw_codes = np.frombuffer(col.codes, dtype=np.intc) if len(col.codes) else np.zeros(0, np.intc)
-        mapped = attr.codes(list(col.index))[raw_codes]
-        col.codes = array("i")
-        keep &= mapped >= 0
-        codes[:, k] = mapped
-    if not keep.all():
-        codes = np.ascontiguousarray(codes[keep])
-    return Dataset(decl.domain, codes, decl.categories, name, decl.edges, decl.structure)
 
 
 # ----------------------------------------------------------------------------------------------- workload

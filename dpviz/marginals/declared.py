@@ -44,7 +44,6 @@ review: it comes from the data and is not private until reviewed.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,10 +53,14 @@ import numpy as np
 
 from dpviz.core.structure import DESCRIBE_NOTICE, StructureSource
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Domain
+from dpviz.marginals.data import _NUMBER, MISSING, MISSING_TOKENS, _interval_labels
+from dpviz.marginals.data import _name_list as _list
+from dpviz.marginals.data import _short as _clip
+from dpviz.marginals.domain import Dataset, Domain
 
 __all__ = ["AttributeDecl", "DomainDeclaration", "OUTSIDE", "MAX_DECLARATION_BYTES", "MAX_DECLARED_VALUES",
-           "parse_declaration", "read_declaration", "sample_declaration", "apply", "template", "EXAMPLE"]
+           "parse_declaration", "read_declaration", "sample_declaration", "apply", "code_columns", "template",
+           "EXAMPLE"]
 
 OUTSIDE = ("drop", "clamp", "other")
 MAX_DECLARATION_BYTES = 20_000_000
@@ -67,7 +70,6 @@ MAX_DECLARED_VALUES = 1_000_000
 MAX_DECLARED_ATTRIBUTES = 1_000
 _INFO_KEYS = frozenset({"name", "title", "description", "documentation", "rows"})
 _ATTR_KEYS = frozenset({"name", "categories", "edges", "outside", "other", "missing"})
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 EXAMPLE = {"attributes": [
     {"name": "sex", "categories": ["female", "male"]},
     {"name": "race", "categories": ["A", "B", "other"], "other": "other"},
@@ -75,12 +77,6 @@ EXAMPLE = {"attributes": [
     {"name": "income", "categories": ["<=50K", ">50K", "(missing)"], "outside": "drop"},
 ]}
 """The example of the module docstring (valid: ``parse_declaration(EXAMPLE)``)."""
-
-
-def _missing_tokens() -> tuple[str, frozenset[str]]:
-    from dpviz.marginals.data import MISSING, MISSING_TOKENS
-
-    return MISSING, MISSING_TOKENS
 
 
 @dataclass(frozen=True)
@@ -101,7 +97,6 @@ class AttributeDecl:
 
     def codes(self, values: Sequence[str]) -> np.ndarray:
         """The code of each distinct raw (stripped) value, −1 where the record is to be dropped."""
-        missing_label, tokens = _missing_tokens()
         out = np.full(len(values), -1, dtype=np.int64)
         if self.numeric:
             edges = np.asarray(self.edges, dtype=float)
@@ -129,11 +124,11 @@ class AttributeDecl:
             if _NUMBER.fullmatch(c):
                 by_number.setdefault(float(c), i)
         fallback = index[self.other] if self.outside == "other" else -1
-        miss = index.get(missing_label, fallback)
+        miss = index.get(MISSING, fallback)
         for i, v in enumerate(values):
             code = index.get(v)
             if code is None:
-                if v.lower() in tokens:
+                if v.lower() in MISSING_TOKENS:
                     code = miss
                 elif by_number and _NUMBER.fullmatch(v):
                     code = by_number.get(float(v), fallback)
@@ -199,16 +194,6 @@ class DomainDeclaration:
         return {"attributes": [a.as_json() for a in self.attributes]}
 
 
-def _clip(text: object, limit: int = 80) -> str:
-    s = str(text)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def _list(names: Sequence[str], limit: int = 12) -> str:
-    shown = ", ".join(_clip(n, 40) for n in names[:limit])
-    return shown + (f", … ({len(names):,} in all)" if len(names) > limit else "")
-
-
 def _number(x: float) -> int | float:
     x = float(x)
     return int(x) if x.is_integer() and abs(x) < 2**53 else x
@@ -219,9 +204,7 @@ def _is_number(x: object) -> bool:
 
 
 def _attribute(i: int, obj: object, origin: str) -> AttributeDecl:
-    from dpviz.marginals.data import _interval_labels
-
-    missing_label, _ = _missing_tokens()
+    missing_label = MISSING
     where = f"{origin}: attribute {i + 1}"
     if not isinstance(obj, Mapping):
         raise InputError(f'{where}: expected an object {{"name": ..., "categories": [...]}} or {{"name": ..., '
@@ -354,12 +337,27 @@ def sample_declaration(name: str) -> DomainDeclaration:
     return read_declaration(asset(files[key]), origin=f"sample:{key} (dpviz/assets/{files[key]})")
 
 
+def code_columns(columns: Sequence[tuple[Mapping[str, int], Any]], nrows: int, decl: DomainDeclaration,
+                 name: str) -> Dataset:
+    """Parsed CSV columns — for each declared attribute, (distinct raw value → raw code, raw code of each
+    row) — coded by ``decl``: every category declared (held or not); a record outside the declaration
+    dropped, clamped or put in the catch-all as it says. How many were is not reported."""
+    keep = np.ones(nrows, dtype=bool)
+    codes = np.empty((nrows, len(decl.attributes)), dtype=np.int64)
+    for k, ((index, raw), attr) in enumerate(zip(columns, decl.attributes, strict=True)):
+        raw_codes = np.frombuffer(raw, dtype=np.intc) if len(raw) else np.zeros(0, np.intc)
+        mapped = attr.codes(list(index))[raw_codes]
+        keep &= mapped >= 0
+        codes[:, k] = mapped
+    if not keep.all():
+        codes = np.ascontiguousarray(codes[keep])
+    return Dataset(decl.domain, codes, decl.categories, name, decl.edges, decl.structure)
+
+
 def apply(data: Any, decl: DomainDeclaration) -> Any:
     """``data`` (a Dataset whose categories are labels, e.g. a bundled sample) recoded by ``decl``: its
     declared attributes in the declared order, every declared category, records outside dropped, clamped or
     put in the catch-all as declared (their number is not reported)."""
-    from dpviz.marginals.domain import Dataset
-
     if data.categories is None:
         raise InputError(f"{decl.origin}: the data has no category labels to match the declaration against")
     position = {a: k for k, a in enumerate(data.domain.attrs)}
@@ -382,7 +380,7 @@ def template(data: Any, source: str = "the data") -> dict[str, Any]:
     """A declaration template read from ``data`` (a Dataset from :func:`dpviz.marginals.data.read_table`):
     every category that occurs, and the data-derived bin edges of binned numbers. Not private: a curator
     reviews it (adds every public value, removes what is not public) before a release uses it."""
-    missing_label, _ = _missing_tokens()
+    missing_label = MISSING
     attrs = []
     edges = data.edges or (None,) * data.domain.d
     for k, name in enumerate(data.domain.attrs):
