@@ -256,3 +256,19 @@ def test_source_labels_never_name_a_server_path():
     assert session.source_label(("upload", "x.csv", "ab12")) == "upload:x.csv"
     assert session.source_label(("synthetic", "balanced", 1000)) == "synthetic:balanced,1000"
     assert session.identity_key(("upload", "x.csv", "ab12", ("a",), 10, "quantile")) == ("upload", "x.csv", "ab12")
+
+
+def test_page_draw_output_is_recorded_as_a_label_not_a_server_path(tmp_path):
+    """A page's download is no file on the server: the ledger keeps its label as given, never resolved
+    against the server's working directory."""
+    from dpviz.ledger.accounts import Charge
+    from dpviz.ledger.identity import DatasetId
+    from dpviz.ledger.store import open_ledger
+    from dpviz.core.noise import Noise
+
+    ds = DatasetId("0" * 64, "stream", "sample:flights", "counts")
+    with open_ledger(tmp_path / "l.sqlite3", create=True) as led:
+        led.charge(ds, Charge.of_noise(Noise.laplace(1.0, discrete=True)), mechanism="fenwick", source="sample:flights",
+                   output="dashboard download flights.stream-release.csv")
+        rows = led._con.execute("SELECT output FROM releases").fetchall()
+    assert [tuple(r) for r in rows] == [("dashboard download flights.stream-release.csv",)]

@@ -162,7 +162,7 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
     cost = Charge.of_noise(noise)
     with open_ledger(where.path, create=where.explicit) as led:
         try:
-            receipt = led.charge(ds, cost, mechanism=mechanism, source=str(source), output=args.output)
+            receipt = led.charge(ds, cost, mechanism=mechanism, source=str(source), output=Path(args.output))
         except BudgetExceeded as exc:
             print(f"dpviz: error: ledger {where.path}: {exc}", file=sys.stderr, flush=True)
             raise SystemExit(EXIT_BUDGET) from None

@@ -101,6 +101,14 @@ CREATE INDEX releases_dataset ON releases(dataset);
 _TABLES = {"datasets", "releases"}
 
 
+def _output_label(output: str | Path) -> str:
+    """What a release row says it wrote: a file path (resolved), or a label as given (a page's download,
+    ``dashboard download NAME``, is no file on the server)."""
+    if isinstance(output, Path):
+        return str(output.resolve())
+    return output
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
@@ -422,7 +430,7 @@ class Ledger:
                 "delta, rho, charge_epsilon, charge_rho, output, status, pid, dpviz_version) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'charged', ?, ?)",
                 (ds.sha256, _now(), ds.capability, str(source), mechanism, charge.family, charge.accounting,
-                 stated.epsilon, stated.delta, stated.rho, charge.epsilon, charge.rho, str(Path(output).resolve()),
+                 stated.epsilon, stated.delta, stated.rho, charge.epsilon, charge.rho, _output_label(output),
                  os.getpid(), dpviz.__version__))
             release_id = int(cur.lastrowid)
         return Receipt(release_id, ds, charge, spent.plus(charge), budget, self.path)
