@@ -30,7 +30,7 @@ from dpviz.core import cliargs
 from dpviz.core.noise import FAMILIES
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.stream.fenwick import MAX_STEPS, check_steps, strategy_nnz
-from dpviz.stream.io import CAPS_HELP, MAX_BYTES
+from dpviz.stream.io import CAPS_HELP, MAX_BYTES, MAX_LINE_BYTES
 from dpviz.stream.strategies import LABELS, MECHANISM_NAMES
 
 CAP = "stream"
@@ -50,7 +50,7 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     subs = stream.add_subparsers(dest="stream_command", required=True)
     samples = ",".join(s.name for s in cap.samples)
     source_help = (f"CSV with a header and a count column (optional timestamp column), or sample:{{{samples}}}; "
-                   f"{CAPS_HELP} (--max-steps, --max-bytes)")
+                   f"{CAPS_HELP} (--max-steps, --max-bytes, --max-line-bytes)")
 
     s = subs.add_parser("simulate", help="simulation (seeded, truth shown) — not a private release",
                         description="Simulate one or several mechanisms on one seed: continuous noise, the true "
@@ -127,6 +127,9 @@ def _column_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-column", help="name of the timestamp column (CSV input)")
     p.add_argument("--max-bytes", type=_cap, default=MAX_BYTES,
                    help=f"cap on the size of the input file (default {MAX_BYTES:,} bytes), checked before reading")
+    p.add_argument("--max-line-bytes", type=_cap, default=MAX_LINE_BYTES,
+                   help=f"cap on the length of a line, the header included (default {MAX_LINE_BYTES:,} bytes), "
+                        "checked while reading")
 
 
 def _default_family(mechanisms: str) -> str:
@@ -151,7 +154,7 @@ def _load(args: argparse.Namespace, per_step: int):
     if args.horizon is not None:
         check_steps(args.horizon, args.max_steps, per_step=per_step)
     data = load_source(args.input, count_column=args.count_column, time_column=args.time_column,
-                       max_steps=args.max_steps, max_bytes=args.max_bytes)
+                       max_steps=args.max_steps, max_bytes=args.max_bytes, max_line_bytes=args.max_line_bytes)
     n = check_steps(len(data) if args.horizon is None else args.horizon, args.max_steps, per_step=per_step)
     return data, n
 

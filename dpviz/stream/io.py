@@ -13,7 +13,14 @@ arguments raise the caps), all checked before the work they guard:
 * :data:`~dpviz.stream.fenwick.MAX_STEPS` — the rows: data lines are counted while the file is read in
   4 MiB chunks, before anything is parsed (and the rows exactly after parsing);
 * :data:`~dpviz.stream.fenwick.MAX_COUNT` per step and :data:`~dpviz.stream.fenwick.MAX_TOTAL` for the
-  running total (exact comparisons: :func:`dpviz.stream.fenwick.bound_violation`).
+  running total (exact comparisons: :func:`dpviz.stream.fenwick.bound_violation`);
+* :data:`MAX_LINE_BYTES` on every line, the header included (``--max-line-bytes``), checked on each chunk
+  while reading: a file of one huge line (a million columns) is refused after its first chunk, in
+  bounded memory, before anything is parsed.
+
+Only the count and time columns are parsed into values (other columns are tokenised and checked for
+their number of fields, never materialised), so the work is linear in the file whatever its number of
+columns. Messages quote at most :data:`SHOWN` characters of a value or of the header.
 
 A NUL byte, a UTF-16 file and a header that is only byte-order marks are refused with a message; any
 number of UTF-8 byte-order marks before the header is dropped.
@@ -21,6 +28,7 @@ number of UTF-8 byte-order marks before the header is dropped.
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 import re
@@ -38,20 +46,25 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["StreamData", "read_stream_csv", "load_source", "load_flights_sample", "load_bike_sample",
-           "MAX_BYTES", "MAX_STEPS", "MAX_COUNT", "MAX_TOTAL", "COUNT_NAMES", "TIME_NAMES", "CAPS_HELP"]
+           "MAX_BYTES", "MAX_STEPS", "MAX_COUNT", "MAX_TOTAL", "MAX_LINE_BYTES", "COUNT_NAMES", "TIME_NAMES",
+           "CAPS_HELP"]
 
 MAX_BYTES = 100_000_000
 """Default cap on the size of a stream file or upload in bytes (the server's upload limit is 100 MB too)."""
+MAX_LINE_BYTES = 65_536
+"""Default cap on the length of a line (the header included), in bytes: a stream CSV has a count column
+and perhaps a timestamp and a few more."""
+SHOWN = 60
+"""At most this many characters of a value or of a header are quoted in a message."""
 COUNT_NAMES = ("count", "counts", "value", "n")
 TIME_NAMES = ("timestamp", "date", "time", "datetime", "period")
-CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} MB, counts at most {MAX_COUNT:,} "
-             "per step and a running total below 2^53")
+CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} MB, lines of at most "
+             f"{MAX_LINE_BYTES:,} bytes, counts at most {MAX_COUNT:,} per step and a running total below 2^53")
 """The caps and bounds in one phrase, for ``--help`` and the page."""
 
 _CHUNK = 1 << 22
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _BREAK = re.compile(r"\r\n|\r|\n")
 _ZONE = r"(Z|[+-]\d\d:?\d\d|\b[A-Z]{3,4})$"
 """A time-zone suffix of a timestamp (``Z``, ``+01:00``, ``UTC``), for the message on mixed zones."""
@@ -85,6 +98,47 @@ def _too_big(label: str, size: str, max_bytes: int) -> InputError:
     return InputError(f"{label} is {size} bytes, above the size cap; " + _cap_hint("--max-bytes", max_bytes, "bytes"))
 
 
+def _short(value: object, limit: int = SHOWN) -> str:
+    """``repr`` of a value cut to ``limit`` characters (a message stays one readable line)."""
+    text = str(value)
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+
+
+def _names(header: list[str], limit: int = 10) -> str:
+    """The first ``limit`` column names, each cut (for messages)."""
+    shown = ", ".join(_short(h, 30) for h in header[:limit])
+    return f"[{shown}" + (f", ... ({len(header):,} columns)]" if len(header) > limit else "]")
+
+
+def _line_of(buf: bytes | bytearray, pos: int) -> int:
+    """The 1-based line (``\n``, ``\r\n`` or ``\r`` ends) holding byte ``pos``. Error path only."""
+    head = bytes(buf[:pos])
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+def _long_line(chunk: bytes, carry: int, max_line_bytes: int) -> tuple[int | None, int]:
+    """(offset in ``chunk`` where a line longer than the cap starts, or -1 when it started before the
+    chunk, or None; the length of the unfinished last line). ``carry``: bytes of the line the chunk
+    continues. Vectorised: the positions of the line breaks."""
+    a = np.frombuffer(chunk, np.uint8)
+    breaks = np.flatnonzero((a == 10) | (a == 13))
+    if not breaks.size:
+        return (-1 if carry + a.size > max_line_bytes else None), carry + a.size
+    if carry + int(breaks[0]) > max_line_bytes:
+        return -1, 0
+    long = np.flatnonzero(np.diff(breaks) - 1 > max_line_bytes)
+    if long.size:
+        return int(breaks[long[0]]) + 1, 0
+    tail = a.size - int(breaks[-1]) - 1
+    return (int(breaks[-1]) + 1 if tail > max_line_bytes else None), tail
+
+
+def _line_too_long(label: str, line: int, max_line_bytes: int) -> InputError:
+    return InputError(f"{label}: line {line:,} is longer than {max_line_bytes:,} bytes, the line cap (MAX_LINE_BYTES; "
+                      "checked while reading): a stream CSV has a count column and a few more; raise the cap with "
+                      "the CLI flag --max-line-bytes N (Python: read_stream_csv(..., max_line_bytes=N))")
+
+
 def _source_chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str]:
     """(raw chunks, label for messages); a path's or a buffer's size is checked before anything is read."""
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -93,10 +147,9 @@ def _source_chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str
             raise _too_big("CSV: the upload", f"{view.nbytes:,}", max_bytes)
         return (bytes(view[i:i + _CHUNK]) for i in range(0, view.nbytes, _CHUNK)), "CSV"
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise InputError(f"CSV: {str(source)!r} is " + ("a folder; expected a file" if path.is_dir()
-                                                             else "not a file that exists"))
+        from dpviz.core.inputs import require_regular_file
+
+        path = require_regular_file(source, "CSV")  # a FIFO or a device: refused before it is opened
         size = path.stat().st_size
         if size > max_bytes:
             raise _too_big(f"CSV: {path.name!r}", f"{size:,}", max_bytes)
@@ -116,13 +169,14 @@ def _source_chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str
     raise InputError(f"CSV: expected a file path, bytes or a file object, got {type(source).__name__}")
 
 
-def _read_capped(source: object, max_bytes: int, max_steps: int) -> tuple[bytes, str]:
-    """The raw bytes, read in chunks: stops at more than ``max_bytes`` bytes or more than ``max_steps``
+def _read_capped(source: object, max_bytes: int, max_steps: int,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> tuple[bytes, str]:
+    """The raw bytes, read in chunks: stops at more than ``max_bytes`` bytes, more than ``max_steps``
     data lines (line breaks not part of a blank line, plus one per chunk for a blank line cut by a
-    chunk boundary), and at a NUL byte, all before anything is parsed."""
+    chunk boundary), a line longer than ``max_line_bytes`` and a NUL byte, all before anything is parsed."""
     chunks, label = _source_chunks(source, max_bytes)
     out = bytearray()
-    lines = 0
+    lines = carry = 0
     for k, chunk in enumerate(chunks):
         if len(out) + len(chunk) > max_bytes:
             raise _too_big(f"{label}: the file", f"more than {max_bytes:,}", max_bytes)
@@ -133,6 +187,11 @@ def _read_capped(source: object, max_bytes: int, max_steps: int) -> tuple[bytes,
             at = out.count(b"\n") + chunk.count(b"\n", 0, nul) + 1
             raise InputError(f"{label}: line {at} contains a NUL byte (\\0): a CSV is plain text; is this a binary, "
                              "UTF-16 or damaged file? Save it as a UTF-8 CSV")
+        long, carry_next = _long_line(chunk, carry, max_line_bytes)
+        if long is not None:
+            start = len(out) - carry if long < 0 else len(out) + long
+            raise _line_too_long(label, _line_of(out + chunk[:max(long, 0)], start), max_line_bytes)
+        carry = carry_next
         out += chunk
         lines += chunk.count(b"\n") - chunk.count(b"\n\n") - chunk.count(b"\n\r\n")
         if lines > max_steps + 1 + k:  # + the header, + a blank line cut by each chunk boundary
@@ -166,7 +225,7 @@ def _line_numbers(text: str, rows: int) -> np.ndarray:
 def _where(lines: np.ndarray, r: int, column: str) -> str:
     """``row r (line L), column 'name'`` for data row ``r`` (0-based)."""
     line = int(lines[r + 1]) if r + 1 < lines.size else r + 2
-    return f"row {r + 1} (line {line}), column {column!r}"
+    return f"row {r + 1} (line {line}), column {_short(column, 30)}"
 
 
 def read_stream_csv(
@@ -176,51 +235,47 @@ def read_stream_csv(
     time_column: str | None = None,
     max_steps: int = MAX_STEPS,
     max_bytes: int = MAX_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> StreamData:
     """Parse a CSV with a header. The count column is ``count_column`` or one named count/counts/value/n,
     or the only column; the time column is ``time_column`` or one named timestamp/date/time/...
 
     ``source`` is a path, the file's bytes, or a binary file object. Caps: see the module docstring.
     """
-    for name, cap in (("max_steps", max_steps), ("max_bytes", max_bytes)):
+    for name, cap in (("max_steps", max_steps), ("max_bytes", max_bytes), ("max_line_bytes", max_line_bytes)):
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise InputError(f"{name}: expected a positive integer, got {cap!r}")
-    raw, label = _read_capped(source, max_bytes, max_steps)
+    raw, label = _read_capped(source, max_bytes, max_steps, max_line_bytes)
     text = _text(raw)
+    header = _header(text, label)
+    if not any(header):
+        raise InputError(f"{label}: the header (line 1) is empty; expected column names such as 'count'")
+    _check_fields(raw, text, len(header), label)
+    tcol = _pick(header, time_column, TIME_NAMES, "time column", label)
+    ccol = _pick(header, count_column, COUNT_NAMES, "count column", label)
+    if ccol is None:
+        rest = [i for i in range(len(header)) if i != tcol]
+        if len(rest) != 1:
+            raise InputError(f"{label}: cannot tell which column holds the counts among {_names(header)}; name it "
+                             "'count' or pass the count column (--count-column)")
+        ccol = rest[0]
+    if ccol == tcol:
+        raise InputError(f"{label}: the count column and the time column are both {_short(header[ccol])}")
     import pandas as pd  # after the caps (a refusal costs no import), and not at module level (fast CLI start)
 
-    try:
+    try:  # only the columns used become values: linear whatever the number of columns
         df = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False,
-                         skipinitialspace=True, engine="c")
+                         skipinitialspace=True, engine="c", usecols=sorted({ccol} | ({tcol} - {None})))
     except pd.errors.EmptyDataError:
         raise InputError(f"{label}: the file is empty; expected a header and at least one row of counts") from None
     except pd.errors.ParserError as exc:
-        msg = str(exc).strip()
-        m = _RAGGED.search(msg)
-        if m:
-            want, line, saw = (int(g) for g in m.groups())
-            raise InputError(f"{label}: line {line} has {saw} fields but the header has {want}; a row may not "
-                             "have more fields than the header (quote a value that contains a comma)") from None
-        raise InputError(f"{label}: cannot parse the file ({msg.splitlines()[0]})") from None
-    header = [str(c).strip() for c in df.iloc[0]]
-    if not any(header):
-        raise InputError(f"{label}: the header (line 1) is empty; expected column names such as 'count'")
+        raise InputError(f"{label}: cannot parse the file ({_short(str(exc).strip().splitlines()[0], 200)})") from None
     rows = len(df) - 1
     if rows == 0:
         raise InputError(f"{label}: no data rows; expected at least one row of counts after the header")
     if rows > max_steps:
         raise _too_long(label, f"{rows:,}", max_steps)
     data = df.iloc[1:].reset_index(drop=True)
-    tcol = _pick(header, time_column, TIME_NAMES, "time column", label)
-    ccol = _pick(header, count_column, COUNT_NAMES, "count column", label)
-    if ccol is None:
-        rest = [i for i in range(len(header)) if i != tcol]
-        if len(rest) != 1:
-            raise InputError(f"{label}: cannot tell which column holds the counts among {header}; name it 'count' "
-                             "or pass the count column (--count-column)")
-        ccol = rest[0]
-    if ccol == tcol:
-        raise InputError(f"{label}: the count column and the time column are both {header[ccol]!r}")
 
     def lines() -> np.ndarray:
         return _line_numbers(text, rows)
@@ -231,6 +286,62 @@ def read_stream_csv(
                       time_column=None if tcol is None else header[tcol])
 
 
+_LINE = re.compile(r"([^\r\n]*)(?:\r\n|\r|\n|$)")
+_FIELD_BLOCK = 1 << 22
+
+
+def _header(text: str, label: str) -> list[str]:
+    """The fields of the first non-blank line, stripped (the CSV module, quoting understood)."""
+    for m in _LINE.finditer(text):
+        line = m.group(1)
+        if line.strip(" \t"):
+            return [f.strip() for f in next(csv.reader([line], skipinitialspace=True))]
+        if m.end() >= len(text):
+            break
+    raise InputError(f"{label}: the file is empty; expected a header and at least one row of counts")
+
+
+def _check_fields(raw: bytes, text: str, want: int, label: str) -> None:
+    """Refuse the first row with more fields than the header (a value shifted out of its column), naming
+    its line. Without quotes: commas counted per line on the bytes, vectorised, block by block; with
+    quotes: the CSV module counts the fields of each row."""
+    found = _widest_unquoted(raw, want) if b'"' not in raw else _widest_quoted(text, want)
+    if found is not None:
+        line, saw = found
+        raise InputError(f"{label}: line {line} has {saw} fields but the header has {want}; a row may not "
+                         "have more fields than the header (quote a value that contains a comma)")
+
+
+def _widest_unquoted(raw: bytes, want: int) -> tuple[int, int] | None:
+    a = np.frombuffer(raw, np.uint8)
+    carry = start = 0  # commas of the unfinished line, and where it starts
+    for s in range(0, a.size, _FIELD_BLOCK):
+        b = a[s:s + _FIELD_BLOCK]
+        breaks = np.flatnonzero((b == 10) | (b == 13))
+        per = np.bincount(np.searchsorted(breaks, np.flatnonzero(b == 44)), minlength=breaks.size + 1)
+        per[0] += carry
+        over = np.flatnonzero(per[:-1] >= want)
+        if over.size:
+            k = int(over[0])
+            at = start if k == 0 else s + int(breaks[k - 1]) + 1
+            return _line_of(raw, at), int(per[k]) + 1
+        if breaks.size:
+            start = s + int(breaks[-1]) + 1
+        carry = int(per[-1])
+    return (_line_of(raw, start), carry + 1) if carry >= want else None
+
+
+def _widest_quoted(text: str, want: int) -> tuple[int, int] | None:
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+    try:
+        for row in reader:
+            if len(row) > want:
+                return reader.line_num, len(row)
+    except csv.Error:  # e.g. a quote left open: the parser below says so
+        return None
+    return None
+
+
 def _pick(header: list[str], given: str | None, names: tuple[str, ...], what: str, label: str) -> int | None:
     """Index of the column named ``given`` (exact, else case-insensitive), else of the first usual name."""
     folded = [h.lower() for h in header]
@@ -238,13 +349,13 @@ def _pick(header: list[str], given: str | None, names: tuple[str, ...], what: st
         hits = [i for i, h in enumerate(header) if h == given] or \
                [i for i, h in enumerate(folded) if h == str(given).strip().lower()]
         if not hits:
-            raise InputError(f"{label}: {what} {given!r} not found; columns are {header}")
+            raise InputError(f"{label}: {what} {_short(given)} not found; columns are {_names(header)}")
     else:
         hits = next(([i for i, h in enumerate(folded) if h == name] for name in names if name in folded), [])
         if not hits:
             return None
     if len(hits) > 1:
-        raise InputError(f"{label}: the {what} {header[hits[0]]!r} appears {len(hits)} times in the header; "
+        raise InputError(f"{label}: the {what} {_short(header[hits[0]])} appears {len(hits)} times in the header; "
                          "column names must be unique")
     return hits[0]
 
@@ -258,8 +369,8 @@ def _counts(col: pd.Series, name: str, lines) -> np.ndarray:
     if bad.size:
         r = int(bad[0])
         shown = text.iloc[r]
-        what = ("is empty" if shown == "" else f"{shown} is negative" if values[r] < 0
-                else f"{shown!r} is not a finite number")
+        what = ("is empty" if shown == "" else f"{shown[:SHOWN]} is negative" if values[r] < 0
+                else f"{_short(shown)} is not a finite number")
         raise InputError(f"{_where(lines(), r, name)}: {what}; expected a non-negative count")
     over = bound_violation(values)
     if over is not None:
@@ -277,17 +388,17 @@ def _timestamps(col: pd.Series, name: str, lines) -> np.ndarray:
     except (ValueError, OverflowError):  # pandas refuses a column that mixes time zones
         zone = text.str.extract(_ZONE, expand=False).fillna("")
         r = int(np.argmax((zone != zone.iloc[0]).to_numpy()))
-        raise InputError(f"{_where(lines(), r, name)}: {text.iloc[r]!r} has another time zone than row 1 "
-                         f"({text.iloc[0]!r}); give every timestamp the same time zone, or none") from None
+        raise InputError(f"{_where(lines(), r, name)}: {_short(text.iloc[r])} has another time zone than row 1 "
+                         f"({_short(text.iloc[0])}); give every timestamp the same time zone, or none") from None
     bad = stamps.isna().to_numpy() | text.str.lower().isin(_RELATIVE).to_numpy()
     if bad.any():
         r = int(np.argmax(bad))
-        raise InputError(f"{_where(lines(), r, name)}: {text.iloc[r]!r} is not a date/time")
+        raise InputError(f"{_where(lines(), r, name)}: {_short(text.iloc[r])} is not a date/time")
     if isinstance(stamps.dtype, pd.DatetimeTZDtype):
         stamps = stamps.dt.tz_localize(None)  # the local wall-clock times as written
     out = stamps.to_numpy()
     if out.dtype.kind != "M":  # pragma: no cover - pandas returns datetime64 or raised above
-        raise InputError(f"column {name!r}: cannot read the timestamps as one kind of date/time")
+        raise InputError(f"column {_short(name)}: cannot read the timestamps as one kind of date/time")
     return out
 
 
@@ -315,7 +426,8 @@ def load_bike_sample() -> StreamData:
 
 
 def load_source(source: str | Path, *, count_column: str | None = None, time_column: str | None = None,
-                max_steps: int = MAX_STEPS, max_bytes: int = MAX_BYTES) -> StreamData:
+                max_steps: int = MAX_STEPS, max_bytes: int = MAX_BYTES,
+                max_line_bytes: int = MAX_LINE_BYTES) -> StreamData:
     """``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`) or a CSV path, under the same caps.
 
     A bundled sample has fixed columns: a ``count_column`` / ``time_column`` that is not one of them is
@@ -324,13 +436,14 @@ def load_source(source: str | Path, *, count_column: str | None = None, time_col
     from dpviz.core.registry import load_source as _load_source
 
     data = _load_source("stream", source, lambda p: read_stream_csv(
-        p, count_column=count_column, time_column=time_column, max_steps=max_steps, max_bytes=max_bytes))
+        p, count_column=count_column, time_column=time_column, max_steps=max_steps, max_bytes=max_bytes,
+        max_line_bytes=max_line_bytes))
     if str(source).startswith(SAMPLE_PREFIX):
         columns = [c for c in (data.time_column, data.count_column) if c is not None]
         for flag, given, actual in (("--count-column", count_column, data.count_column),
                                     ("--time-column", time_column, data.time_column)):
             if given is not None and str(given).strip().lower() != str(actual).lower():
-                raise InputError(f"{flag} {given!r}: {source} has the columns {', '.join(columns)}; the option "
+                raise InputError(f"{flag} {_short(given)}: {source} has the columns {', '.join(columns)}; the option "
                                  "names a column of a CSV file (leave it out for a bundled sample)")
         if len(data) > max_steps:
             raise _too_long(str(source), f"{len(data):,}", max_steps)
