@@ -58,7 +58,8 @@ def register(groups) -> argparse.ArgumentParser:
     """Add the ``marginals`` command group to the top-level sub-parsers."""
     m = groups.add_parser("marginals", help=capability(CAP).cli_help,
                           description="Marginal tables of categorical data: simulate (not private), release "
-                                      "(discrete noise, OS CSPRNG) and reconstruct (post-processing).",
+                                      "(discrete noise, OS CSPRNG, on a declared --domain), reconstruct "
+                                      "(post-processing) and describe-structure (a domain template from the data).",
                           epilog=f"Unit of privacy: {UNIT}.")
     sub = m.add_subparsers(dest="marginals_command", required=True, parser_class=type(m))
 
