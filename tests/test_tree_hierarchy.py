@@ -272,3 +272,14 @@ def test_release_help_says_the_parent_column_is_ignored():
                          text=True, check=True, env={**os.environ, "COLUMNS": "200"}).stdout
     flat = " ".join(out.split())
     assert "--hierarchy FILE" in flat and "parent column is ignored" in flat and "--structure-from-data" in flat
+
+
+def test_a_template_keeps_formula_like_ids_as_they_are_so_that_they_join(cli, tmp_path):
+    """Release CSVs escape ``=...`` cells for spreadsheets; a declaration template is read back by dpviz, so its
+    ids stay exact (else the node would silently count 0)."""
+    src = _write(tmp_path, "t.csv", b"node,parent,count\nr,,\n=1+1,r,3\nb,r,4\n")
+    hier = tmp_path / "h.csv"
+    assert cli("tree", "describe-structure", src, "--output", hier).returncode == 0
+    assert hier.read_text().splitlines()[2] == "=1+1,r"
+    data = join_counts(read_hierarchy(hier), read_counts(src))
+    assert data.v[0] == 7 and sorted(data.x.tolist()) == [3, 4]

@@ -301,7 +301,9 @@ def _release(args: argparse.Namespace) -> int:
 def _describe_structure(args: argparse.Namespace) -> int:
     _output(args)
     data = _load(args)
-    write_tree_csv(describe_structure(data), args.output, inputs=_inputs(args))
+    # ids as they are (no formula escaping): the template is read back as a declaration, and an escaped
+    # id would no longer match its counts
+    write_tree_csv(describe_structure(data), args.output, inputs=_inputs(args), raw_text=True)
     print(DESCRIBE_NOTICE)
     print(f"wrote the hierarchy of {data.name} ({data.tree.n:,} nodes, node,parent) to {args.output}: pass it "
           f"as `tree release DATA --hierarchy {args.output}` once reviewed")
