@@ -125,7 +125,8 @@ def test_the_bound_in_core_is_exact_and_covers_every_budget_kind():
     from dpviz.core.noise import Noise, check_release_budget, check_simulation_budget, vanishing_noise_warning
     from dpviz.errors import InputError
 
-    ok = [Budget.pure(30), Budget.approx(30, 1e-6), Budget.zcdp(450), Noise.laplace(1e-9, discrete=True)]
+    ok = [Budget.pure(30), Budget.approx(30, 1e-6), Budget.zcdp(450), Noise.laplace(1e-6, discrete=True),
+          Budget.zcdp(5e-13)]
     too_much = [Budget.pure(30.000001), Budget.approx(31, 1e-6), Budget.zcdp(450.1), Noise.gaussian(1e5)]
     for b in ok:
         assert check_release_budget(b) is b and vanishing_noise_warning(b) is None
@@ -136,6 +137,10 @@ def test_the_bound_in_core_is_exact_and_covers_every_budget_kind():
         assert check_simulation_budget(b) is b
     with pytest.raises(InputError, match="MAX_SIMULATION_EPSILON = 1e\\+06"):
         check_simulation_budget(Budget.pure(1.1e6))
+    for low in (Budget.pure(0.99e-6), Budget.approx(1e-300, 1e-6), Budget.zcdp(4.9e-13), Noise.laplace(1e-9)):
+        for check in (check_release_budget, check_simulation_budget):
+            with pytest.raises(InputError, match="is below MIN_(EPSILON|RHO)"):
+                check(low)
     with pytest.raises(InputError, match="MAX_RELEASE_EPSILON"):  # the metadata of every release checks it too
         release_metadata("graph", Noise.laplace(1e300, discrete=True), seeded=False, sensitivity=1.0)
 

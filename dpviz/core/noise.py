@@ -37,7 +37,7 @@ Family = Literal["laplace", "gaussian"]
 FAMILIES: tuple[Family, ...] = ("laplace", "gaussian")
 
 __all__ = ["FAMILIES", "Family", "Noise", "MAX_RELEASE_EPSILON", "MAX_RELEASE_RHO", "MAX_SIMULATION_EPSILON",
-           "MAX_SIMULATION_RHO", "check_release_budget", "check_simulation_budget", "vanishing_noise_warning"]
+           "MAX_SIMULATION_RHO", "MIN_EPSILON", "MIN_RHO", "check_release_budget", "check_simulation_budget", "vanishing_noise_warning"]
 
 MAX_RELEASE_EPSILON = 30.0
 """The largest total ε a release accepts (pure ε, or the ε of an (ε, δ) budget). Why 30: it is above every
@@ -55,6 +55,12 @@ millionth of the sensitivity, already nothing to see; far above it the variances
 finally underflow to 0 (``--epsilon 1e300``), which the estimators (GMC, least squares) cannot take."""
 MAX_SIMULATION_RHO = MAX_SIMULATION_EPSILON**2 / 2
 """The largest ρ a simulation accepts (5·10¹¹, the ρ that ε = 10⁶ implies)."""
+MIN_EPSILON = 1.0 / MAX_SIMULATION_EPSILON
+"""The smallest ε any command accepts (simulate, release, sweep, plan, audit): 10⁻⁶. Below it the noise scale
+(∝ 1/ε) is above 10⁶ per unit of sensitivity, the output is noise alone, and variances ∝ 1/ε² overflow towards
+inf (``--epsilon 1e-300``) with RuntimeWarnings in the estimators."""
+MIN_RHO = MIN_EPSILON**2 / 2
+"""The smallest ρ any command accepts (5·10⁻¹³, the ρ of ε = 10⁻⁶)."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,18 @@ def _above_bound(budget: Budget | Noise, max_eps: float, max_rho: float, names: 
     return None
 
 
+def _below_bound(budget: Budget | Noise) -> str | None:
+    """What in ``budget`` is below (:data:`MIN_EPSILON`, :data:`MIN_RHO`) (None if nothing)."""
+    b = budget.budget if isinstance(budget, Noise) else budget
+    if b.epsilon is not None and b.epsilon < MIN_EPSILON:
+        return (f"ε = {b.epsilon:g} is below MIN_EPSILON = {MIN_EPSILON:g}: the noise (scale ∝ 1/ε) would drown "
+                f"everything; use ε from {MIN_EPSILON:g} to {float(MAX_SIMULATION_EPSILON):g}")
+    if b.kind == "zcdp" and b.rho < MIN_RHO:
+        return (f"ρ = {b.rho:g} is below MIN_RHO = {MIN_RHO:g} (= {MIN_EPSILON:g}²/2): the noise would drown "
+                "everything")
+    return None
+
+
 def _above_release_bound(budget: Budget | Noise) -> str | None:
     return _above_bound(budget, float(MAX_RELEASE_EPSILON), float(MAX_RELEASE_RHO))
 
@@ -218,6 +236,9 @@ def _above_release_bound(budget: Budget | Noise) -> str | None:
 def check_release_budget(budget: Budget | Noise) -> Budget | Noise:
     """``budget`` unchanged if a release may spend it; InputError if the noise would vanish (ε above
     :data:`MAX_RELEASE_EPSILON`, or ρ above :data:`MAX_RELEASE_RHO`). Every release checks it before any work."""
+    low = _below_bound(budget)
+    if low is not None:
+        raise InputError(f"release refused: {low}")
     problem = _above_release_bound(budget)
     if problem is not None:
         raise InputError(f"release refused: {problem}: the noise would be negligible and the release would publish "
@@ -239,7 +260,10 @@ def vanishing_noise_warning(budget: Budget | Noise) -> str | None:
 
 def check_simulation_budget(budget: Budget | Noise) -> Budget | Noise:
     """``budget`` unchanged unless it is above :data:`MAX_SIMULATION_EPSILON` / :data:`MAX_SIMULATION_RHO`
-    (InputError: the variances would be meaningless or 0)."""
+    (InputError: the variances would be meaningless or 0) or below :data:`MIN_EPSILON` / :data:`MIN_RHO`."""
+    low = _below_bound(budget)
+    if low is not None:
+        raise InputError(low)
     problem = _above_bound(budget, float(MAX_SIMULATION_EPSILON), float(MAX_SIMULATION_RHO), "SIMULATION")
     if problem is not None:
         raise InputError(f"{problem}: the noise variances (∝ 1/ε²) would be meaningless or underflow to 0; a "

@@ -35,7 +35,7 @@ import numpy as np
 from dpviz import ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
-from dpviz.core.noise import MAX_SIMULATION_EPSILON
+from dpviz.core.noise import MIN_EPSILON as _MIN_EPSILON
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source, source_stem
 from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STRUCTURE_FROM_DATA_NOTICE,
                                   add_structure_from_data_arg, missing_declaration)
@@ -45,10 +45,8 @@ CAP = "graph"
 ALL = "all"
 SPLIT_METHODS = ("drf", "drf-dp")
 """Methods that take ``--budget-split`` (ε_D^d : ε_D^c : ε_R), passed on as ``split=(a, b, c)``."""
-MIN_EPSILON = 1.0 / MAX_SIMULATION_EPSILON
-"""The smallest ε ``graph simulate`` and ``graph release`` take (10⁻⁶, the reciprocal of
-:data:`dpviz.core.noise.MAX_SIMULATION_EPSILON`): far below it the noise scales of the sub-budgets
-(ε split over up to hundreds of steps) leave the discrete samplers' range and the variances overflow."""
+MIN_EPSILON = _MIN_EPSILON
+"""The smallest ε ``graph simulate`` and ``graph release`` take: :data:`dpviz.core.noise.MIN_EPSILON`."""
 
 
 def _methods() -> dict[str, str]:

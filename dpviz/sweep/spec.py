@@ -23,6 +23,7 @@ import numpy as np
 from dpviz.core.accounting import positive, probability
 from dpviz.core.modes import check_seed, fresh_seed
 from dpviz.errors import InputError
+from dpviz.core.noise import MIN_EPSILON, MIN_RHO
 
 __all__ = ["CAPABILITIES", "DEFAULT_BATCH", "MAX_TRIALS", "MIN_SIMULATION_EPSILON", "MIN_SIMULATION_RHO", "SweepSpec",
            "Task", "parse_epsilons", "plan_tasks", "simulation_epsilon", "simulation_rho", "trial_seed"]
@@ -32,12 +33,10 @@ DEFAULT_BATCH = 25
 """Trials per task when the spec gives none: enough work per task (~0.1–1 s on the bundled data) to
 amortise Dask's few milliseconds of scheduling overhead, small enough to keep both workers busy."""
 MAX_TRIALS = 1_000_000
-MIN_SIMULATION_EPSILON = 1e-6
-"""The smallest ε a sweep, an audit or a plan accepts (the mirror of
-:data:`dpviz.core.noise.MAX_SIMULATION_EPSILON` = 10⁶): at ε = 10⁻⁶ the noise is already a million times the
-sensitivity; far below it the variances ∝ 1/ε² overflow to inf (ε = 1e-300) and the estimators fail."""
-MIN_SIMULATION_RHO = MIN_SIMULATION_EPSILON**2 / 2
-"""The smallest ρ accepted (5·10⁻¹³, the ρ that ε = 10⁻⁶ implies)."""
+MIN_SIMULATION_EPSILON = MIN_EPSILON
+"""The smallest ε a sweep, an audit or a plan accepts: :data:`dpviz.core.noise.MIN_EPSILON`, as simulate."""
+MIN_SIMULATION_RHO = MIN_RHO
+"""The smallest ρ accepted: :data:`dpviz.core.noise.MIN_RHO`."""
 
 
 def simulation_epsilon(name: str, value: object) -> float:
