@@ -266,7 +266,8 @@ def test_generators_refuse_before_allocating():
 
 # ---- declared hierarchies (issue 17): declaration errors name the line; FIFOs are refused at once ----------------
 HIERARCHIES: dict[str, tuple[bytes, str]] = {
-    "duplicate id": (b"node,parent\nr,\na,r\na,r\n", "--hierarchy h.csv: line 4: duplicate node id 'a' (first on line 3)"),
+    "duplicate id": (b"node,parent\nr,\na,r\na,r\n",
+                     "--hierarchy h.csv: line 4: duplicate node id 'a' (first on line 3)"),
     "unknown parent": (b"node,parent\nr,\na,q\n", "--hierarchy h.csv: line 3 (node 'a'): parent 'q' is not a node"),
     "two roots": (b"node,parent\nr,\ns,\na,r\n", "--hierarchy h.csv: several roots: line 2 (node 'r'), line 3"),
     "cycle": (b"node,parent\nr,\na,b\nb,a\n", "--hierarchy h.csv: cycle: 2 node(s) cannot reach the root"),
@@ -281,7 +282,8 @@ HIERARCHIES: dict[str, tuple[bytes, str]] = {
     "empty file": (b"", "is empty"),
     "header only": (b"node,parent\n", "no data rows"),
     "deep json": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    "NUL duplicate ids": (b"node,parent\nr,\na\x00,r\na\x00,r\n", "line 4: duplicate node id 'a\\x00' (first on line 3)"),
+    "NUL duplicate ids": (b"node,parent\nr,\na\x00,r\na\x00,r\n",
+                          "line 4: duplicate node id 'a\\x00' (first on line 3)"),
 }
 
 
@@ -312,7 +314,8 @@ FIFO_COMMANDS = {  # (arguments after `tree`, expected); {fifo} is a named pipe 
                                         "{out}"], "is a FIFO (named pipe)"),
     "release --hierarchy": (["release", "{src}", "--hierarchy", "{fifo}", "--epsilon", "1", "--output", "{out}"],
                             "--hierarchy: {fifo} is a FIFO (named pipe)"),
-    "simulate --hierarchy": (["simulate", "{src}", "--hierarchy", "{fifo}", "--epsilon", "1"], "--hierarchy: {fifo} is"),
+    "simulate --hierarchy": (["simulate", "{src}", "--hierarchy", "{fifo}", "--epsilon", "1"],
+                             "--hierarchy: {fifo} is"),
     "simulate input": (["simulate", "{fifo}", "--epsilon", "1"], "is a FIFO (named pipe)"),
     "describe-structure input": (["describe-structure", "{fifo}", "--output", "{out}"], "is a FIFO (named pipe)"),
     "consistency input": (["consistency", "{fifo}", "--output", "{out}"], "is a FIFO (named pipe)"),

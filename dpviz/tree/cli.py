@@ -29,7 +29,6 @@ from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.registry import load_source as load_any
 from dpviz.core.structure import (
     DESCRIBE_NOTICE,
-    STRUCTURE_FROM_DATA_NOTICE,
     StructureSource,
     add_structure_from_data_arg,
     missing_declaration,
