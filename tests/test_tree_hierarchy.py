@@ -283,3 +283,23 @@ def test_a_template_keeps_formula_like_ids_as_they_are_so_that_they_join(cli, tm
     assert hier.read_text().splitlines()[2] == "=1+1,r"
     data = join_counts(read_hierarchy(hier), read_counts(src))
     assert data.v[0] == 7 and sorted(data.x.tolist()) == [3, 4]
+
+
+def test_a_budget_set_with_the_hierarchy_refuses_the_release_that_uses_it(cli, tmp_path):
+    """`ledger set-budget --hierarchy` names the dataset that `tree release --hierarchy` charges (the counts
+    joined onto the declaration), so the budget binds: a sparse counts file is the same dataset as the full file."""
+    hier, sparse = _write(tmp_path, "h.csv", HIER), _write(tmp_path, "c.csv", SPARSE)
+    full = _write(tmp_path, "full.csv", FULL)
+    led = tmp_path / "l.sqlite3"
+    set_b = cli("ledger", "set-budget", sparse, "--capability", "tree", "--hierarchy", hier, "--epsilon", "1.5",
+                "--ledger", led)
+    assert set_b.returncode == 0, set_b.stderr
+    ok = cli("tree", "release", sparse, "--hierarchy", hier, "--epsilon", "1", "--output", tmp_path / "a.csv",
+             "--ledger", led)
+    assert ok.returncode == 0, ok.stderr
+    # the full file (zeros listed) released on the same declaration is the same dataset: 0.5 is left
+    refused = cli("tree", "release", full, "--hierarchy", hier, "--epsilon", "1", "--output", tmp_path / "b.csv",
+                  "--ledger", led)
+    assert refused.returncode == 3 and not (tmp_path / "b.csv").exists(), refused.stderr
+    bad = cli("ledger", "set-budget", "sample:flights", "--hierarchy", hier, "--epsilon", "1", "--ledger", led)
+    assert bad.returncode == 2 and "only a tree" in bad.stderr

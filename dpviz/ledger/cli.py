@@ -68,6 +68,9 @@ def _data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--count-column", help="stream: name of the count column")
     p.add_argument("--time-column", help="stream: name of the timestamp column")
     p.add_argument("--n-nodes", type=int, default=None, help="graph: vertex count (integer ids 0..N-1)")
+    p.add_argument("--hierarchy", type=Path, default=None, metavar="FILE",
+                   help="tree: the declared hierarchy the release passes (--hierarchy): the dataset is then the "
+                        "counts joined onto it, as `tree release --hierarchy FILE` charges it")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="graph: header line")
     add_ledger_arg(p)
 
@@ -94,7 +97,7 @@ def _identify(args: argparse.Namespace):
         raise InputError(f"DATA {spec!r}: no such file, sample or dataset id")
     header = {"auto": None, "yes": True, "no": False}[args.header]
     data = load_for_ledger(cap, spec, count_column=args.count_column, time_column=args.time_column,
-                           n_nodes=args.n_nodes, header=header)
+                           n_nodes=args.n_nodes, header=header, hierarchy=args.hierarchy)
     return identify(cap, spec, data)
 
 

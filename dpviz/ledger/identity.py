@@ -163,19 +163,30 @@ def sample_capability(spec: str) -> str:
 
 def load_for_ledger(capability_name: str, source: str, *, count_column: str | None = None,
                     time_column: str | None = None, n_nodes: int | None = None,
-                    header: bool | None = None) -> Any:
+                    header: bool | None = None, hierarchy: str | Path | None = None) -> Any:
     """Load ``source`` as the capability's ``release`` command does with these options (marginals
     needs nothing loaded: :func:`canonical_bytes` reads its records). A file that is not a regular file
-    (a FIFO, a device) is refused before it is opened."""
+    (a FIFO, a device) is refused before it is opened. A tree with ``hierarchy`` is its counts joined onto
+    that declaration (:func:`dpviz.tree.hierarchy.join_counts`), the tree ``tree release --hierarchy``
+    charges."""
     capability(capability_name)
     if not str(source).startswith(SAMPLE_PREFIX):
         from dpviz.core.inputs import require_regular_file
 
         require_regular_file(source, "input")
+    if hierarchy is not None and capability_name != "tree":
+        raise InputError("--hierarchy: only a tree has a hierarchy")
     if capability_name == "tree":
         from dpviz.tree.io import load_source
 
-        return load_source(source)
+        if hierarchy is None:
+            return load_source(source)
+        from dpviz.core.inputs import require_regular_file
+        from dpviz.core.registry import load_source as load_any
+        from dpviz.tree.hierarchy import join_counts, read_counts, read_hierarchy
+
+        hier = read_hierarchy(require_regular_file(hierarchy, "--hierarchy"), what="--hierarchy")
+        return join_counts(hier, load_any("tree", source, read_counts))
     if capability_name == "stream":
         from dpviz.stream.io import load_source
 
