@@ -68,6 +68,8 @@ INPUT_SHA256 = {
 }
 
 COUNTY_OUT = "us_county_population_2019.csv"
+COUNTY_HIERARCHY_OUT = "us_county_hierarchy_2019.csv"
+"""The public declaration of sample:county's hierarchy: the level columns of COUNTY_OUT, without the counts."""
 FLIGHTS_OUT = "flights_daily_2001.csv"
 BIKE_OUT = "bike_hourly_2011_2012.csv"
 ADULT_OUT = "adult_census_1994.csv.gz"
@@ -513,6 +515,7 @@ domain files are written with fixed formatting (one-space indent, UTF-8, `\\n` l
 | file | rows | bytes | sha256 |
 |---|---|---|---|
 | `{COUNTY_OUT}` | {_n(county['rows'])} | {_n(size[COUNTY_OUT])} | `{sha[COUNTY_OUT]}` |
+| `{COUNTY_HIERARCHY_OUT}` | {_n(county['rows'])} | {_n(size[COUNTY_HIERARCHY_OUT])} | `{sha[COUNTY_HIERARCHY_OUT]}` |
 | `{FLIGHTS_OUT}` | {_n(flights['rows'])} | {_n(size[FLIGHTS_OUT])} | `{sha[FLIGHTS_OUT]}` |
 | `{BIKE_OUT}` | {_n(bike['rows'])} | {_n(size[BIKE_OUT])} | `{sha[BIKE_OUT]}` |
 | `{ADULT_OUT}` | {_n(adult['rows'])} | {_n(size[ADULT_OUT])} | `{sha[ADULT_OUT]}` |
@@ -521,7 +524,10 @@ domain files are written with fixed formatting (one-space indent, UTF-8, `\\n` l
 | `{TITANIC_DOMAIN_OUT}` | - | {_n(size[TITANIC_DOMAIN_OUT])} | `{sha[TITANIC_DOMAIN_OUT]}` |
 
 Row counts exclude the header line (for `.csv.gz`, of the decompressed CSV); bytes and sha256 are
-those of the file as stored. Loaders: `dpviz.data.samples` (the three `.csv` files) and
+those of the file as stored. `{COUNTY_HIERARCHY_OUT}` is the public declaration of `sample:county`'s
+hierarchy (issue 17): the `region,division,state,county` columns of `{COUNTY_OUT}` without the counts (the
+Census geography is public), used by `python -m dpviz tree release sample:county`
+(`dpviz.tree.hierarchy.declared_county_sample`). Loaders: `dpviz.data.samples` (the three count `.csv` files) and
 `dpviz.marginals.data` (`load_adult_sample`, `load_titanic_sample`: the `.csv.gz` files with their
 `.domain.json`).
 
@@ -752,7 +758,8 @@ def build_all() -> dict[str, bytes]:
     bike, bf = build_bike()
     adult, adult_domain, af = build_adult()
     titanic, titanic_domain, tf = build_titanic()
-    files = {COUNTY_OUT: to_csv_bytes(county), FLIGHTS_OUT: to_csv_bytes(flights), BIKE_OUT: to_csv_bytes(bike),
+    files = {COUNTY_OUT: to_csv_bytes(county),
+             COUNTY_HIERARCHY_OUT: to_csv_bytes(county[["region", "division", "state", "county"]]), FLIGHTS_OUT: to_csv_bytes(flights), BIKE_OUT: to_csv_bytes(bike),
              ADULT_OUT: gzip_bytes(to_csv_bytes(adult)), ADULT_DOMAIN_OUT: json_bytes(adult_domain),
              TITANIC_OUT: gzip_bytes(to_csv_bytes(titanic)), TITANIC_DOMAIN_OUT: json_bytes(titanic_domain)}
     # the graph section comes from tools/extract_graphs.py (Debian python3-graph-tool), built from dpviz/assets/graphs/
