@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Hashable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
@@ -17,6 +18,7 @@ import streamlit as st
 from dpviz.core.modes import RELEASE_NOTICE, fresh_seed, output_name
 from dpviz.core.noise import Noise
 from dpviz.core.registry import Capability
+from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
 from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
 from dpviz.ledger import session
@@ -209,7 +211,9 @@ def _draw(cap: Capability, where: session.PageLedger, ds: DatasetId, noise: Nois
 
 def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
                           run: Callable[[], tuple[pd.DataFrame, dict[str, Any]]], file_stem: str,
-                          source: tuple, data: Any, noise: Noise, mechanism: str) -> None:
+                          source: tuple, data: Any, noise: Noise, mechanism: str,
+                          structure: Structure | None = None, declares: bool = False,
+                          blocked: str | None = None) -> None:
     """The Private release panel: a button that charges the ledger, then draws fresh discrete noise from
     the OS CSPRNG (``run`` must not use a seed or the truth in its output), a preview of the released
     table and its download. Nothing here shows a true value. A release made under other settings is dropped.
@@ -219,11 +223,19 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
     NAME)`` or ``("upload", FILE NAME, digest)``) with content ``data`` (what the page loaded; see
     :func:`dpviz.ledger.session.page_dataset`), at the cost of ``noise`` (the release's
     :class:`~dpviz.core.noise.Noise`), recorded as ``mechanism``. A draw over the dataset's budget is
-    refused (nothing drawn); showing a drawn release again (a rerun, a download) charges nothing."""
-    st.subheader(":material/lock: Private release")
-    st.caption(f"{RELEASE_NOTICE[0].upper() + RELEASE_NOTICE[1:]}. One mechanism: {describe}. "
-               f"Every click draws fresh noise. Unit of privacy: {cap.unit_of_privacy}.")
+    refused (nothing drawn); showing a drawn release again (a rerun, a download) charges nothing.
+
+    ``declares``: the page released on a declared structure and has already written the heading
+    (:func:`release_heading`) and the structure's widgets; ``structure`` None then means nothing may be drawn
+    (the button is disabled, nothing is charged), and ``structure.key`` is part of the settings, so a release
+    drawn under another declaration is not shown again. ``blocked``: a reason the draw is refused before any
+    charge (e.g. the declaration does not fit the data), said by the page already."""
+    if not declares:
+        release_heading(cap, describe)
     slot = f"{cap.name}_private_release"
+    refused = declares and (structure is None or blocked is not None)
+    if declares and structure is not None:
+        settings = (settings, structure.key)
     try:
         where = page_ledger()
         ds = _page_dataset(cap, source, data)
@@ -238,7 +250,9 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
         _session_budget(cap, where, ds)
     status = st.container()
     file_name = output_name(cap.name, "release", file_stem)
-    if st.button("Draw a private release", icon=":material/lock:", key=f"{cap.name}_release_button"):
+    clicked = st.button("Draw a private release", icon=":material/lock:", key=f"{cap.name}_release_button",
+                        disabled=refused)
+    if clicked and not refused:
         ss = st.session_state
         ss.pop(slot, None)  # whatever happens below, an older draw is not shown as this one
         drawn = _draw(cap, where, ds, noise, mechanism, run, file_name)
@@ -250,6 +264,9 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
             _standing(where, ds)
         except InputError as exc:
             st.error(str(exc), icon=":material/error:")
+    if refused:
+        st.caption("Nothing can be drawn until the public structure is declared (see above); nothing was charged.")
+        return
     held = st.session_state.get(slot)
     if held is None or held[0] != settings:
         st.caption("No private release drawn for these settings yet.")
@@ -271,6 +288,102 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
                        file_name=output_name(cap.name, "release", file_stem, "csv.meta.json"),
                        mime="application/json", key=f"{cap.name}_release_meta", icon=":material/description:",
                        on_click="ignore")
+
+
+@dataclass(frozen=True)
+class DeclarationSpec:
+    """What an upload's private release must declare: ``what`` (e.g. "vertex set"), the uploader's
+    ``label``, file ``types``, ``parse(raw, name)`` (InputError naming the line/field on a bad file) and the
+    CLI ``template`` command that writes a declaration to review."""
+
+    what: str
+    label: str
+    types: tuple[str, ...]
+    parse: Callable[[bytes, str], Any]
+    template: str
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The public structure of a page release: ``shipped`` (a bundled sample's declaration), ``declared``
+    (an uploaded declaration, parsed in ``value``), ``generated`` (synthetic data made from public settings)
+    or ``data`` (the opt-out: read from the upload, not private). ``key`` identifies it (a declaration by its
+    bytes) and is part of the panel's settings."""
+
+    kind: Literal["shipped", "declared", "generated", "data"]
+    origin: str
+    value: Any = None
+    key: tuple = ()
+
+    @property
+    def from_data(self) -> bool:
+        return self.kind == "data"
+
+
+def release_heading(cap: Capability, describe: str) -> None:
+    """The Private release section's heading and what it draws (the panel's first lines)."""
+    st.subheader(":material/lock: Private release")
+    st.caption(f"{RELEASE_NOTICE[0].upper() + RELEASE_NOTICE[1:]}. One mechanism: {describe}. "
+               f"Every click draws fresh noise. Unit of privacy: {cap.unit_of_privacy}.")
+
+
+def shipped_structure(origin: str, kind: Literal["shipped", "generated"] = "shipped") -> Structure:
+    """A bundled sample's shipped declaration (or a synthetic data set's public settings), said on the page."""
+    said = "declared (shipped with the sample)" if kind == "shipped" else "declared (the synthetic data's settings)"
+    st.caption(f":material/verified: **Public structure: {said}** — {origin}. Nothing of it is read from the "
+               "records.")
+    return Structure(kind, origin, None, (kind, origin))
+
+
+def declared_structure(cap: Capability, spec: DeclarationSpec) -> Structure | None:
+    """For an upload: a second uploader for the public declaration and the opt-out checkbox. Returns the
+    structure to release on, or None (nothing may be drawn: no declaration and no opt-out, or a bad
+    declaration file, which also clears any drawn release). The declaration bytes are in ``key``."""
+    ss = st.session_state
+    c1, c2 = st.columns([3, 2], vertical_alignment="center")
+    f = c1.file_uploader(f"Public {spec.what} (declaration): {spec.label}", type=list(spec.types),
+                         key=f"{cap.name}_declaration_file",
+                         help=f"The {spec.what} a release publishes, declared by you, not read from the private "
+                              f"records. Make a template with `{spec.template}` and review it.")
+    opt_out = c2.checkbox("Read the structure from the uploaded data (not private)",
+                          key=f"{cap.name}_structure_from_data",
+                          help=f"The opt-out: the release then publishes the {spec.what} as the records show it "
+                               f"({STRUCTURE_FROM_DATA_NOTICE}). An uploaded declaration takes precedence.")
+    hint = f"Make a template with `{spec.template}`, review it (add every public value, remove what is not public)."
+    if f is not None:
+        raw = f.getvalue()
+        key = ("declared", f.name, hashlib.sha1(raw).hexdigest())
+        held = ss.get(f"{cap.name}_declaration")
+        if held is None or held[0] != key:
+            try:
+                held = (key, spec.parse(raw, f.name), None)
+            except InputError as exc:
+                held = (key, None, str(exc))
+            ss[f"{cap.name}_declaration"] = held
+        if held[2] is not None:
+            ss.pop(f"{cap.name}_private_release", None)
+            st.error(f"Public {spec.what} not usable, nothing can be drawn: {held[2]}", icon=":material/error:")
+            return None
+        st.caption(f":material/verified: **Public structure: declared** (uploaded file `{f.name}`)"
+                   + (": the opt-out box is ignored." if opt_out else "."))
+        return Structure("declared", f.name, held[1], key)
+    if opt_out:
+        st.warning(f"**{STRUCTURE_FROM_DATA_NOTICE[0].upper() + STRUCTURE_FROM_DATA_NOTICE[1:]}.** The release "
+                   f"publishes the {spec.what} as the uploaded records show it; the release table and its "
+                   "description say so.", icon=":material/warning:")
+        return Structure("data", "the uploaded data", None, ("data",))
+    st.info(f"**Nothing can be drawn yet:** a private release of an upload needs its public {spec.what}. Upload it "
+            f"above ({spec.label}), or tick **Read the structure from the uploaded data (not private)**. {hint}",
+            icon=":material/block:")
+    return None
+
+
+def with_notice(table: pd.DataFrame, structure: Structure | None) -> pd.DataFrame:
+    """``table`` with a ``structure`` column saying :data:`STRUCTURE_FROM_DATA_NOTICE` when the structure was
+    read from the data (the opt-out); unchanged otherwise."""
+    if structure is None or not structure.from_data or "structure" in table.columns:
+        return table
+    return table.assign(structure=STRUCTURE_FROM_DATA_NOTICE)
 
 
 def simulation_file_name(cap: Capability, file_stem: str) -> str:

@@ -10,23 +10,27 @@ release panel draws discrete noise from the OS CSPRNG on click and never shows a
 """
 
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 
 import ui
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
+from dpviz.core.structure import StructureSource
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
 from dpviz.tree import synthetic
 from dpviz.tree.estimators import METHOD_LABELS, METHODS, plan_for
+from dpviz.tree.hierarchy import join_counts, read_hierarchy
 from dpviz.tree.generation import k_order_submatrix, structure_matrix
 from dpviz.tree.io import MAX_BYTES, MAX_NODES, load_tree_file
 from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import (expected_variance, node_variances, release, release_table, simulate,
-                                simulation_table, unit_noise)
+                                simulation_table, structure_of, unit_noise)
 from dpviz.tree.strategy import TreeLevels, level_shares, scales_text
 from dpviz.viz import tree as vt
 from dpviz.viz.heatmap import matrix_heatmap
@@ -108,6 +112,12 @@ def _parse_upload(raw: bytes, name: str):
     return data
 
 
+HIERARCHY_DECLARATION = ui.DeclarationSpec(
+    what="hierarchy (node list)", label="CSV node,parent (the root's parent empty), no count column",
+    types=("csv", "json"), parse=lambda raw, name: read_hierarchy(raw, name, max_nodes=MAX_NODES, max_bytes=MAX_BYTES),
+    template="python -m dpviz tree describe-structure DATA --output HIERARCHY.csv")
+
+
 def _file_stem(key: tuple) -> str:
     if key[0] == "bundled":
         return key[1].removeprefix("sample:")
@@ -169,7 +179,8 @@ with c_data:
     tree = data.tree
     ss["tree_last"] = (key, data)
     st.caption(f"**{data.name}**: n = {tree.n:,} nodes, m = {tree.m:,} leaves, height h = {tree.h} "
-               "(the hierarchy is public)")
+               + ("(the hierarchy as the file gives it: the simulation uses it; a private release takes a declared "
+                  "hierarchy, see Private release)" if key[0] == "upload" else "(the hierarchy is public)"))
 
 # 2. Privacy ------------------------------------------------------------------------------------------
 with c_noise:
@@ -328,20 +339,49 @@ if results:
         key="sim_download", icon=":material/download:", on_click="ignore")
 
 # 5. Private release -------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=4)
+def joined(source_key: tuple, declaration_key: tuple, _hierarchy, _data):
+    """The counts joined onto the declared hierarchy (exactly its nodes; undeclared rows dropped untold)."""
+    return join_counts(_hierarchy, _data)
+
+
+def _release_structure() -> tuple[ui.Structure | None, object, str | None]:
+    """(the release's public structure, the TreeData to release, a reason the draw is refused)."""
+    if key[0] == "bundled":
+        return ui.shipped_structure(structure_of(data).origin), data, None
+    if key[0] == "synthetic":
+        origin = f"a {SYN_KINDS[key[1]].lower()} tree of about {key[2]:,} nodes, generated from these public settings"
+        return (ui.shipped_structure(origin, "generated"),
+                dataclasses.replace(data, structure=StructureSource("declared", f"synthetic: {origin}")), None)
+    structure = ui.declared_structure(cap, HIERARCHY_DECLARATION)
+    if structure is None or structure.from_data:
+        return structure, data, None
+    try:
+        return structure, joined(key, structure.key, structure.value, data), None
+    except InputError as exc:
+        ss.pop(f"{cap.name}_private_release", None)
+        st.error(f"The counts do not fit the declared hierarchy, nothing can be drawn: {exc}", icon=":material/error:")
+        return structure, data, str(exc)
+
+
+ui.release_heading(cap, f"{release_noise.describe}, {split} split over the levels of the public hierarchy, "
+                        f"{METHOD_LABELS[release_method]}; columns node, parent, noisy, released, variance, std")
+release_structure, release_data, refused = _release_structure()
+release_key = key if release_structure is None else (*key, release_structure.key)
 
 
 def _run_release():
-    plan = get_plan(key, "uniform", family, data) if split == "uniform" else None  # uniform: any ε matches
-    rel = release(data, release_noise, split, release_method, plan=plan)
+    plan = get_plan(release_key, "uniform", family, release_data) if split == "uniform" else None  # any ε matches
+    rel = release(release_data, release_noise, split, release_method, plan=plan)
     return release_table(rel)
 
 
 ui.private_release_panel(
     cap,
     settings=(key, float(eps), family, params["delta"], split, release_method),
-    describe=f"{release_noise.describe}, {split} split over the {tree.h} levels, {METHOD_LABELS[release_method]}; "
-             "columns node, parent, noisy, released, variance, std",
+    describe="",
     run=_run_release,
     file_stem=_file_stem(key),
     source=key, data=data, noise=release_noise, mechanism=release_method,
+    structure=release_structure, declares=True, blocked=refused,
 )

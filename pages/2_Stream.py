@@ -19,6 +19,7 @@ import streamlit as st
 import ui
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
+from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
 from dpviz.stream.io import CAPS_HELP, read_stream_csv
 from dpviz.stream.private_release import release, release_metadata, release_table, simulation_table
@@ -295,7 +296,7 @@ if releases:
     sim = releases[dl]
     d2.download_button(
         f"Simulated series (CSV, {LABELS.get(dl, dl)})",
-        data=lambda: simulation_table(sim, series, stamps_n, time_col).to_csv(index=False, lineterminator="\n"),
+        data=lambda: to_csv_text(simulation_table(sim, series, stamps_n, time_col)),
         file_name=ui.simulation_file_name(CAP, f"{stem}.{dl}.N{horizon}.seed{seed}"), mime="text/csv",
         key="download", icon=":material/download:", on_click="ignore")
     st.caption("A simulation, not a private release: the file holds the true totals (`true_total`) and the "

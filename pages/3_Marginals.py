@@ -16,7 +16,6 @@ Cached: the bundled data, a parsed upload per (file, attributes, bins, binning),
 statistics and the teaching-view figures.
 """
 
-import json
 import math
 import time
 from itertools import combinations
@@ -28,9 +27,10 @@ import ui
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
 from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability
-from dpviz.core.tables import to_csv_text
+from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
 from dpviz.marginals.data import parse_workload, read_table
+from dpviz.marginals.declared import read_declaration
 from dpviz.marginals.domain import Domain, all_kway, downward_closure
 from dpviz.marginals.metrics import negative_cells, workload_error
 from dpviz.marginals.mwem import DEFAULT_ROUNDS
@@ -173,8 +173,13 @@ with st.expander(f"**{data.name}**: attributes and their categories", icon=":mat
     st.dataframe({"attribute": list(domain.attrs), "values": list(domain.sizes),
                   "categories": [", ".join(vm.axis_labels(domain, k, cats)) for k in range(domain.d)]},
                  hide_index=True, key="domain_table", width="stretch")
-    st.caption("The domain (attributes, their categories and bin edges) is read from the data and treated as "
-               "public, as in the paper; it is not protected by the noise.")
+    if data_key[0] == "upload":
+        st.caption("The domain (attributes, their categories and bin edges) shown here is read from the uploaded "
+                   "records: the simulation uses it, but it is not protected by the noise. A private release takes "
+                   "a declared domain (see Private release).")
+    else:
+        st.caption(f"The domain (attributes, their categories and bin edges) is the sample's shipped public "
+                   f"declaration ({data.structure.origin}), not read from the records.")
 
 # 2. Privacy ---------------------------------------------------------------------------------------
 st.subheader(":material/tune: Privacy")
@@ -420,20 +425,20 @@ else:
     long = lambda: vm.marginals_long_table(domain, {"true": sim.truth} | {names[m]: r.marginals
                                                                         for m, r in sim.results.items()}, cats)
 
-    def _json() -> str:
-        return json.dumps({
+    def _json_payload() -> dict:
+        return {
             "mode": "simulate", "notice": SIMULATION_NOTICE, "seed": sim.seed, "mechanism": sim.mechanism,
             "budget": sim.budget_text, "methods": list(names.values()),
             "marginals": [{"attributes": list(domain.names(w)), "true": sim.truth[w].tolist(),
                            **{names[m]: r.marginals[w].tolist() for m, r in sim.results.items()}}
-                          for w in sim.workload]}, indent=1)
+                          for w in sim.workload]}
 
     sim_stem = f"{stem}.{sim.mechanism}.seed{sim.seed}"
     d1, d2 = st.columns(2)
     d1.download_button("Simulated marginals (CSV: true and every method)", data=lambda: to_csv_text(long()),
                        file_name=ui.simulation_file_name(CAP, sim_stem), mime="text/csv", key="marginals_sim_csv",
                        icon=":material/download:", on_click="ignore")
-    d2.download_button("Simulated marginals (JSON)", data=_json,
+    d2.download_button("Simulated marginals (JSON)", data=lambda: meta_json(_json_payload()),
                        file_name=output_name(CAP.name, "simulate", sim_stem, "json"), mime="application/json",
                        key="marginals_sim_json", icon=":material/download:", on_click="ignore")
     st.caption("A simulation, not a private release: the files hold the true marginals and the seed reproduces the "
@@ -441,24 +446,61 @@ else:
 
 
 # 5. Private release --------------------------------------------------------------------------------
+DOMAIN_DECLARATION = ui.DeclarationSpec(
+    what="domain", label="DOMAIN.json: the attributes, their categories and numeric bin edges", types=("json",),
+    parse=lambda raw, name: read_declaration(raw, origin=name),
+    template="python -m dpviz marginals describe-structure DATA --output DOMAIN.json")
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def declared_upload(digest: str, attrs: tuple, declaration_key: tuple, stem: str, _raw: bytes, _decl):
+    """The upload read on the declared domain (declared categories and bin edges; records outside dropped,
+    clamped or put in the catch-all as declared; how many is never shown)."""
+    return read_table(_raw, attributes=list(attrs), domain=_decl, name=stem)
+
+
+def _release_structure() -> tuple[ui.Structure | None, object, str | None]:
+    """(the release's public structure, the Dataset to release, a reason the draw is refused)."""
+    if data_key[0] != "upload":
+        return ui.shipped_structure(data.structure.origin), data, None
+    structure = ui.declared_structure(CAP, DOMAIN_DECLARATION)
+    if structure is None or structure.from_data:
+        return structure, data, None
+    held_upload = ss.get("marginals_upload")
+    try:
+        if held_upload is None or held_upload[0] != data_key[:3]:
+            raise InputError("the uploaded records are no longer loaded: upload them again")
+        return structure, declared_upload(data_key[2], data_key[3], structure.key, stem, held_upload[1][0],
+                                          structure.value), None
+    except InputError as exc:
+        ss.pop(f"{CAP.name}_private_release", None)
+        st.error(f"The records do not fit the declared domain, nothing can be drawn: {exc}", icon=":material/error:")
+        return structure, data, str(exc)
+
+
+ui.release_heading(
+    CAP, f"{MECHANISMS[mechanism]}" + (f" (T = {rounds})" if mechanism == "mwem" else "")
+         + f" with discrete Gaussian noise, ρ = {rho:.4g}, reconstructed by {vm.method_label(release_method, mechanism)}"
+         f", {len(workload):,} workload marginals on the public domain; columns marginal, cell, released"
+         + (", variance (analytic)" if release_method == "mle" else "")
+         + "; the JSON description also holds the released marginals"
+         + (f". GReM-LNN on {stats['cells']:,} cells may take minutes (no progress bar here)"
+            if release_method == "lnn" and stats["cells"] > 50_000 else ""))
+release_structure, release_data, refused = _release_structure()
+
+
 def _run_release():  # no seed, no truth: discrete Gaussian noise from the OS CSPRNG (pipeline.release)
-    rel = release(data, workload, **budget, mechanism=mechanism, method=release_method,
+    rel = release(release_data, workload, **budget, mechanism=mechanism, method=release_method,
                   rounds=rounds if mechanism == "mwem" else None, lnn_options=lnn_opts)
-    table = vm.marginals_long_table(domain, {"released": rel.marginals}, cats)
+    table = vm.marginals_long_table(rel.domain, {"released": rel.marginals}, rel.categories)
     if rel.method == "mle":
-        table["variance"] = np.concatenate([np.full(domain.size(w), rel.variance[w]) for w in rel.workload])
-    return table, {**release_meta(rel), **release_json(rel)}
+        table["variance"] = np.concatenate([np.full(rel.domain.size(w), rel.variance[w]) for w in rel.workload])
+    return ui.with_notice(table, release_structure), {**release_meta(rel), **release_json(rel)}
 
 
 ui.private_release_panel(
     CAP, settings=(data_key, tuple(workload), tuple(sorted(budget.items())), mechanism,
                    rounds if mechanism == "mwem" else None, release_method, int(lnn_rounds), lnn_limit),
-    describe=f"{MECHANISMS[mechanism]}" + (f" (T = {rounds})" if mechanism == "mwem" else "")
-             + f" with discrete Gaussian noise, ρ = {rho:.4g}, reconstructed by {vm.method_label(release_method, mechanism)}"
-             f", {len(workload):,} workload marginals; columns marginal, cell, released"
-             + (", variance (analytic)" if release_method == "mle" else "")
-             + "; the JSON description also holds the released marginals"
-             + (f". GReM-LNN on {stats['cells']:,} cells may take minutes (no progress bar here)"
-                if release_method == "lnn" and stats["cells"] > 50_000 else ""),
-    run=_run_release, file_stem=stem, source=data_key, data=data,
-    noise=Noise.from_params("gaussian", **budget, discrete=True), mechanism=mechanism)
+    describe="", run=_run_release, file_stem=stem, source=data_key, data=data,
+    noise=Noise.from_params("gaussian", **budget, discrete=True), mechanism=mechanism,
+    structure=release_structure, declares=True, blocked=refused)

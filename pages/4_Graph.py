@@ -18,7 +18,6 @@ communities and degree histogram and its input-order adjacency image; per (data,
 seed): the simulated release and its metrics — so moving ε recomputes only what depends on ε.
 """
 
-import json
 import time
 
 import numpy as np
@@ -28,12 +27,12 @@ import ui
 from dpviz.audit.auditor import AUDIT_NOTICE, format_result
 from dpviz.audit.targets import graph_target
 from dpviz.audit.targets import run as run_audit
-from dpviz.core.modes import SIMULATION_NOTICE, output_name, release_metadata
+from dpviz.core.modes import SIMULATION_NOTICE, output_name
 from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability
-from dpviz.core.tables import to_csv_text
+from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
-from dpviz.graph import METHODS, NOT_PRIVATE_LABEL, release
+from dpviz.graph import METHODS, NOT_PRIVATE_LABEL, VertexSet, release, release_graph, release_meta
 from dpviz.graph.cli import SPLIT_METHODS
 from dpviz.graph.release import method_rng, metrics_rng, partition_json
 from dpviz.graph.data import sample_info
@@ -167,7 +166,10 @@ if data_key[0] == "bundled":
     info = sample_info(data_key[1])
     with st.expander(f"**{info.get('title', data_key[1])}**: source and citation", icon=":material/menu_book:"):
         st.write({k: info[k] for k in ("source", "citation", "licence", "transformation") if k in info})
-st.caption("Edge-level DP treats the vertex set (and |V|) as public; the edges are what is protected.")
+st.caption("Edge-level DP treats the vertex set (and |V|) as public; the edges are what is protected. "
+           + ("The simulation uses the vertices the edge list shows; a private release takes a declared vertex set "
+              "(see Private release)." if data_key[0] == "upload" else "A release uses the sample's shipped "
+                                                                          "vertex set."))
 
 # 2. Privacy ---------------------------------------------------------------------------------------
 st.subheader(":material/tune: Privacy")
@@ -314,7 +316,7 @@ d1.download_button(f"Simulated release of {inspect}{'' if rel.private else f' ({
                    file_name=ui.simulation_file_name(CAP, sim_stem), mime="text/csv", key="graph_sim_csv",
                    icon=":material/download:", on_click="ignore")
 if rel.partition is not None:
-    d2.download_button("Its partition (JSON)", data=lambda: json.dumps(
+    d2.download_button("Its partition (JSON)", data=lambda: meta_json(
         {**partition_json(rel, graph.labels), "mode": "simulate", "notice": SIMULATION_NOTICE, "seed": seed,
          "epsilon": eps, "budget": {str(k): float(v) for k, v in rel.budget.items()},
          **({} if rel.private else {"warning": NOT_PRIVATE_LABEL})}),
@@ -377,34 +379,40 @@ with st.container(border=True):
 
 
 # 5. Private release --------------------------------------------------------------------------------
-release_settings = (data_key, eps, split)
+VERTEX_DECLARATION = ui.DeclarationSpec(
+    what="vertex set", label="a text file of vertex ids, one per line", types=("txt", "csv", "nodes"),
+    parse=lambda raw, name: VertexSet.read(raw, name=name, max_bytes=UPLOAD_MAX_BYTES, max_nodes=UPLOAD_MAX_NODES),
+    template="python -m dpviz graph describe-structure EDGES --output NODES.txt")
+
+ui.release_heading(CAP, f"drf-dp (DRF made edge-DP) at ε = {eps:g}, budget split {_fmt_split(split)} (split points : "
+                        "counts : relabelling), discrete Laplace and exponential-mechanism draws from the OS CSPRNG, "
+                        "on the public vertex set; columns u, v (the declared vertex labels)")
+if data_key[0] == "bundled":
+    vertices = VertexSet.sample(data_key[1])
+    release_structure = ui.shipped_structure(vertices.source.origin)
+else:
+    release_structure = ui.declared_structure(CAP, VERTEX_DECLARATION)
+    vertices = None if release_structure is None else (
+        VertexSet.from_data(graph) if release_structure.from_data else release_structure.value)
+release_settings = (data_key, eps, split, None if release_structure is None else release_structure.key)
 
 
-def _run_release():  # no seed, no truth: drf-dp with discrete noise from the OS CSPRNG
-    out = release(graph.edges, n, eps, method="drf-dp", rng=None, split=split)
-    budget = {str(k): float(v) for k, v in out.budget.items()}
-    meta = release_metadata(
-        CAP.name, Noise.laplace(eps, discrete=True), seeded=False, sensitivity=1.0, method="drf-dp",
-        budget=budget, options={"split": list(split)}, n_nodes=int(n),
-        vertex_set="public (edge-level DP protects edges, not vertices)",
-        n_edges_released=int(out.edges.shape[0]), source=stem, columns={"u": "vertex label", "v": "vertex label"})
-    ss["graph_release_partition"] = (release_settings, json.dumps(partition_json(out, graph.labels)))
-    return edges_frame(out.edges, graph.labels), meta
+def _run_release():  # no seed, no truth: drf-dp with discrete noise from the OS CSPRNG, on the declared vertex set
+    out = release_graph(graph, vertices, eps, method="drf-dp", rng=None, split=split)
+    meta = release_meta(out, eps, source=stem, split=split)
+    ss["graph_release_partition"] = (release_settings, meta_json(out.partition_json()))
+    return ui.with_notice(out.edges_frame(), release_structure), meta
 
 
 ui.private_release_panel(
-    CAP, settings=release_settings,
-    describe=f"drf-dp (DRF made edge-DP) at ε = {eps:g}, budget split {_fmt_split(split)} (split points : counts "
-             f": relabelling), discrete Laplace and exponential-mechanism draws from the OS CSPRNG; columns u, v "
-             "(the input's vertex labels)",
-    run=_run_release, file_stem=stem, source=data_key, data=graph, noise=Noise.laplace(eps, discrete=True),
-    mechanism="drf-dp")
+    CAP, settings=release_settings, describe="", run=_run_release, file_stem=stem, source=data_key, data=graph,
+    noise=Noise.laplace(eps, discrete=True), mechanism="drf-dp", structure=release_structure, declares=True)
 held_partition = ss.get("graph_release_partition")
 held_release = ss.get(f"{CAP.name}_private_release")
-if held_partition is not None and held_partition[0] == release_settings and held_release is not None \
-        and held_release[0] == release_settings:
+if release_structure is not None and held_partition is not None and held_partition[0] == release_settings \
+        and held_release is not None and held_release[0] == (release_settings, release_structure.key):
     st.download_button("Download the released partition (JSON)", data=held_partition[1],
                        file_name=output_name(CAP.name, "release", stem, "partitions.json"), mime="application/json",
                        key="graph_release_partition_download", icon=":material/data_object:", on_click="ignore")
     st.caption("The partition is part of the release: regions, their released (noisy, post-processed) counts and "
-               "the vertex order from noisy degrees.")
+               "the vertex order from noisy degrees, in the declared vertex labels.")

@@ -209,6 +209,7 @@ def test_an_uploaded_marginals_csv_is_the_cli_dataset_of_the_same_file(tmp_path)
     at = ok(app_test("pages/3_Marginals.py"))
     ok(at.radio(key="marginals_source").set_value("upload").run())
     upload_bytes(at, "marginals_upload_file", "people.csv", raw)
+    ok(at.checkbox(key="marginals_structure_from_data").check().run())  # an upload declares or opts out
     draw(at, "marginals")
     (tmp_path / "people.csv").write_bytes(raw)
     cli = identify("marginals", tmp_path / "people.csv")
