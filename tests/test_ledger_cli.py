@@ -91,16 +91,17 @@ def test_without_a_budget_releases_are_recorded_and_never_refused(tmp_path, caps
     assert d.budget is None and d.spent.releases == 3 and d.spent.pure_epsilon == 15.0
 
 
-def test_default_ledger_is_used_only_if_it_exists(tmp_path, capsys):
+def test_every_release_is_charged_the_default_ledger_is_created_by_the_first(tmp_path, capsys):
     default = tmp_path / "xdg" / "dpviz" / "ledger.sqlite3"
-    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", tmp_path / "a.csv")
-    assert rc == 0 and "ledger: not recorded" in err and str(default) in err
-    assert not (tmp_path / "xdg").exists()  # never created implicitly
     rc, stdout, _ = run(capsys, "ledger", "show")
-    assert rc == 0 and "no ledger at" in stdout and not (tmp_path / "xdg").exists()
-    assert run(capsys, "ledger", "init")[0] == 0 and default.exists()
+    assert rc == 0 and "no ledger at" in stdout and not (tmp_path / "xdg").exists()  # `show` creates nothing
+    rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", tmp_path / "a.csv")
+    assert rc == 0 and f"ledger: created {default}" in err and "charged ε = 1" in err, err
     rc, _, err = run(capsys, *TREE_REL, "--epsilon", "1", "--output", tmp_path / "b.csv")
-    assert rc == 0 and "ledger: charged ε = 1 (pure)" in err and len(releases(default)) == 1
+    assert rc == 0 and "ledger: created" not in err and "in 2 release(s)" in err, err
+    with open_ledger(default, readonly=True) as ledger:
+        [d] = ledger.datasets()
+    assert d.spent.releases == 2 and d.spent.pure_epsilon == 2.0
 
 
 def test_foreign_ledger_file_fails_the_release_and_is_kept(tmp_path, capsys):

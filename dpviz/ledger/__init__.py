@@ -11,10 +11,10 @@ shells and concurrent processes.
 * **Where** — ``--ledger PATH``, else ``$DPVIZ_LEDGER``, else the default under the user's data
   directory (:func:`default_path`: ``$XDG_DATA_HOME/dpviz/ledger.sqlite3``, ``~/.local/share/...``
   on Linux, ``~/Library/Application Support/...`` on macOS, ``%LOCALAPPDATA%\\...`` on Windows).
-* **Never implicit** — a release records to a ledger named by ``--ledger``/``DPVIZ_LEDGER`` (created if
-  absent), or to the default ledger *only if that file exists*; the default ledger is created by
-  ``ledger init`` or ``ledger set-budget``. A release with no ledger says so (one line on stderr) and is
-  not recorded.
+* **Every release is charged** — to the ledger named by ``--ledger``/``DPVIZ_LEDGER``, else to the
+  default ledger; whichever it is, the release creates it if absent (and says so on stderr), so no
+  release escapes the bookkeeping. (Pages charge the server's ledger when one is configured, else a
+  per-session ledger: :mod:`dpviz.ledger.session`.)
 * **No budget set** — the release is recorded (spent accumulates) and never refused; with a budget, a
   release that does not fit exits with code 3, prints what remains, and writes nothing.
 
@@ -100,7 +100,7 @@ def add_ledger_arg(p: Any) -> None:
     """The ``--ledger PATH`` flag (release commands and the ``ledger`` group)."""
     p.add_argument("--ledger", metavar="PATH", default=None,
                    help=f"privacy ledger (SQLite) to charge; default ${LEDGER_ENV}, else {default_path()} "
-                        "if that file exists (releases never create the default ledger)")
+                        "(a release creates it if absent: every release is charged)")
 
 
 def file_sha256(path: str | Path) -> str:
@@ -135,32 +135,35 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
     exits with code :data:`EXIT_BUDGET` (3) — the body never runs, nothing is written. After the body:
     the output's SHA-256 is recorded. If the body fails, the charge stays (conservative) and the error
     line says so (``...; the charge of release N stands ...; nothing was written``: an OSError or an
-    InputError becomes that one line, exit 2). With no ledger in use the body just runs and a line says
-    the release was not recorded. The ledger's lines go to stderr (stdout stays the release's own report).
+    InputError becomes that one line, exit 2). A ledger that does not exist yet (the default one included)
+    is created first: every release is charged. The ledger's lines go to stderr (stdout stays the
+    release's own report).
     """
     from dpviz.core.registry import SAMPLE_PREFIX
     from dpviz.core.tables import check_outputs
 
     where = ledger_path(getattr(args, "ledger", None))
     all_inputs = [None if str(source).startswith(SAMPLE_PREFIX) else source, *inputs]
-    if not where.explicit and not os.path.exists(where.path):
-        # a bad --output must not cost anything either: checked before the work below
-        check_outputs(args.output, extra_outputs, all_inputs)
-        yield None
-        print(f"ledger: not recorded (no ledger at {where.path}; create it with `python -m dpviz ledger init`, "
-              f"or pass --ledger PATH / set {LEDGER_ENV})", file=sys.stderr)
-        return
     from dpviz.errors import InputError
     from dpviz.ledger.accounts import Charge
     from dpviz.ledger.identity import identify
     from dpviz.ledger.store import BudgetExceeded, check_ledger_path, open_ledger
 
     # a bad ledger or a bad --output must not cost budget: checked before the charge (exit 2)
-    check_ledger_path(where.path, create=where.explicit)
+    if not where.explicit and not os.path.lexists(where.path):
+        try:  # the default ledger's folder, as `ledger init` makes it
+            where.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"ledger: cannot create the default ledger's folder {where.path.parent} "
+                             f"({exc.strerror or exc}); pass --ledger PATH or set {LEDGER_ENV}") from None
+    existed = check_ledger_path(where.path, create=True)
     check_outputs(args.output, extra_outputs, all_inputs, ledger=where.path)
     ds = identify(capability, source, data)
     cost = Charge.of_noise(noise)
-    with open_ledger(where.path, create=where.explicit) as led:
+    if not existed:
+        print(f"ledger: created {where.path} ({where.origin}); every release is charged to it (set a budget with "
+              f"`python -m dpviz ledger set-budget`)", file=sys.stderr)
+    with open_ledger(where.path, create=True) as led:
         try:
             receipt = led.charge(ds, cost, mechanism=mechanism, source=str(source), output=Path(args.output))
         except BudgetExceeded as exc:
