@@ -265,7 +265,7 @@ def private_release_panel(cap: Capability, *, settings: Hashable, describe: str,
         except InputError as exc:
             st.error(str(exc), icon=":material/error:")
     if refused:
-        st.caption("Nothing can be drawn until the public structure is declared (see above); nothing was charged.")
+        st.caption("Nothing can be drawn until a usable public structure is declared (see above); nothing was charged.")
         return
     held = st.session_state.get(slot)
     if held is None or held[0] != settings:
@@ -340,12 +340,11 @@ def declared_structure(cap: Capability, spec: DeclarationSpec) -> Structure | No
     structure to release on, or None (nothing may be drawn: no declaration and no opt-out, or a bad
     declaration file, which also clears any drawn release). The declaration bytes are in ``key``."""
     ss = st.session_state
-    c1, c2 = st.columns([3, 2], vertical_alignment="center")
-    f = c1.file_uploader(f"Public {spec.what} (declaration): {spec.label}", type=list(spec.types),
+    f = st.file_uploader(f"Public {spec.what}, declared — {spec.label}", type=list(spec.types),
                          key=f"{cap.name}_declaration_file",
                          help=f"The {spec.what} a release publishes, declared by you, not read from the private "
                               f"records. Make a template with `{spec.template}` and review it.")
-    opt_out = c2.checkbox("Read the structure from the uploaded data (not private)",
+    opt_out = st.checkbox("Read the structure from the uploaded data (not private)",
                           key=f"{cap.name}_structure_from_data",
                           help=f"The opt-out: the release then publishes the {spec.what} as the records show it "
                                f"({STRUCTURE_FROM_DATA_NOTICE}). An uploaded declaration takes precedence.")
