@@ -238,7 +238,7 @@ def test_target_bad_input():
     with pytest.raises(InputError):
         tree_target(1.0, method="nope")
     with pytest.raises(InputError):
-        stream_target(1.0, mechanism="sqrt")
+        stream_target(1.0, mechanism="nope")
     with pytest.raises(InputError):
         marginals_target(1.0, delta=0.0)
     with pytest.raises(InputError):

@@ -47,7 +47,7 @@ def test_audit_marginals_reports_delta(capsys):
     (["tree", "--seed", "-2"], "--seed"),
     (["tree", "--epsilon", "-1"], "epsilon"),
     (["tree", "--method", "nope"], "--method"),
-    (["stream", "--mechanism", "sqrt"], "sqrt"),
+    (["stream", "--mechanism", "nope"], "nope"),
     (["graph", "--method", "nope"], "--method"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, needle):

@@ -192,12 +192,12 @@ def test_release_never_overwrites_its_input(capsys, stream_csv):
     assert not Path(str(src) + ".meta.json").exists()
 
 
-def test_release_refuses_sqrt(tmp_path, capsys, stream_csv):
+def test_release_refuses_sqrt_with_laplace(tmp_path, capsys, stream_csv):
     src, _ = stream_csv
-    code = cli.main(["stream", "release", str(src), "--rho", "0.1", "--mechanism", "sqrt",
+    code = cli.main(["stream", "release", str(src), "--noise", "laplace", "--epsilon", "1", "--mechanism", "sqrt",
                      "--output", str(tmp_path / "o.csv")])
     err = capsys.readouterr().err
-    assert code == 2 and "no discrete form" in err and "simulate" in err
+    assert code == 2 and err.count("\n") == 1 and "discrete Gaussian" in err and "Laplace" in err
     assert not (tmp_path / "o.csv").exists()
 
 

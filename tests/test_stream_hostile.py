@@ -68,7 +68,7 @@ CASES = [
     ("release-output-folder-missing", b"count\n1\n", ["release", "--output", "/nonexistent/dir/o.csv"],
      ["does not exist"]),
     ("release-with-seed", b"count\n1\n", ["release", "--seed", "3"], ["--seed", "simulate"]),
-    ("sqrt-release", b"count\n1\n", ["release", "--mechanism", "sqrt"], ["no discrete form"]),
+    ("sqrt-release-laplace", b"count\n1\n", ["release", "--mechanism", "sqrt"], ["discrete Gaussian", "Laplace"]),
     ("sqrt-laplace", b"count\n1\n", ["simulate", "--mechanism", "sqrt,naive", "--noise", "laplace"], ["Gaussian"]),
     ("unknown-mechanism", b"count\n1\n", ["simulate", "--mechanism", "naive,magic"], ["magic"]),
     ("epsilon-nan", b"count\n1\n", ["simulate", "--epsilon", "nan"], ["epsilon"]),

@@ -140,13 +140,17 @@ def tree_target(epsilon: float = 1.0, *, method: str = "gmc", split: str = "unif
 # --------------------------------------------------------------------------------------------- stream
 
 
-def stream_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: int = 2) -> AuditTarget:
-    """Stream: counts 1 0 2 1 0 3 1 2 and the same with one more event at ``step`` (0-based)."""
+def stream_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: int = 2,
+                  delta: float = 1e-6) -> AuditTarget:
+    """Stream: counts 1 0 2 1 0 3 1 2 and the same with one more event at ``step`` (0-based).
+    Discrete Laplace at ε; ``sqrt`` (Gaussian only) runs its lattice release at the ρ of (ε, ``delta``)."""
     from dpviz.core.noise import Noise
     from dpviz.stream.private_release import check_release, release
 
     epsilon = positive("epsilon", epsilon)
-    noise = Noise.laplace(epsilon, discrete=True)
+    gaussian = mechanism == "sqrt"  # a real factorisation: discrete Gaussian on 2^-k Z (dpviz.stream.lattice)
+    delta = probability("delta", delta) if gaussian else 0.0
+    noise = Noise.gaussian_approx(epsilon, delta, discrete=True) if gaussian else Noise.laplace(epsilon, discrete=True)
     check_release(mechanism, noise)
     s0 = np.array([1, 0, 2, 1, 0, 3, 1, 2], dtype=np.int64)
     if isinstance(step, bool) or step not in range(s0.size):
@@ -158,11 +162,11 @@ def stream_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step:
         return release(series, mechanism, noise, rng=rng)
 
     return AuditTarget(
-        capability="stream", mechanism=f"{mechanism} (discrete Laplace)",
+        capability="stream", mechanism=f"{mechanism} (discrete {'Gaussian on 2^-k Z' if gaussian else 'Laplace'})",
         neighbours=f"one more event at step {step + 1}", D0=s0, D1=s1, release_fn=release_fn,
         events=(threshold_event(f"released total at step {step + 1}", lambda r: float(r.prefix_sums[step])),
                 threshold_event(f"released total at step {s0.size}", lambda r: float(r.prefix_sums[-1]))),
-        epsilon=epsilon)
+        epsilon=epsilon, delta=delta)
 
 
 # --------------------------------------------------------------------------------------------- marginals

@@ -14,7 +14,10 @@ estimator (ŝ = R y), for **one** mechanism, with
 
 The output (:func:`release_table`) holds the released totals and their analytic variances only;
 :func:`release_metadata` describes the release and holds nothing computed from the counts.
-``sqrt`` has no discrete form (L a is not an integer vector) and is refused: use the simulation.
+``sqrt`` (a real factorisation: L a is not an integer vector) is released on the lattice 2^−k ℤ with
+discrete Gaussian noise (:mod:`dpviz.stream.lattice`: the strategy rounded to the lattice, the answers
+computed exactly, the ℓ₂ sensitivity charged with the rounding slack √N·2^−k); its metadata states the
+lattice. A Laplace (pure ε) release of ``sqrt`` is refused.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dpviz.core.modes import release_metadata as _core_metadata
 from dpviz.core.noise import Noise
 from dpviz.core.protocols import Estimate, LinearMeasurement, measure, require_integral
 from dpviz.errors import InputError
+from dpviz.stream.lattice import LAPLACE_REFUSAL, Lattice, lattice_measure
 from dpviz.stream.simulation import SimulatedRelease, checked_horizon
 from dpviz.stream.strategies import LABELS, RELEASABLE, StreamStrategy, strategy
 
@@ -54,6 +58,8 @@ class StreamRelease:
     measurement: LinearMeasurement
     estimate: Estimate
     seeded: bool = False
+    lattice: Lattice | None = None
+    """The lattice 2^−k ℤ of a real-valued factorisation's release (``sqrt``); None for integer strategies."""
 
     @property
     def sensitivity(self) -> float:
@@ -74,15 +80,13 @@ def integer_counts(series: Any) -> np.ndarray:
 
 
 def check_release(mechanism: str, noise: Noise) -> None:
-    """Release-mode checks: one releasable mechanism (not sqrt) and discrete noise."""
+    """Release-mode checks: one releasable mechanism (``sqrt`` with Gaussian noise only) and discrete noise."""
     if not isinstance(noise, Noise):
         raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
     if not isinstance(mechanism, str):
         raise InputError("mechanism: a private release runs exactly one mechanism (a name such as 'fenwick-fda')")
-    if mechanism == "sqrt":
-        raise InputError("mechanism 'sqrt': the square-root factorisation has no discrete form (L a is not an "
-                         "integer vector, and discrete noise on non-integer values is not private); it is "
-                         "available in simulation only (`python -m dpviz stream simulate ... --mechanism sqrt`)")
+    if mechanism == "sqrt" and noise.family != "gaussian":
+        raise InputError(LAPLACE_REFUSAL)
     if mechanism not in RELEASABLE:
         raise InputError(f"mechanism: expected one of {', '.join(RELEASABLE)} for a release, got {mechanism!r}"
                          + (" (one mechanism per release)" if "," in mechanism or mechanism == "all" else ""))
@@ -111,6 +115,12 @@ def release(series: Any, mechanism: str, noise: Noise, horizon: int | None = Non
     n, _ = checked_horizon(series, horizon)
     strat = release_strategy(mechanism, n, noise)
     counts = integer_counts(series)
+    coefficients = strat.lattice_coefficients
+    if coefficients is not None:  # a real factorisation: exact answers on the lattice 2^-k Z
+        lm, lat = lattice_measure(strat.name, coefficients, counts, noise, rng)
+        var = strat.estimator.variance(np.full(lm.values.size, lat.value_variance))  # exact lattice noise variance
+        est = Estimate(strat.estimator.name, strat.estimator.apply(lm.values), var)
+        return StreamRelease(mechanism, n, int(counts.size), noise, lm, est, seeded=rng is not None, lattice=lat)
     m = measure(strat, counts, noise, rng)
     est = strat.estimate(m)  # R y, with the per-step variances cached per (mechanism, N, noise)
     return StreamRelease(mechanism, n, int(counts.size), noise, m, est, seeded=rng is not None)
@@ -148,11 +158,13 @@ def _table(prefix_sums: np.ndarray, variance: np.ndarray, timestamps: np.ndarray
 
 def release_metadata(rel: StreamRelease) -> dict[str, Any]:
     """Description of a release for its ``.meta.json``: mode, mechanism, noise, budget, sensitivity,
-    horizon, version, time, unit of privacy, samplers. Nothing in it is computed from the counts."""
+    horizon, version, time, unit of privacy, samplers (and, for a real factorisation, its ``lattice``:
+    k, the sensitivity with its rounding slack, σ). Nothing in it is computed from the counts."""
+    extra = {} if rel.lattice is None else {"lattice": rel.lattice.as_dict()}
     return _core_metadata(
         "stream", rel.noise, seeded=rel.seeded, sensitivity=rel.sensitivity,
         mechanism=rel.mechanism, mechanism_label=LABELS[rel.mechanism], estimator=rel.estimate.estimator,
-        horizon=rel.horizon,
+        horizon=rel.horizon, **extra,
         columns={"t": "step (1-based)", "released_total": "released running total",
                  "variance": "analytic variance of the released total (exact for the discrete noise)",
                  "std": "square root of variance"})

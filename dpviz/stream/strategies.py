@@ -26,7 +26,8 @@ Mechanisms (``name``: strategy Q → estimator R):
 * ``sqrt``: square-root factorisation W = L·L with L the lower-triangular Toeplitz matrix of the
   coefficients of (1 − x)^{-1/2} (Fichtenberger, Henzinger & Upadhyay, "Constant Matters: Fine-grained
   Error Bound on Differentially Private Continual Observation", ICML 2023; Henzinger, Upadhyay &
-  Upadhyay, SODA 2023). Q = L has non-integer entries, so it has no discrete (release) form.
+  Upadhyay, SODA 2023). Q = L has non-integer entries: its release rounds L to the lattice 2^−k ℤ and
+  adds discrete Gaussian noise there (:mod:`dpviz.stream.lattice`); Gaussian (ρ-zCDP) only.
 
 **Weighted measurement and discrete noise.** The weighted Fenwick mechanism measures λ_i c_i with
 noise of scale b = Δ/ε (Laplace) or σ = Δ₂/√(2ρ) (Gaussian), Δ the largest column norm of ΣM. That
@@ -70,8 +71,9 @@ from dpviz.stream.fenwick import (
 from dpviz.stream.weights import fda_weights
 
 MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
-RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker")
-"""Mechanisms with a discrete (release) form: integer strategies. ``sqrt`` is simulation only."""
+RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
+"""Mechanisms with a discrete (release) form: the integer strategies, and ``sqrt`` on the lattice 2^−k ℤ
+(:mod:`dpviz.stream.lattice`, discrete Gaussian only: :func:`releasable` per noise family)."""
 LABELS: dict[str, str] = {
     "naive": "Naive (noisy increments)",
     "binary": "Binary tree (Chan-Shi-Song)",
@@ -84,7 +86,7 @@ UNIT_OF_PRIVACY: str = capability("stream").unit_of_privacy
 _CACHE_LOCK = threading.Lock()
 
 __all__ = ["MECHANISM_NAMES", "RELEASABLE", "LABELS", "UNIT_OF_PRIVACY", "StreamStrategy", "StreamEstimator",
-           "strategy", "available", "sqrt_coefficients", "honaker_factors", "toeplitz_apply", "as_series"]
+           "strategy", "available", "releasable", "sqrt_coefficients", "honaker_factors", "toeplitz_apply", "as_series"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,8 +375,14 @@ class StreamStrategy:
 
     @property
     def discrete_ok(self) -> bool:
-        """True when the strategy's answers are integers on integer counts (a release is possible)."""
+        """True when the strategy's answers are integers on integer counts (discrete noise applies as is)."""
         return True
+
+    @property
+    def lattice_coefficients(self) -> np.ndarray | None:
+        """A real lower-triangular Toeplitz Q's coefficients (released on a lattice, :mod:`dpviz.stream.lattice`);
+        None for the integer strategies."""
+        return None
 
     @cached_property
     def weights(self) -> np.ndarray:
@@ -529,13 +537,18 @@ class DyadicStrategy(StreamStrategy):
 class SquareRootStrategy(StreamStrategy):
     """Q = L (the square root of W): Δ₂ = ‖L e_1‖₂ = √(Σ_{k<N} c_k²) (column 1 is the longest).
 
-    Gaussian noise only, and simulation only: L a is not an integer vector, and discrete noise added
-    to non-integer values is not a private mechanism (it would reveal the fractional parts).
+    Gaussian noise only. L a is not an integer vector, and discrete noise added to non-integer values
+    is not a private mechanism (it would reveal the fractional parts), so a release rounds L to the
+    lattice 2^−k ℤ first (:attr:`lattice_coefficients`, :func:`dpviz.stream.lattice.lattice_measure`).
     """
 
     @property
     def discrete_ok(self) -> bool:
         return False
+
+    @property
+    def lattice_coefficients(self) -> np.ndarray:
+        return self.estimator.coefficients
 
     @cached_property
     def estimator(self) -> StreamEstimator:
@@ -587,4 +600,10 @@ def available(family: Family | Noise) -> tuple[str, ...]:
     """Mechanism names valid for a noise family (``sqrt`` is Gaussian only)."""
     fam = family.family if isinstance(family, Noise) else check_family(family)
     return MECHANISM_NAMES if fam == "gaussian" else tuple(m for m in MECHANISM_NAMES if m != "sqrt")
+
+
+def releasable(family: Family | Noise) -> tuple[str, ...]:
+    """Mechanism names a release accepts for a noise family (``sqrt``: discrete Gaussian on a lattice only)."""
+    fam = family.family if isinstance(family, Noise) else check_family(family)
+    return tuple(m for m in RELEASABLE if m in available(fam))
 
