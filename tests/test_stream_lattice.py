@@ -15,7 +15,7 @@ from dpviz.core.samplers import MAX_SCALE
 from dpviz.errors import InputError
 from dpviz.stream import lattice as LT
 from dpviz.stream.private_release import release, release_metadata
-from dpviz.stream.strategies import RELEASABLE, releasable, sqrt_coefficients, strategy
+from dpviz.stream.strategies import LATTICE_RELEASABLE, RELEASABLE, releasable, sqrt_coefficients, strategy
 
 RHO = Noise.gaussian(0.5, discrete=True)
 
@@ -138,8 +138,8 @@ def test_release_metadata_states_the_lattice():
 
 
 def test_releasable_lists():
-    assert "sqrt" in RELEASABLE
-    assert "sqrt" in releasable("gaussian") and "sqrt" not in releasable("laplace")
+    assert "sqrt" not in RELEASABLE and LATTICE_RELEASABLE == ("sqrt",)
+    assert releasable("gaussian") == RELEASABLE + ("sqrt",) and releasable(Noise.laplace(1.0)) == RELEASABLE
     with pytest.raises(InputError, match="discrete Gaussian noise only"):
         release(np.array([1, 2]), "sqrt", Noise.laplace(1.0, discrete=True))
 

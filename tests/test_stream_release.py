@@ -17,7 +17,7 @@ from dpviz.stream.strategies import RELEASABLE, UNIT_OF_PRIVACY, strategy
 LAP = Noise.laplace(1.0, discrete=True)
 GAU = Noise.gaussian(0.5, discrete=True)
 SERIES = np.random.default_rng(0).poisson(30, 50).astype(np.int64)
-INTEGER = tuple(m for m in RELEASABLE if m != "sqrt")  # integer strategies; sqrt's lattice release: test_stream_lattice
+INTEGER = RELEASABLE  # the integer strategies; sqrt's lattice release: tests/test_stream_lattice.py
 
 
 @pytest.mark.parametrize("noise", [LAP, GAU], ids=["laplace", "gaussian"])

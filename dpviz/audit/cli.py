@@ -41,7 +41,7 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     s = subs.add_parser("stream", help="a count stream and the same stream with one more event at one step")
     _common(s)
     s.add_argument("--mechanism", default="fenwick-fda",
-                   help="naive, binary, fenwick, fenwick-fda (default) or honaker")
+                   help="naive, binary, fenwick, fenwick-fda (default), honaker or sqrt (discrete Gaussian at (ε, 1e-6))")
 
     m = subs.add_parser("marginals", help="a small data set and the same plus one record (2-way marginal)")
     _common(m)

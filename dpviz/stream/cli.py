@@ -70,7 +70,7 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                     "mechanism: discrete noise from the OS CSPRNG, fresh every run, no seed.")
     r.add_argument("input", help=source_help.replace("a count column", "an integer count column"))
     r.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES,
-                   help="strategy (sqrt has no discrete form: simulation only)")
+                   help="strategy (sqrt: discrete Gaussian on the lattice 2^-k Z, give --rho or --epsilon/--delta)")
     cliargs.add_noise_args(r)
     cliargs.add_release_args(r)
     _horizon_arg(r, required=False)

@@ -33,7 +33,7 @@ from dpviz.core.protocols import Estimate, LinearMeasurement, measure, require_i
 from dpviz.errors import InputError
 from dpviz.stream.lattice import LAPLACE_REFUSAL, Lattice, lattice_measure
 from dpviz.stream.simulation import SimulatedRelease, checked_horizon
-from dpviz.stream.strategies import LABELS, RELEASABLE, StreamStrategy, strategy
+from dpviz.stream.strategies import LABELS, LATTICE_RELEASABLE, StreamStrategy, releasable, strategy
 
 if TYPE_CHECKING:  # pandas is imported where a table is built (fast CLI startup)
     import pandas as pd
@@ -85,10 +85,11 @@ def check_release(mechanism: str, noise: Noise) -> None:
         raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
     if not isinstance(mechanism, str):
         raise InputError("mechanism: a private release runs exactly one mechanism (a name such as 'fenwick-fda')")
-    if mechanism == "sqrt" and noise.family != "gaussian":
+    if mechanism in LATTICE_RELEASABLE and noise.family != "gaussian":
         raise InputError(LAPLACE_REFUSAL)
-    if mechanism not in RELEASABLE:
-        raise InputError(f"mechanism: expected one of {', '.join(RELEASABLE)} for a release, got {mechanism!r}"
+    if mechanism not in releasable(noise.family):
+        raise InputError(f"mechanism: expected one of {', '.join(releasable(noise.family))} for a release, "
+                         f"got {mechanism!r}"
                          + (" (one mechanism per release)" if "," in mechanism or mechanism == "all" else ""))
     if not noise.discrete:
         raise InputError("a private release needs discrete noise (Noise(..., discrete=True)); continuous "

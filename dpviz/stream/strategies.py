@@ -71,9 +71,12 @@ from dpviz.stream.fenwick import (
 from dpviz.stream.weights import fda_weights
 
 MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
-RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
-"""Mechanisms with a discrete (release) form: the integer strategies, and ``sqrt`` on the lattice 2^−k ℤ
-(:mod:`dpviz.stream.lattice`, discrete Gaussian only: :func:`releasable` per noise family)."""
+RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker")
+"""Mechanisms releasable with either noise family: the integer strategies (discrete noise on their answers).
+:func:`releasable` is the full list for one family: it adds ``sqrt`` for Gaussian noise (released on the
+lattice 2^−k ℤ, :mod:`dpviz.stream.lattice`)."""
+LATTICE_RELEASABLE: tuple[str, ...] = ("sqrt",)
+"""Real-valued factorisations released on the lattice 2^−k ℤ with discrete Gaussian noise (ρ-zCDP only)."""
 LABELS: dict[str, str] = {
     "naive": "Naive (noisy increments)",
     "binary": "Binary tree (Chan-Shi-Song)",
@@ -85,7 +88,7 @@ LABELS: dict[str, str] = {
 UNIT_OF_PRIVACY: str = capability("stream").unit_of_privacy
 _CACHE_LOCK = threading.Lock()
 
-__all__ = ["MECHANISM_NAMES", "RELEASABLE", "LABELS", "UNIT_OF_PRIVACY", "StreamStrategy", "StreamEstimator",
+__all__ = ["MECHANISM_NAMES", "RELEASABLE", "LATTICE_RELEASABLE", "LABELS", "UNIT_OF_PRIVACY", "StreamStrategy", "StreamEstimator",
            "strategy", "available", "releasable", "sqrt_coefficients", "honaker_factors", "toeplitz_apply", "as_series"]
 
 
@@ -605,5 +608,5 @@ def available(family: Family | Noise) -> tuple[str, ...]:
 def releasable(family: Family | Noise) -> tuple[str, ...]:
     """Mechanism names a release accepts for a noise family (``sqrt``: discrete Gaussian on a lattice only)."""
     fam = family.family if isinstance(family, Noise) else check_family(family)
-    return tuple(m for m in RELEASABLE if m in available(fam))
+    return RELEASABLE + (LATTICE_RELEASABLE if fam == "gaussian" else ())
 
