@@ -381,7 +381,8 @@ with st.container(border=True):
 # 5. Private release --------------------------------------------------------------------------------
 VERTEX_DECLARATION = ui.DeclarationSpec(
     what="vertex set", label="a text file of vertex ids, one per line", types=("txt", "csv", "nodes"),
-    parse=lambda raw, name: VertexSet.read(raw, name=name, max_bytes=UPLOAD_MAX_BYTES, max_nodes=UPLOAD_MAX_NODES),
+    parse=lambda raw, name: VertexSet.read(raw, name=name, max_bytes=UPLOAD_MAX_BYTES, max_nodes=UPLOAD_MAX_NODES,
+                                              flag="vertex list"),
     template="python -m dpviz graph describe-structure EDGES --output NODES.txt")
 
 ui.release_heading(CAP, f"drf-dp (DRF made edge-DP) at ε = {eps:g}, budget split {_fmt_split(split)} (split points : "

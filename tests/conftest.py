@@ -128,3 +128,11 @@ def browser_type_launch_args(browser_type_launch_args):
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 1400}}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_default_ledger(tmp_path_factory, monkeypatch):
+    """Every CLI release is charged, and the first one creates the default ledger: each test gets its own
+    default-ledger folder, so no test sees another's charges (a page charges the default ledger when it
+    exists)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg")))

@@ -133,7 +133,7 @@ def test_graph_upload_releases_on_the_declared_vertex_set():
     draw(at, "graph")
     _, table, meta = held(at, "graph")
     assert meta["n_nodes"] == 5  # "zed" is declared, in no edge
-    assert meta["structure"] == {"source": "declared", "declaration": "--nodes n.txt"}
+    assert meta["structure"] == {"source": "declared", "declaration": "vertex list n.txt"}
     assert set(table["u"]) | set(table["v"]) <= {"a", "b", "c", "d", "zed"}
     partition = json.loads(at.session_state["graph_release_partition"][1])
     assert partition["structure"]["source"] == "declared"

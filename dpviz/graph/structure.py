@@ -119,16 +119,18 @@ class VertexSet:
 
     @classmethod
     def read(cls, source: str | os.PathLike | bytes, *, name: str | None = None, max_bytes: int = MAX_BYTES,
-             max_nodes: int = MAX_NODES, max_line_bytes: int = MAX_LINE_BYTES) -> VertexSet:
+             max_nodes: int = MAX_NODES, max_line_bytes: int = MAX_LINE_BYTES,
+             flag: str = "--nodes") -> VertexSet:
         """The declared vertex set in a file of vertex ids, one per line (``--nodes FILE``; a path, the
-        file's bytes (an upload: pass its ``name``) or a binary file). Caps as for edge lists."""
+        file's bytes (an upload: pass its ``name``, and ``flag`` the words that name it on a page) or a
+        binary file). Caps as for edge lists."""
         if isinstance(source, (str, os.PathLike)):
             require_regular_file(source, "--nodes")
         shown = name or (Path(source).name if isinstance(source, (str, os.PathLike)) else
                          Path(str(getattr(source, "name", "upload"))).name)
         lines, _, _ = read_lines(source, max_bytes=max_bytes, max_lines=max_nodes, max_line_bytes=max_line_bytes,
-                                 label=f"--nodes {shown}")
-        return cls.from_ids(lines, origin=f"--nodes {shown}", label=f"--nodes {shown}")
+                                 label=f"{flag} {shown}")
+        return cls.from_ids(lines, origin=f"{flag} {shown}", label=f"{flag} {shown}")
 
     @classmethod
     def sample(cls, name: str) -> VertexSet:
