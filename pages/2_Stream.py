@@ -24,7 +24,7 @@ from dpviz.errors import InputError
 from dpviz.stream.io import CAPS_HELP, read_stream_csv
 from dpviz.stream.private_release import release, release_metadata, release_table, simulation_table
 from dpviz.stream.simulation import make_mechanism, simulated_release, unit_errors
-from dpviz.stream.strategies import LABELS, RELEASABLE, available, strategy
+from dpviz.stream.strategies import LABELS, RELEASABLE, available, releasable, strategy
 from dpviz.stream.synthetic import poisson_stream
 from dpviz.viz import stream as vs
 
@@ -166,11 +166,15 @@ if ss.get("mechanisms_kind") != family:  # sqrt is Gaussian only: add it on the 
     ss["mechanisms_kind"] = family
 methods = st.multiselect("Mechanisms to compare (simulation)", options, key="mechanisms",
                          format_func=lambda m: LABELS.get(m, m))
-release_mech = st.selectbox("Mechanism for the private release", list(RELEASABLE),
-                            index=RELEASABLE.index("fenwick-fda"), key="release_mech",
+release_options = list(releasable(family))
+if ss.get("release_mech") not in release_options:  # sqrt chosen, then Laplace: back to the default
+    ss.pop("release_mech", None)
+release_mech = st.selectbox("Mechanism for the private release", release_options,
+                            index=release_options.index("fenwick-fda"), key="release_mech",
                             format_func=lambda m: LABELS.get(m, m),
-                            help="One mechanism per release. The square-root factorisation has no discrete "
-                                 "form (its strategy is not integer), so it is offered in simulation only.")
+                            help="One mechanism per release. The square-root factorisation's strategy is real-"
+                                 "valued: it is released with discrete Gaussian noise on a fine lattice "
+                                 "(2^-k), so it is offered with Gaussian noise only.")
 mechs = {m: make_mechanism(m, horizon, noise) for m in methods}
 table = vs.mse_table(list(mechs.values())) if mechs else None
 if not methods:

@@ -326,9 +326,24 @@ def test_page_follows_the_skeleton_and_shows_the_simulation_banner(at):
 def test_release_mechanism_choice(at):
     box = at.selectbox(key="release_mech")
     assert box.value == "fenwick-fda" and list(box.options) == [LABELS[m] for m in RELEASABLE]
-    assert LABELS["sqrt"] not in box.options
+    assert LABELS["sqrt"] not in box.options  # Laplace: sqrt has no pure-ε release
     ok(at.radio(key="noise").set_value("gaussian").run())
-    assert LABELS["sqrt"] not in at.selectbox(key="release_mech").options  # not even with Gaussian noise
+    gauss = at.selectbox(key="release_mech")
+    assert LABELS["sqrt"] in gauss.options  # Gaussian: released on the 2^-k lattice (dpviz.stream.lattice)
+    ok(gauss.set_value("sqrt").run())
+    ok(at.radio(key="noise").set_value("laplace").run())
+    assert at.selectbox(key="release_mech").value == "fenwick-fda"  # back to the default, never a refusal
+
+
+def test_private_release_of_sqrt_on_the_lattice(at):
+    """With Gaussian noise the page releases the square-root factorisation (discrete Gaussian on 2^-k ℤ)."""
+    ok(at.radio(key="noise").set_value("gaussian").run())
+    ok(at.selectbox(key="release_mech").set_value("sqrt").run())
+    draw_release(at)
+    (table,) = release_tables(at)
+    assert len(table) == 181 and np.isfinite(table["released_total"].to_numpy(dtype=float)).all()
+    assert not np.allclose(table["released_total"], flights_truth())
+    assert at.success and "discrete Gaussian" in at.success[0].value
 
 
 def test_private_release_panel(at):
