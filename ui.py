@@ -46,18 +46,54 @@ def load_bundled(capability: str, name: str) -> Any:
     return load_sample(capability, name if name.startswith(SAMPLE_PREFIX) else SAMPLE_PREFIX + name)
 
 
-def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any]) -> None:
-    """Parse a newly uploaded file once, then mark it handled (a parser crash is retried, never
-    hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``; a bad
-    one shows its InputError with ``st.error`` and leaves the last good data in place."""
+RESULT_KEYS: dict[str, tuple[str, ...]] = {
+    "tree": (),
+    "stream": (),
+    "marginals": ("marginals_sim",),
+    "graph": ("graph_audit", "graph_release_partition"),
+}
+"""Per capability, the session keys (not widget keys) that hold results computed from the page's data: a
+rejected upload drops them (:func:`clear_results`), with the drawn release, its receipt and the upload."""
+
+
+def _from_upload(held: Any) -> bool:
+    """Whether a page's ``{cap}_last`` (its current source, first item the source key) came from an upload."""
+    return isinstance(held, tuple) and bool(held) and isinstance(held[0], tuple) and held[0][:1] == ("upload",)
+
+
+def clear_results(cap: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """Drop what a page shows from its last good upload: the page's last source when it was an upload, the
+    drawn private release and its receipt (so its table and download buttons go), the capability's
+    :data:`RESULT_KEYS` and ``extra``. Returns the keys dropped."""
     ss = st.session_state
+    keys = [f"{cap}_private_release", f"{cap}_private_release_receipt", *RESULT_KEYS.get(cap, ()),
+            *extra]
+    if _from_upload(ss.get(f"{cap}_last")):
+        keys.append(f"{cap}_last")
+    return [k for k in keys if ss.pop(k, None) is not None]
+
+
+def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any], *, cap: str | None = None,
+                  clears: tuple[str, ...] = ()) -> None:
+    """Parse a newly uploaded file once, then mark it handled (a parser crash is retried, never
+    hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``. A bad one
+    shows its InputError (which names the line, column and what was expected) with ``st.error``, and drops
+    everything the page showed from an earlier upload: ``session_state[prefix + "_upload"]``, its bytes and, through
+    :func:`clear_results` for ``cap`` (default: ``prefix`` up to its first ``_``), the page's results, its
+    drawn release and the release's downloads, plus the keys in ``clears``. The page then falls back to
+    its bundled data and says so; nothing of the rejected or the earlier file stays on screen."""
+    ss = st.session_state
+    cap = cap or prefix.split("_", 1)[0]
     if f is not None and ss.get(f"{prefix}_upload_fid") != f.file_id:
         raw = f.getvalue()
         try:
             with st.spinner(f"Reading {f.name} ..."):
                 parsed = parse(raw, f.name)
         except InputError as exc:
-            ss[f"{prefix}_upload_error"] = str(exc)
+            ss[f"{prefix}_upload_error"] = f"{f.name} was rejected: {exc}"
+            had = ss.pop(f"{prefix}_upload", None) is not None
+            ss.get(UPLOAD_BYTES_KEY, {}).pop(prefix, None)
+            ss[f"{prefix}_upload_cleared"] = bool(clear_results(cap, clears)) or had
         else:
             ss[f"{prefix}_upload_error"] = None
             key = ("upload", f.name, hashlib.sha1(raw).hexdigest())
@@ -66,7 +102,9 @@ def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any]) -> None:
             ss.setdefault(UPLOAD_BYTES_KEY, {})[prefix] = (key, raw)
         ss[f"{prefix}_upload_fid"] = f.file_id
     if f is not None and ss.get(f"{prefix}_upload_fid") == f.file_id and ss.get(f"{prefix}_upload_error"):
-        st.error(ss[f"{prefix}_upload_error"], icon=":material/error:")
+        cleared = (" The earlier results, the drawn private release and its downloads were cleared."
+                   if ss.get(f"{prefix}_upload_cleared") else "")
+        st.error(ss[f"{prefix}_upload_error"] + cleared, icon=":material/error:")
 
 
 def noise_caption(sim_noise, release_noise) -> None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.apptest_helpers import ROOT, app_test, metrics, ok, upload_bytes
+from tests.apptest_helpers import ROOT, app_test, metrics, ok, upload_bytes, walk
 
 DATA = ROOT / "tests" / "data"
 
@@ -57,3 +57,56 @@ def test_every_page_draw_is_charged_to_the_cli_identity_of_its_data(page, cap, s
     assert dataset.id == cli.sha256 and dataset.name == sample
     ok(at.run())  # shown again: not charged again
     assert metrics(at)["Releases charged"] == "1"
+
+
+# ---- a rejected upload leaves nothing stale (issue 19) ------------------------------------------------
+# page, capability, source radio, uploader key, a good file, a bad file, words of its error, needs the opt-out
+STALE_CASES = [
+    ("pages/1_Tree.py", "tree", "tree_source", "upload", ("good.csv", (DATA / "tree_good.csv").read_bytes()),
+     ("cycle.csv", (DATA / "tree_bad_cycle.csv").read_bytes()), "cycle", True),
+    ("pages/2_Stream.py", "stream", "stream_source", "stream_upload_file",
+     ("good.csv", (DATA / "stream_good.csv").read_bytes()),
+     ("negative.csv", (DATA / "stream_bad_negative.csv").read_bytes()), "negative", False),
+    ("pages/3_Marginals.py", "marginals", "marginals_source", "marginals_upload_file",
+     ("good.csv", (DATA / "marginals_good.csv").read_bytes()),
+     ("ragged.csv", (DATA / "marginals_bad_ragged.csv").read_bytes()), "line 4", True),
+    ("pages/4_Graph.py", "graph", "graph_source", "graph_upload_file", ("good.txt", b"a b\nb c\nc a\nc d\n"),
+     ("bad.txt", b"a b\nc\n"), "line 2", True),
+]
+
+
+def release_shown(at, cap: str) -> dict:
+    """What of a drawn release the page shows: its slot, the success line, a table after that line, the
+    release's download buttons."""
+    elements = list(walk(at._tree))
+    ready = [i for i, e in enumerate(elements) if type(e).__name__ == "Success" and "Private release ready" in e.value]
+    downloads = [e.proto.label for e in at.get("download_button")]
+    return {"held": f"{cap}_private_release" in at.session_state, "ready": bool(ready),
+            "table": bool(ready) and any(type(e).__name__ == "Dataframe" for e in elements[ready[0]:]),
+            "downloads": [d for d in downloads if d.startswith(("Download the release", "Download its description"))]}
+
+
+@pytest.mark.parametrize("page, cap, radio, uploader, good, bad, words, opt_out", STALE_CASES,
+                         ids=[c[1] for c in STALE_CASES])
+def test_a_rejected_upload_clears_the_results_release_and_downloads(page, cap, radio, uploader, good, bad, words,
+                                                                      opt_out):
+    at = ok(app_test(page))
+    ok(at.radio(key=radio).set_value("upload").run())
+    upload_bytes(at, uploader, *good)
+    assert not at.error, [e.value for e in at.error]
+    if opt_out:  # an upload's release needs a declared structure: opt out (read from the data)
+        ok(at.checkbox(key=f"{cap}_structure_from_data").check().run())
+    ok(at.button(key=f"{cap}_release_button").click().run())
+    shown = release_shown(at, cap)
+    assert shown["held"] and shown["ready"] and shown["table"] and len(shown["downloads"]) >= 2, shown
+    assert at.session_state[f"{cap}_upload"][0][1] == good[0]
+
+    upload_bytes(at, uploader, *bad)
+    errors = [e.value for e in at.error if bad[0] in e.value]
+    assert len(errors) == 1 and words in errors[0] and "cleared" in errors[0], [e.value for e in at.error]
+    gone = release_shown(at, cap)
+    assert gone == {"held": False, "ready": False, "table": False, "downloads": []}, gone
+    assert f"{cap}_upload" not in at.session_state  # the earlier good file is no longer the page's data
+    assert not any(good[0] in c.value for c in [*at.caption, *at.markdown]), "the earlier file is still named"
+    ok(at.run())  # a rerun: still nothing of the earlier file or its release
+    assert release_shown(at, cap) == gone and any(bad[0] in e.value for e in at.error)
