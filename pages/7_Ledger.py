@@ -11,7 +11,6 @@ server's) or on a page's Private release panel (this session's).
 """
 
 import json
-import math
 
 import streamlit as st
 
@@ -20,7 +19,8 @@ from dpviz.errors import InputError
 from dpviz.ledger import LEDGER_ENV, PAGE
 from dpviz.ledger.session import PageLedger, server_ledger
 from dpviz.ledger.store import check_ledger_path, open_ledger
-from dpviz.ledger.views import cumulative_frame, dataset_lines, releases_frame, summary_frame
+from dpviz.ledger.views import NOT_DEFINED, cumulative_frame, dataset_lines, epsilon_words, releases_frame, summary_table
+from dpviz.viz.ledger import WAYS, spent_figure, undefined_ways
 
 ui.page_setup(PAGE)
 ss = st.session_state
@@ -36,8 +36,37 @@ def read_ledger(where: PageLedger):
         return datasets, {d.id: led.releases(d.id) for d in datasets}, led.export()
 
 
-def _fmt(x, spec: str = ".4g") -> str:
-    return "—" if x is None or not math.isfinite(x) else format(x, spec)
+SUMMARY_CONFIG = {
+    "dataset": st.column_config.TextColumn("dataset", width="small",
+                                           help="The first 12 hex digits of the SHA-256 of the dataset's canonical "
+                                                "content: its identity in the ledger."),
+    "capability": st.column_config.TextColumn("shape", width="small", help="tree, stream, marginals or graph"),
+    "name": st.column_config.TextColumn("name", help="The file or sample it was first seen as."),
+    "budget": st.column_config.TextColumn("budget", help="Set with `python -m dpviz ledger set-budget` or a page's "
+                                                         "Session budget; none: every release recorded, none refused."),
+    "releases": st.column_config.NumberColumn("releases", width="small", help="Releases charged to it."),
+    "spent ε": st.column_config.TextColumn("spent ε", width="small",
+                                           help="The smaller of the two valid totals: basic composition and zCDP."),
+    "remaining ε": st.column_config.TextColumn("remaining ε", width="small", help="Budget ε minus spent ε."),
+    "next release may spend": st.column_config.TextColumn(
+        "next release may spend", help="The largest Laplace ε or Gaussian ρ a next release may still spend."),
+}
+RELEASES_SHOWN = ["#", "time (UTC)", "mechanism", "noise", "charge", "status", "output SHA-256"]
+RELEASES_CONFIG = {
+    "#": st.column_config.NumberColumn("#", width="small", help="The release's number in the ledger."),
+    "time (UTC)": st.column_config.TextColumn("time (UTC)", width="medium"),
+    "noise": st.column_config.TextColumn("noise", width="small", help="laplace: pure ε; gaussian: zCDP ρ"),
+    "charge": st.column_config.TextColumn("charge", help="What it cost, in the currency its mechanism is proved in: "
+                                                         "pure ε (Laplace) or ρ (zCDP, Gaussian)."),
+    "status": st.column_config.TextColumn("status", help="written: its output's SHA-256 is recorded; charged, no "
+                                                         "output recorded: stopped between the charge and the write."),
+    "output SHA-256": st.column_config.TextColumn("output SHA-256", width="medium",
+                                                  help="SHA-256 of the file written (empty: none recorded)."),
+}
+
+
+def _fmt(x) -> str:
+    return epsilon_words(x, missing="—")
 
 
 st.title("Privacy ledger")
@@ -47,6 +76,21 @@ st.caption("Every `python -m dpviz … release` (tree, stream, marginals, graph)
            "identified by the SHA-256 of its canonical content, so re-saving a file does not reset its budget. "
            "Pure ε releases add up (basic composition), Gaussian ones add up in ρ (zCDP); the spent ε is the "
            "smaller of the two valid totals.")
+with st.expander("What am I looking at?", icon=":material/help:"):
+    st.markdown(
+        "**Datasets table.** One row per dataset the ledger has seen, identified by the SHA-256 of its canonical "
+        "content. *Spent ε* is what all its releases together cost; *remaining ε* is its budget minus that; *next "
+        "release may spend* is the largest single Laplace ε or Gaussian ρ that still fits.\n\n"
+        "**Spent metrics and the detail block.** The spent ε is computed two ways, both valid, and the smaller is "
+        "kept. *Basic composition*: the ε's of pure (Laplace) releases add up (Dwork & Roth 2014, Thm. 3.16), "
+        "Gaussian releases as one zCDP block. *zCDP*: every release as ρ (a Laplace release of ε is ε²/2-zCDP, "
+        "Bun & Steinke 2016, Prop. 1.4), the ρ's add up (Lemma 2.3) and Σρ becomes an ε at the budget's δ "
+        "(Canonne–Kamath–Steinke 2020, Cor. 13). A pure budget (no δ) has no δ to convert at: its zCDP total "
+        f"is *{NOT_DEFINED}*, and only the basic total counts.\n\n"
+        "**Spent ε chart.** The total after each release, both ways, with the budget as a dashed line: a release "
+        "that would cross the line is refused before any noise is drawn.\n\n"
+        "**Releases table.** Every release: when, which mechanism and noise, what it was charged and the SHA-256 "
+        "of what was written, so a file can be matched to its charge.")
 
 # Which ledger ----------------------------------------------------------------------------------------
 st.subheader(":material/folder_open: Ledger")
@@ -103,21 +147,28 @@ if loaded is not None:
     if not datasets:
         st.info("The ledger is empty: no budget set, no release recorded.", icon=":material/info:")
     else:
-        st.dataframe(summary_frame(datasets), hide_index=True, key="ledger_summary")
+        st.dataframe(summary_table(datasets), hide_index=True, key="ledger_summary", column_config=SUMMARY_CONFIG,
+                     width="stretch")
         by_id = {d.id: d for d in datasets}
         chosen = st.selectbox("Dataset", list(by_id), key="ledger_dataset",
                               format_func=lambda i: f"{by_id[i].name} ({by_id[i].capability}, {i[:12]})")
         d = by_id[chosen]
         rep = d.report()
         m1, m2, m3, m4 = st.columns(4)
-        m1.metric("Budget", d.budget.describe if d.budget is not None else "none")
-        m2.metric("Spent ε", _fmt(rep["epsilon_spent"]))
-        m3.metric("Remaining ε", _fmt(rep.get("epsilon_remaining")))
-        m4.metric("Spent ρ (zCDP)", _fmt(rep["rho"]))
+        if d.budget is None:
+            m1.metric("Budget", "none", help="No budget set: every release is recorded, none is refused.")
+        else:
+            m1.metric("Budget ε" + (" (pure)" if d.budget.delta is None else f" at δ = {d.budget.delta:.0e}"),
+                      f"{d.budget.epsilon:g}", help=f"The dataset's budget: {d.budget.describe}.")
+        m2.metric("Spent ε", _fmt(rep["epsilon_spent"]), help="The smaller of the two valid totals (basic "
+                  "composition, zCDP).")
+        m3.metric("Remaining ε", _fmt(rep.get("epsilon_remaining")), help="Budget ε minus spent ε.")
+        m4.metric("Spent ρ (zCDP)", _fmt(rep["rho"]), help="Every release as ρ-zCDP, added up (a Laplace release of "
+                  "ε counts ε²/2).")
         if d.budget is not None:
             st.progress(min(1.0, max(0.0, rep["epsilon_spent"] / d.budget.epsilon)),
                         text=f"{_fmt(rep['epsilon_spent'])} of ε = {d.budget.epsilon:g} spent")
-        st.code("\n".join(dataset_lines(d)), language=None)
+        st.code("\n".join(dataset_lines(d)), language=None, wrap_lines=True)
 
         # Releases --------------------------------------------------------------------------------
         st.subheader(":material/receipt_long: Releases")
@@ -125,8 +176,15 @@ if loaded is not None:
         if not rows:
             st.caption("No release recorded for this dataset yet.")
         else:
-            st.dataframe(releases_frame(rows), hide_index=True, key="ledger_releases")
+            st.dataframe(releases_frame(rows), hide_index=True, key="ledger_releases", column_order=RELEASES_SHOWN,
+                         column_config=RELEASES_CONFIG, width="stretch")
             st.caption("Status *charged, no output recorded*: the process stopped between the charge and the "
                        "write (the budget stays spent: conservative).")
-            st.line_chart(cumulative_frame(d, rows), x="release", y=["ε (basic)", "ε (zCDP)"],
-                          x_label="release #", y_label="spent ε")
+            cum = cumulative_frame(d, rows)
+            st.plotly_chart(spent_figure(cum, None if d.budget is None else d.budget.epsilon), key="ledger_spent",
+                            width="stretch")
+            missing = undefined_ways(cum)
+            if missing:
+                names = " and ".join(WAYS[c][0].split(" (")[0] for c in missing)
+                st.caption(f"Total by {names}: {NOT_DEFINED} (a pure budget has no δ at which to turn Σρ into an "
+                           "ε), so it is not drawn.")

@@ -51,8 +51,9 @@ def test_shows_the_server_ledger_from_the_environment_and_has_no_path_box(ledger
     assert list(summary["budget"]) == ["(ε, δ) = (2, 1e-06)", "none (recorded, never refused)"]
     with open_ledger(ledger, readonly=True) as led:
         spent = led.dataset("b" * 12).spent
-    assert m["Budget"] == "(ε, δ) = (2, 1e-06)" and m["Spent ε"] == f"{spent.epsilon(1e-6):.4g}"
+    assert m["Budget ε at δ = 1e-06"] == "2" and m["Spent ε"] == f"{spent.epsilon(1e-6):.4g}"
     assert m["Remaining ε"] == f"{2.0 - spent.epsilon(1e-6):.4g}"
+    assert summary["spent ε"].iloc[0] == f"{spent.epsilon(1e-6):.4g}"  # text a person reads, never inf/None
     rel = at.dataframe[1].value
     assert list(rel["mechanism"]) == ["gmc", "gmc"] and list(rel["output SHA-256"]) == ["d" * 64, ""]
     assert list(rel["status"]) == ["written", "charged, no output recorded"]
@@ -130,3 +131,54 @@ def test_shows_this_sessions_ledger_after_page_draws(tmp_path, monkeypatch):
     assert metrics(at)["Datasets"] == "2"
     at = ok(at.radio(key="ledger_choice").set_value("session").run())
     assert metrics(at)["Datasets"] == "1"
+
+
+def test_a_pure_budget_reads_in_words_and_draws_no_empty_line(tmp_path, monkeypatch):
+    """Laplace-only releases under a pure budget: their zCDP total has no pure ε value. It read "Infinity" in the
+    summary and drew an empty chart line; now it reads words and only the defined total is drawn."""
+    import json
+
+    from dpviz.ledger.views import NOT_DEFINED
+
+    path = tmp_path / "pure.sqlite3"
+    with open_ledger(path, create=True) as led:
+        led.set_budget(STREAM, DatasetBudget(5.0))
+        for eps in (0.5, 1.0):
+            led.charge(STREAM, Charge.of_noise(Noise.laplace(eps, discrete=True)), mechanism="fenwick-fda",
+                       source="counts.csv", output=tmp_path / "c.csv")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("DPVIZ_LEDGER", str(path))
+    at = ok(app_test(PAGE))
+    m = metrics(at)
+    assert m["Budget ε (pure)"] == "5" and m["Spent ε"] == "1.5" and m["Remaining ε"] == "3.5"
+    summary = at.dataframe[0].value
+    shown = " ".join(str(v) for v in summary.to_numpy().ravel())
+    assert "inf" not in shown.lower() and "None" not in shown and "nan" not in shown
+    assert list(summary["next release may spend"]) == ["Laplace ε ≤ 3.5 (no Gaussian)"]
+    code = at.code[0]
+    assert f"zCDP {NOT_DEFINED}" in code.value and "inf" not in code.value and code.proto.wrap_lines
+    fig = json.loads(next(c for c in at.get("plotly_chart") if "ledger_spent" in c.proto.id).proto.spec)
+    names = [t["name"] for t in fig["data"]]
+    assert len(names) == 1 and names[0].startswith("basic composition")  # no empty zCDP line
+    assert any(NOT_DEFINED in c.value and "not drawn" in c.value for c in at.caption)
+    assert [e.label for e in at.expander][0] == "What am I looking at?"
+
+
+def test_spent_figure_and_words_units():
+    import numpy as np
+    import pandas as pd
+
+    from dpviz.ledger.views import NOT_DEFINED, epsilon_words, next_release_words
+    from dpviz.viz.ledger import spent_figure, undefined_ways
+
+    frame = pd.DataFrame({"release": [4, 7], "ε (basic)": [0.5, 1.5], "ε (zCDP)": [np.nan, np.nan]})
+    assert undefined_ways(frame) == ["ε (zCDP)"]
+    fig = spent_figure(frame, 2.0)
+    assert len(fig.data) == 1 and list(fig.data[0].y) == [0.5, 1.5] and list(fig.data[0].customdata) == [4, 7]
+    assert fig.layout.shapes[0].y0 == 2.0  # the budget line
+    both = pd.DataFrame({"release": [1], "ε (basic)": [0.3], "ε (zCDP)": [0.9]})
+    assert len(spent_figure(both).data) == 2 and undefined_ways(both) == []
+    assert epsilon_words(float("inf")) == NOT_DEFINED and epsilon_words(None) == "" and epsilon_words(0.25) == "0.25"
+    assert next_release_words({"room_epsilon": 0.0, "room_rho": 0.0}) == "nothing (budget spent)"
+    assert next_release_words({}) == "any (no budget set)"
+    assert next_release_words({"room_epsilon": 1.0, "room_rho": 0.01}) == "Laplace ε ≤ 1 or Gaussian ρ ≤ 0.01"
