@@ -56,6 +56,17 @@ ROWS = [
     Row("page.tree_path", "Tree page, path-like 10⁶ nodes (h = 500,001), ε move (`bench/tree_page_latency.py`; "
         "level pickers are plain sliders above 200 levels)", "10.4 s (stepper 3.3 s, Boosting 3.3 s)"),
     Row("page.tree_big", "Tree page, complete / random fan-out 10⁶ nodes, ε move", "—"),
+    Row("browser.home", "**In the browser** (`bench/browser_latency.py`: headless Chromium at 1280 px on a real "
+        "`streamlit run`, action → last chart painted; the rows above are the server side, AppTest script time): "
+        "Home", "—"),
+    Row("browser.tree", "browser: Tree (county sample), ε move and each control's first change",
+        "ε move 4.4–5.5 s, load 9–21 s, New noise draw 12.7 s (issue 19)"),
+    Row("browser.stream", "browser: Stream (flights sample)", "ε move 0.5 s (issue 19)"),
+    Row("browser.marginals", "browser: Marginals (titanic sample)",
+        "ε move 0.3 s, but results cleared (not live; issue 19)"),
+    Row("browser.graph", "browser: Graph (karate sample)", "ε move 1.3–1.7 s (4.1 s on netscience; issue 19)"),
+    Row("browser.planner", "browser: Planner", "0.3–0.9 s (issue 19)"),
+    Row("browser.ledger", "browser: Privacy ledger", "1–2 s (issue 19)"),
 ]
 
 

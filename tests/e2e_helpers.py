@@ -103,3 +103,128 @@ def wait_for_number(locator, want: float, rel: float = 2e-3, timeout: float = 30
         if abs(value - want) <= rel * abs(want) or time.monotonic() > deadline:
             return value
         time.sleep(0.2)
+
+
+# ---- a server outside pytest (bench/browser_latency.py, tools/shoot.py) ------------------------------------
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def chromium_path() -> str:
+    import os
+
+    return os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+class StreamlitServer:
+    """``with StreamlitServer() as url:`` a real ``streamlit run app.py`` on 127.0.0.1 (a free port unless
+    ``port``), no file watcher, no usage statistics; stopped (SIGTERM to its one PID, then kill) on exit."""
+
+    def __init__(self, port: int = 0, log=None, timeout: float = 60.0):
+        self.port, self.log, self.timeout, self.proc = port or free_port(), log, timeout, None
+
+    def __enter__(self) -> str:
+        import subprocess
+        import sys
+        import time
+        import urllib.request
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parents[1]
+        url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats",
+             "false", "--server.fileWatcherType", "none", "--server.runOnSave", "false"],
+            cwd=root, stdin=subprocess.DEVNULL, stdout=self.log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                    if r.read() == b"ok":
+                        return url
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"streamlit not healthy within {self.timeout:g} s")
+            time.sleep(0.2)
+
+    def __exit__(self, *exc) -> None:
+        import subprocess
+
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+# ---- timing a page as a person sees it: action -> last chart painted -------------------------------------
+# Installed before the app's own scripts (``page.add_init_script``): remembers the time of the last DOM change
+# and whether the script has run since ``mark``.
+PROBE_JS = """(() => {
+  if (window.__dpv) return;
+  const p = window.__dpv = {t0: 0, last: performance.now(), ran: false};
+  new MutationObserver(records => {
+    p.last = performance.now();
+    for (const r of records) {
+      if (r.type === 'attributes' && r.attributeName === 'data-test-script-state' &&
+          (r.oldValue === 'running' || r.target.getAttribute('data-test-script-state') === 'running')) p.ran = true;
+    }
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true,
+                        attributeOldValue: true});
+})();"""
+
+# True once the script has run since ``mark``, is idle, nothing shows a spinner or a skeleton, every visible
+# Plotly chart has drawn its SVG, and the DOM has been quiet for ``quiet`` ms.
+SETTLED_JS = """(quiet) => {
+  const p = window.__dpv, app = document.querySelector('[data-testid=stApp]');
+  if (!p || !app || !p.ran) return false;
+  if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
+  if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-testid=stSpinner], [data-testid=stSkeleton]')) return false;
+  for (const c of document.querySelectorAll('[data-testid=stPlotlyChart]'))
+    if (c.getClientRects().length && !c.querySelector('.main-svg')) return false;
+  return performance.now() - p.last >= quiet;
+}"""
+
+QUIET_MS = 300
+
+
+def install_probe(page: Page) -> None:
+    """Watch every later navigation of ``page`` (call before ``goto``)."""
+    page.add_init_script(PROBE_JS)
+
+
+def mark(page: Page) -> None:
+    """Start a measurement: the next :func:`settled` counts from now and waits for a script run."""
+    page.evaluate("() => { const p = window.__dpv; p.t0 = performance.now(); p.ran = false; }")
+
+
+def settled(page: Page, timeout: float = 60_000, quiet_ms: int = QUIET_MS) -> float:
+    """Seconds from :func:`mark` (or from the navigation's start after ``goto``) to the last DOM change before
+    the page settled (see SETTLED_JS): the action's script run, the element updates and every chart painted."""
+    page.wait_for_function(SETTLED_JS, arg=quiet_ms, polling=50, timeout=timeout)
+    return page.evaluate("() => (window.__dpv.last - window.__dpv.t0) / 1000")
+
+
+def timed_goto(page: Page, url: str, timeout: float = 120_000) -> float:
+    """Load ``url`` in ``page`` (probe installed) and return seconds from navigation start to the last chart
+    painted."""
+    page.goto(url)
+    return settled(page, timeout)

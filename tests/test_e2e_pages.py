@@ -1,0 +1,94 @@
+"""Browser (Playwright + Debian Chromium at 1280 px): every page as a person sees it (issue 19).
+
+Each page, opened fresh with its bundled defaults, must show no exception box, nothing above its title (the
+first h1 of the main block comes first), and no "None", "nan", "NaN" or "Infinity" as a word in the main
+block's visible text (Plotly's SVG text included; collapsed expanders are not visible, so not read). Also:
+the measuring helpers of bench/browser_latency.py time a real ε move (the probe sees the rerun and the
+repaint).
+"""
+
+import re
+import sys
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.conftest import ROOT
+from tests.e2e_helpers import install_probe, mark, open_page, settled, timed_goto, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+PAGES = ["", "Tree", "Stream", "Marginals", "Graph", "Planner", "Ledger"]
+FORBIDDEN = re.compile(r"\b(None|nan|NaN|Infinity)\b")
+
+# The visible elements of the main block that come before its first h1 (their text, or their kind).
+ABOVE_TITLE_JS = """() => {
+  const main = document.querySelector('[data-testid=stMainBlockContainer]');
+  const h1 = main && main.querySelector('h1');
+  if (!h1) return null;
+  const out = [];
+  for (const el of main.querySelectorAll('[data-testid=stElementContainer]')) {
+    if (el.contains(h1) || !(el.compareDocumentPosition(h1) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
+    if (el.querySelector('[data-testid=stElementContainer]')) continue;  // a layout block: its leaves count
+    const r = el.getBoundingClientRect(), text = el.innerText.trim();
+    if (r.height > 0 && r.width > 0 && (text || el.querySelector('img, svg, canvas')))
+      out.push(text.slice(0, 120) || el.querySelector('[data-testid]')?.getAttribute('data-testid') || 'element');
+  }
+  return out;
+}"""
+
+
+def visible_main_text(page: Page) -> str:
+    return page.locator("[data-testid=stMain]").inner_text()
+
+
+def settle_charts(page: Page) -> None:
+    """Every visible Plotly chart has drawn (plotly loads lazily)."""
+    charts = page.locator("[data-testid=stPlotlyChart]")
+    for i in range(charts.count()):
+        if charts.nth(i).is_visible():
+            expect(charts.nth(i).locator(".main-svg").first).to_be_visible(timeout=60_000)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p or "Home" for p in PAGES])
+def test_every_page_reads_cleanly_at_1280px(page: Page, streamlit_server, path):
+    assert page.viewport_size["width"] == 1280
+    open_page(page, streamlit_server, path, timeout=120_000)
+    settle_charts(page)
+    wait_idle(page, 120_000)
+    problems = []
+    if n := page.locator("[data-testid=stException]").count():
+        problems.append(f"{n} exception box(es): "
+                        + page.locator("[data-testid=stException]").first.inner_text()[:300])
+    above = page.evaluate(ABOVE_TITLE_JS)
+    if above is None:
+        problems.append("no title (h1) in the main block")
+    elif above:
+        problems.append(f"{len(above)} element(s) above the title: {above}")
+    text = visible_main_text(page)
+    for m in FORBIDDEN.finditer(text):
+        problems.append(f"visible {m.group(0)!r}: …{text[max(0, m.start() - 80):m.end() + 40]!r}…")
+    assert not problems, f"/{path}:\n  " + "\n  ".join(problems)
+
+
+def test_the_browser_bench_probe_times_an_eps_move(page: Page, streamlit_server):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import browser_latency as bl
+
+    install_probe(page)
+    load = timed_goto(page, f"{streamlit_server}/Stream", 120_000)
+    assert 0 < load < 120
+    found = bl.widgets(page)
+    eps = next(w for w in found if w.kind == "stSlider" and bl.EPS_LABEL.search(w.label))
+    thumb = page.locator("[data-testid=stMain] [data-testid=stSlider]").filter(
+        has_text=eps.label).get_by_role("slider").first
+    before = thumb.get_attribute("aria-valuenow")
+    assert bl.act(page, eps) in ("ArrowRight", "ArrowLeft")
+    seconds = settled(page, 120_000)
+    assert 0 < seconds < 120
+    assert thumb.get_attribute("aria-valuenow") != before  # the move happened, and the probe saw its rerun
+    assert page.evaluate("() => window.__dpv.ran") is True
+    wait_idle(page)
+    mark(page)  # nothing happens after a mark: the probe waits for a rerun and does not report a stale time
+    with pytest.raises(Exception, match="Timeout"):
+        settled(page, 3_000)
