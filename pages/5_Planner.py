@@ -2,14 +2,20 @@
 
 A thin view over :mod:`dpviz.planner` (curves, plans, splits) and :mod:`dpviz.viz.planner` (figures):
 
-1. **Accuracy first**: pick a capability, its data and a target error; every mechanism's smallest budget
-   (analytic for tree, stream and marginals; Monte-Carlo for a graph), the error-vs-ε plot with
-   Monte-Carlo dots from a sweep (:mod:`dpviz.sweep`, seeded: a simulation), and which mechanism wins.
-2. **One budget, several releases**: the split of a total that minimises the weighted total error, a
-   "what if" slider on the total, and every release's error as the total moves.
+1. **Accuracy first**: pick a capability, its data (a bundled sample or an uploaded file, read by the same
+   reader as the capability's page) and a target error; every mechanism's smallest budget (analytic for
+   tree, stream and marginals; Monte-Carlo for a graph), the error-vs-ε plot with Monte-Carlo dots from a
+   sweep (:mod:`dpviz.sweep`, seeded: a simulation), and which mechanism wins.
+2. **One budget, several releases** (a fragment: moving the total reruns only this section): the split of a
+   total that minimises the weighted total error, a "what if" slider on the total, and every release's error
+   over the whole range of totals.
 """
 
+import hashlib
+import math
+
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import ui
@@ -20,7 +26,8 @@ from dpviz.core.registry import capability
 from dpviz.errors import InputError
 from dpviz.planner import montecarlo, specs
 from dpviz.planner.curves import best_by_epsilon, plan_target, plans_table
-from dpviz.planner.split import split_budget, what_if
+from dpviz.planner.montecarlo import MonteCarloCost
+from dpviz.planner.split import PlannedRelease, split_budget, what_if
 from dpviz.viz import planner as vp
 
 PAGE = specs.page_info()
@@ -38,16 +45,95 @@ MC_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
 TOTALS = [0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 RHO_TOTALS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 TRIAL_CHOICES = [3, 5, 10, 20, 50, 100]
+# The longest Monte-Carlo work (dots, graph curves) the page starts, by its estimate; above it the page runs the
+# most trials that fit, or none, and says so. (Comments, not bare strings: Streamlit would print those.)
 PAGE_MAX_SECONDS = 10.0
-"""The longest Monte-Carlo work (dots, graph curves) the page starts, by the estimate from a few timed trials;
-above it the page runs the most trials that fit, or none, and says so."""
+# A stream's Monte-Carlo cost is timed at this horizon at most and scaled by N log N beyond it: timing trials at
+# N = 10^6 took 4-13 s on their own; at 65,536 they take about 0.3 s and the scaled estimate errs on the high side.
+CAL_HORIZON = 65_536
 COMPOSITIONS = {"approx": "(ε, δ) total", "pure": "pure ε total (basic composition)", "zcdp": "ρ total (zCDP)"}
+SOURCES = {"bundled": "Bundled sample", "upload": "Upload a file"}
+SAMPLE_KEYS = {"tree": "plan_tree_sample", "marginals": "plan_marg_sample", "graph": "plan_graph_sample"}
+GRAPH_UPLOAD_CAPS = (50_000_000, 500_000, 1_000_000)  # bytes, edges, vertices: the Graph page's upload caps
+
+
+# ---- uploads: the capability pages' own readers, from bytes (never a server path) --------------------------
+def _stem(name: str) -> str:
+    for suffix in (".gz", ".csv", ".tsv", ".txt", ".json", ".edges", ".edgelist", ".el"):
+        name = name.removesuffix(suffix)
+    return name or "upload"
+
+
+def _parse_tree(raw: bytes, name: str):
+    from dpviz.tree.io import MAX_BYTES, MAX_NODES, load_tree_file
+
+    data = load_tree_file(raw, name=name, max_nodes=MAX_NODES, max_bytes=MAX_BYTES)
+    _ = data.v  # a bad count fails here, not later on the page
+    return data
+
+
+def _parse_stream(raw: bytes, name: str):
+    from dpviz.stream.io import read_stream_csv
+
+    return read_stream_csv(raw)
+
+
+def _parse_marginals(raw: bytes, name: str):
+    from dpviz.marginals.data import read_table
+
+    return read_table(raw, name=_stem(name), skip_constant=True)
+
+
+def _parse_graph(raw: bytes, name: str):
+    from dpviz.graph.io import read_edges
+
+    max_bytes, max_edges, max_nodes = GRAPH_UPLOAD_CAPS
+    return read_edges(raw, name=_stem(name), max_bytes=max_bytes, max_edges=max_edges, max_nodes=max_nodes)
+
+
+UPLOADS = {
+    "tree": ("Tree file (CSV or JSON: node, parent, count)", ["csv", "json"], _parse_tree),
+    "stream": ("Count stream (CSV): its length is the horizon N", ["csv"], _parse_stream),
+    "marginals": ("Records (CSV, one row per person; optionally gzip-compressed)", ["csv", "gz"], _parse_marginals),
+    "graph": ("Edge list (u, v per line; optionally gzip-compressed)", ["csv", "tsv", "txt", "gz", "edges", "el"],
+              _parse_graph),
+}
+
+
+def data_source(cap: str, col, label: str, samples_shown: int | None = None) -> tuple[str, object | None]:
+    """(data key, data) of the capability: a bundled sample or an uploaded file (kept in the session; a rejected
+    file says why and the bundled sample is used). The key names the data for the caches and the CLI hint."""
+    names = {**SOURCES, "bundled": "Type a horizon N"} if cap == "stream" else SOURCES
+    kind = col.radio("Data", list(names), format_func=names.get, key=f"plan_source_{cap}", horizontal=True)
+    if kind == "upload":
+        what, types, parse = UPLOADS[cap]
+        up = col.file_uploader(what, type=types, key=f"plan_upload_file_{cap}",
+                               help="Read with the same reader and caps as the capability's own page; planning "
+                                    "uses only its structure (tree shape, length, domain, graph) — except a graph, "
+                                    "whose releases are simulated.")
+        with col:
+            ui.handle_upload(up, f"planner_{cap}", parse)
+        held = ss.get(f"planner_{cap}_upload")
+        if held is not None:
+            key, data = held
+            return f"upload:{key[1]}:{key[2][:12]}", data
+        col.caption("No valid file yet: planning " + ("a typed horizon." if cap == "stream" else "a bundled sample."))
+    if cap == "stream":
+        return "typed", None
+    names = samples(cap)
+    shown = list(names)[:samples_shown] if samples_shown else list(names)
+    name = col.selectbox(label, shown, format_func=names.get, key=SAMPLE_KEYS[cap])
+    return f"sample:{name}", ui.load_bundled(cap, name)
 
 
 # ---- cached library calls (structure only; Monte-Carlo keyed by its seed) ---------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_curves(cap: str, params: tuple):
-    return specs.curves_for(cap, dict(params))
+def cached_curves(cap: str, params: tuple, _data):
+    """Every mechanism's curve; ``params`` (which name the data by its key) is the cache key."""
+    p = dict(params)
+    if _data is not None:
+        p["data"] = _data
+    return specs.curves_for(cap, p)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -59,14 +145,45 @@ def cached_dots(cap: str, params: tuple, _curves, curve_key: tuple, _source, eps
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_dots_cost(cap: str, params: tuple, _curves, curve_key: tuple, _source, epsilons: tuple,
-                     delta: float | None):
-    """The dots' cost (a few timed trials; any number of trials is then estimated without timing again)."""
-    return montecarlo.dots_cost(_curves, _source, epsilons, delta=delta, options=dict(params))
+                     delta: float | None) -> MonteCarloCost:
+    """The dots' cost, from a few timed trials (a stream above :data:`CAL_HORIZON` steps is timed at that horizon
+    and scaled by N log N: a person never waits for the estimate itself)."""
+    p = dict(params)
+    if cap == "stream" and int(_source) > CAL_HORIZON:
+        n = int(_source)
+        small = specs.curves_for("stream", {**p, "horizon": CAL_HORIZON})
+        small = [c for c in small if c.mechanism in curve_key]
+        cost = montecarlo.dots_cost(small, CAL_HORIZON, epsilons, delta=delta, options={**p, "horizon": CAL_HORIZON})
+        f = (n / CAL_HORIZON) * (math.log2(n) / math.log2(CAL_HORIZON))
+        return MonteCarloCost(cost.n_eps, cost.setup * f, cost.per_trial * f)
+    return montecarlo.dots_cost(_curves, _source, epsilons, delta=delta, options=p)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def cached_graph_cost(sample: str, methods: tuple):
-    return montecarlo.graph_cost(ui.load_bundled("graph", sample), list(methods), MC_EPSILONS + (8.0,))
+def cached_graph_cost(data_key: str, methods: tuple, _graph):
+    return montecarlo.graph_cost(_graph, list(methods), MC_EPSILONS + (8.0,))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_graph(data_key: str, metric: str, methods: tuple, trials: int, seed: int, _graph):
+    return montecarlo.graph_curves(_graph, metric, list(methods), MC_EPSILONS + (8.0,), trials=trials, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_release(name: str, seed: int):
+    _, cap, params = specs.PRESETS[name]
+    return specs.curve_for(cap, params, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_what_if(names: tuple, weights: tuple, comp: str, delta: float | None, seed: int) -> pd.DataFrame:
+    """Every release's error at 41 totals spanning the whole slider (so only the marker moves with the total)."""
+    releases = [PlannedRelease(n, cached_release(n, seed), w) for n, w in zip(names, weights)]
+    lo, hi = (RHO_TOTALS[0], RHO_TOTALS[-1]) if comp == "zcdp" else (TOTALS[0], TOTALS[-1])
+    grid = np.geomspace(lo, hi, 41)
+    totals = [Budget.zcdp(float(x)) if comp == "zcdp" else Budget.pure(float(x)) if comp == "pure"
+              else Budget.approx(float(x), delta) for x in grid]
+    return what_if(releases, totals)
 
 
 def affordable_trials(cost, trials: int, what: str, cli: str) -> int | None:
@@ -77,26 +194,42 @@ def affordable_trials(cost, trials: int, what: str, cli: str) -> int | None:
         return trials
     fit = cost.most_trials([t for t in TRIAL_CHOICES if t < trials], PAGE_MAX_SECONDS)
     done = f"showing {fit} trials per ε instead" if fit else "not run"
-    st.warning(f"{what} with {trials} trials per ε would take about {format_seconds(need)} (estimate, from a few "
-               f"timed trials), more than this page's {PAGE_MAX_SECONDS:g} s: {done}. For the full request, run "
-               f"`{cli}` from the command line.", icon=":material/hourglass_top:")
+    st.warning(f"{what} with {trials} trials per ε would take about {format_seconds(need)} (estimate), more than "
+               f"this page's {PAGE_MAX_SECONDS:g} s: {done}. For the full request, run `{cli}` from the command line.",
+               icon=":material/hourglass_top:")
     return fit
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def cached_graph(sample: str, metric: str, methods: tuple, trials: int, seed: int):
-    graph = ui.load_bundled("graph", sample)
-    return montecarlo.graph_curves(graph, metric, list(methods), MC_EPSILONS + (8.0,), trials=trials, seed=seed)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def cached_release(name: str, seed: int):
-    _, cap, params = specs.PRESETS[name]
-    return specs.curve_for(cap, params, seed=seed)
 
 
 def samples(cap: str) -> dict[str, str]:
     return {s.name: s.title for s in capability(cap).samples}
+
+
+def readable(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` for a person: a numeric column with gaps becomes text with an empty cell where the value is
+    missing (never "None"/"nan"); returns the columns that had gaps (for a footnote)."""
+    out, gaps = frame.copy(), []
+    for col, spec in formats.items():
+        if col in out and out[col].isna().any():
+            gaps.append(col)
+            out[col] = [("" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec))
+                        for v in out[col]]
+    return out, gaps
+
+
+def simulation_section() -> int:
+    """The Simulation heading, its banner (this page publishes nothing: no Private release panel) and the seed."""
+    key = f"{PAGE.name}_seed"
+    st.subheader(":material/science: Simulation")
+    st.info("**Simulation — not a private release.** The dots are seeded floating-point noise on the chosen data, "
+            "for what-if only. This page publishes nothing: to publish, use the capability's own page (its Private "
+            "release panel) or its `release` command. Unit of privacy: " + PAGE.unit_of_privacy + ".",
+            icon=":material/science:")
+    if key not in ss:
+        ss[key] = fresh_seed()
+    s1, _ = st.columns([1, 3])
+    seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key=key))
+    s1.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=lambda: ss.update({key: fresh_seed()}))
+    return seed
 
 
 # ---- page -------------------------------------------------------------------------------------------------
@@ -105,39 +238,59 @@ st.caption("Accuracy first: say how much error you can accept and get the smalle
            "for every mechanism; then split one total budget over several planned releases. Plans use only the "
            "structure of the data (tree shape, horizon, domain, workload) and the noise, never the counts, except "
            "graph plans, which simulate releases (Monte-Carlo).")
+with st.expander("What am I looking at?", icon=":material/help:"):
+    st.markdown(
+        "**Best mechanism and the plans table.** For the target error you type, each mechanism's smallest budget: "
+        "its error is a/ε² in MSE (Laplace) or a/ρ (Gaussian), so ε = √(a)/target. The constant a comes from the "
+        "capability's variance formula: GMC and processless trees (Generation Matrix paper, Thm. 5, Eq. 27–28; "
+        "errors rmse_NQ Eq. 40 and rmse_RQ Eq. 41), Fenwick/FDA and its peers per stream step, ResidualPlanner "
+        "σ² with GReM-MLE reconstruction for marginals. A graph has no formula: its curve is the mean metric of "
+        "simulated releases.\n\n"
+        "**Error vs ε chart.** One line per mechanism (log–log: a straight line of slope −1 for RMSE ∝ 1/ε), the "
+        "dashed target, a × at each planned budget, and dots: the mean error of simulated releases with its 95% "
+        "interval, which should sit on the line (a check of the formula). The strip on top names the best "
+        "mechanism at each ε.\n\n"
+        "**Split bars.** One total budget divided over several releases to minimise Σ wᵢ·MSEᵢ: with basic "
+        "composition (ε's add up, Dwork & Roth Thm. 3.16) the optimum is εᵢ ∝ (wᵢaᵢ)^⅓; with zCDP (ρ's add up, "
+        "Bun & Steinke Lemma 2.3) ρᵢ ∝ √(wᵢaᵢ). Each bar is a release's share, labelled with the error it gets.\n\n"
+        "**What-if chart.** Every release's error as the total moves over the slider's whole range, the split "
+        "re-solved at each total; the dashed line is the total you picked.")
 
 # 1. Accuracy first -------------------------------------------------------------------------------------------
 st.subheader(":material/target: Accuracy first: the smallest ε for a target error")
 c1, c2 = st.columns(2)
 cap = c1.radio("Capability", list(CAPS), format_func=CAPS.get, key="plan_cap", horizontal=True)
 params: dict = {}
-source = None
+source = data = None
 if cap == "tree":
-    name = c2.selectbox("Tree", list(samples("tree")), format_func=samples("tree").get, key="plan_tree_sample")
+    data_key, data = data_source("tree", c2, "Tree")
     params["query"] = c2.radio("Error of", ["range", "node"], key="plan_query", horizontal=True,
                                format_func={"node": "every node count (RMSE per node)",
                                             "range": "leaf-range queries (RMSE per range)"}.get)
-    params["data"] = f"sample:{name}"
-    source = ui.load_bundled("tree", name)
+    params["data"] = data_key
+    source = data
     kind = params["query"]
 elif cap == "stream":
-    params["horizon"] = int(c2.number_input("Horizon N (number of releases)", min_value=1, max_value=1_000_000,
-                                            value=181, step=1, key="plan_horizon"))
+    data_key, data = data_source("stream", c2, "")
+    if data is None:
+        params["horizon"] = int(c2.number_input("Horizon N (number of releases)", min_value=1, max_value=1_000_000,
+                                                value=181, step=1, key="plan_horizon"))
+    else:
+        params["horizon"] = int(np.asarray(data.counts).size)
+        c2.caption(f"Horizon N = {params['horizon']:,} (the length of the uploaded stream).")
     params["metric"] = c2.radio("Error of", ["max", "mean"], key="plan_metric", horizontal=True,
                                 format_func={"max": "the worst step (max per-step RMSE)",
                                              "mean": "all steps (RMSE over the horizon)"}.get)
-    source = params["horizon"]
+    data, source = None, params["horizon"]
     kind = params["metric"]
 elif cap == "marginals":
-    name = c2.selectbox("Data set", list(samples("marginals")), format_func=samples("marginals").get,
-                        key="plan_marg_sample")
+    data_key, data = data_source("marginals", c2, "Data set")
     k = int(c2.number_input("Workload: all K-way marginals, K =", min_value=1, max_value=3, value=2, key="plan_k"))
-    data = ui.load_bundled("marginals", name)
-    params["data"], params["workload"] = f"sample:{name}", k
+    params["data"], params["workload"] = data_key, k
     source = data
     kind = ""
 else:
-    name = c2.selectbox("Graph", list(samples("graph"))[:2], format_func=samples("graph").get, key="plan_graph_sample")
+    data_key, data = data_source("graph", c2, "Graph", samples_shown=2)
     metric = c2.selectbox("Metric", list(montecarlo.GRAPH_METRICS), index=2, key="plan_graph_metric")
     kind = ""
 
@@ -158,12 +311,12 @@ fams = {"laplace": "laplace", "gaussian-delta": "gaussian", "gaussian-rho": "gau
 if cap in ("tree", "stream"):
     params["noise"] = fams
 axis = "rho" if noise_kind == "gaussian-rho" else "epsilon"
+data_arg = "FILE" if data_key.startswith("upload:") else data_key
+
 
 def dots_controls(enabled: bool) -> tuple[int, bool, int]:
     """The Simulation section (banner, seed) and the Monte-Carlo controls: (seed, show dots, trials)."""
-    seed = ui.simulation_section(PAGE)
-    st.caption("This page publishes nothing: the dots are simulated releases of the bundled data. To publish, use "
-               "the capability's own page (its Private release panel) or its `release` command.")
+    seed = simulation_section()
     d1, d2 = st.columns(2)
     show = d1.toggle("Monte-Carlo dots (a seeded sweep)", value=cap != "marginals", key=f"plan_dots_{cap}",
                      disabled=not enabled)
@@ -172,51 +325,70 @@ def dots_controls(enabled: bool) -> tuple[int, bool, int]:
     return seed, show and enabled, trials
 
 
+PLAN_CONFIG = {
+    "mechanism": st.column_config.TextColumn("mechanism", help="The mechanism/strategy the plan is for."),
+    "label": st.column_config.TextColumn("in words", width="medium"),
+    "noise": st.column_config.TextColumn("noise", width="small"),
+    "epsilon": st.column_config.NumberColumn("ε (simulation)", format="%.4g",
+                                             help="The ε the simulation spends (exact Gaussian profile for (ε, δ))."),
+    "release_epsilon": st.column_config.NumberColumn("ε (release)", format="%.4g",
+                                                     help="The ε a discrete release needs at that δ (CKS)."),
+    "rho": st.column_config.NumberColumn("ρ", format="%.4g", help="zCDP ρ of a Gaussian plan."),
+    "rmse": st.column_config.NumberColumn("error", format="%.4g", help="The analytic error at the planned budget."),
+    "budget": st.column_config.TextColumn("planned budget", help="What to give the release command."),
+}
+
 try:
     if cap == "graph":
         methods = st.multiselect("Edge-DP methods", ["drf-dp", "kdh", "quadtree", "random", "degree"],
                                  default=["drf-dp", "kdh", "quadtree"], key="plan_graph_methods")
         if not methods:
-            st.warning("Pick at least one method.", icon=":material/warning:")
-            st.stop()
+            raise InputError("Pick at least one edge-DP method.")
         seed, _, trials = dots_controls(False)
         with st.spinner("Timing a few simulated graph releases ..."):
-            cost = cached_graph_cost(name, tuple(methods))
+            cost = cached_graph_cost(data_key, tuple(methods), data)
         trials = affordable_trials(cost, trials, "Simulating the graph releases",
-                                   f"python -m dpviz sweep graph sample:{name} --epsilons "
+                                   f"python -m dpviz sweep graph {data_arg} --epsilons "
                                    f"{','.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))} --methods {','.join(methods)}")
         if trials is None:
             raise InputError("Even 3 trials per ε would keep this page busy too long: pick fewer or faster methods, "
-                             "or the smaller graph.")
+                             "or a smaller graph.")
         with st.spinner("Simulating graph releases (sweep) ..."):
-            curves, dots = cached_graph(name, metric, tuple(methods), trials, seed)
-        rows = [{"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves]
-        rows.sort(key=lambda r: (r["epsilon"] is None, r["epsilon"] or 0.0))
+            curves, dots = cached_graph(data_key, metric, tuple(methods), trials, seed, data)
+        rows = sorted(({"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves),
+                      key=lambda r: (r["epsilon"] is None, r["epsilon"] or 0.0))
         best = rows[0]
-        st.metric(f"Best: {best['mechanism']}", "not reached" if best["epsilon"] is None else f"ε ≈ {best['epsilon']:.3g}")
-        st.dataframe(rows, hide_index=True, key="plan_table")
+        st.metric(f"Best: {best['mechanism']}", "not reached" if best["epsilon"] is None else f"ε ≈ {best['epsilon']:.3g}",
+                  help="The smallest ε at which the method's mean metric meets the target (Monte-Carlo).")
+        st.dataframe(pd.DataFrame({"mechanism": [r["mechanism"] for r in rows],
+                                   "ε for the target": ["not reached" if r["epsilon"] is None else f"{r['epsilon']:.3g}"
+                                                        for r in rows]}),
+                     hide_index=True, key="plan_table")
         st.caption(f"Monte-Carlo: the mean of {trials} simulated releases at each ε "
                    f"({', '.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))}), interpolated as a power law between "
                    "them after making it monotone; the bands are 95% intervals of the mean. The answer is noisy: "
-                   "`python -m dpviz plan graph` bisects over ε instead. 'Not reached': the method's mean never met "
+                   "`python -m dpviz plan graph` bisects over ε instead. *Not reached*: the method's mean never met "
                    "the target on this grid (some methods have an error floor).")
         plans = []
         grid = vp.epsilon_grid(0.1, 10.0)
     else:
-        curves = cached_curves(cap, tuple(sorted(params.items())))
+        curves = cached_curves(cap, tuple(sorted(params.items())), data)
         if noise_kind == "gaussian-rho" or cap == "marginals":
             curves = [c for c in curves if c.family == "gaussian"]
         plans = plan_target(curves, target, delta)
         best = plans[0]
         st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
-        table = plans_table(plans)
-        st.dataframe(table.drop(columns=[c for c in ("delta", "rho", "release_epsilon") if table[c].isna().all()]),
-                     hide_index=True, key="plan_table")
+        table = plans_table(plans).drop(columns=["delta"])
+        table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
+        shown, gaps = readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
+        st.dataframe(shown, hide_index=True, key="plan_table", column_config=PLAN_CONFIG, width="stretch")
+        if gaps:
+            st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
         if any(p.family == "gaussian" and p.delta is not None for p in plans):
-            st.caption("Gaussian (ε, δ): `epsilon` is what the simulation spends (exact Gaussian profile; the "
-                       "Canonne–Kamath–Steinke conversion for marginals), `release_epsilon` what a discrete "
-                       "release needs (CKS). Discrete noise has at most the continuous variance, so a release at "
-                       "the planned budget meets the target too.")
+            st.caption("Gaussian (ε, δ): *ε (simulation)* is what the simulation spends (exact Gaussian profile; "
+                       "the Canonne–Kamath–Steinke conversion for marginals), *ε (release)* what a discrete release "
+                       "needs (CKS). Discrete noise has at most the continuous variance, so a release at the planned "
+                       "budget meets the target too.")
         hi = max(p.rho if axis == "rho" else p.epsilon for p in plans)
         grid = vp.epsilon_grid(min(0.05, hi / 20), max(10.0, hi * 3)) if axis == "epsilon" else \
             vp.epsilon_grid(1e-4, max(10.0, hi * 3))
@@ -230,11 +402,11 @@ try:
         dots = None
         if show_dots:
             key = (cap, tuple(sorted(params.items())), curves, tuple(c.mechanism for c in curves), source, MC_EPSILONS)
-            with st.spinner("Timing a few simulated releases ..."):
+            with st.spinner("Estimating the Monte-Carlo work ..."):
                 cost = cached_dots_cost(*key, delta)
-            data_arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else str(params.get("data", "DATA"))
+            arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else data_arg
             trials = affordable_trials(cost, trials, "The Monte-Carlo dots",
-                                       f"python -m dpviz sweep {cap} {data_arg} --epsilons "
+                                       f"python -m dpviz sweep {cap} {arg} --epsilons "
                                        f"{','.join(f'{e:g}' for e in MC_EPSILONS)} --trials {trials}")
             if trials is not None:
                 with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
@@ -247,57 +419,96 @@ except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     seed = int(ss.setdefault(f"{PAGE.name}_seed", fresh_seed()))  # what the Simulation section would hold
 
-# 2. One budget, several releases --------------------------------------------------------------------------
-st.subheader(":material/pie_chart: One budget, several releases")
-st.caption("The split of one total budget that minimises the weighted total error Σ wᵢ·MSEᵢ (a graph release "
-           "counts its metric's loss instead). Pure ε total: ε's add up (basic composition) and, with MSE = a/ε², "
-           "the optimum is εᵢ ∝ (wᵢ aᵢ)^⅓. ρ total: ρ's add up (zCDP) and ρᵢ ∝ √(wᵢ aᵢ). (ε, δ) total: converted to "
-           "ρ (Canonne–Kamath–Steinke); with pure releases only, basic composition is tried too and the better "
-           "kept. A Monte-Carlo curve has no power law: the split is then numeric.")
-chosen = st.multiselect("Planned releases", list(specs.PRESETS), default=["county-nodes", "flights", "adult-2way"],
-                        format_func=lambda n: specs.PRESETS[n][0], key="split_releases")
-s1, s2, s3 = st.columns(3)
-comp = s1.radio("Total budget", list(COMPOSITIONS), format_func=COMPOSITIONS.get, key="split_comp")
-if comp == "zcdp":
-    total_x = float(s2.select_slider("What if the total ρ were …", RHO_TOTALS, value=0.1, key="split_rho",
-                                     format_func=lambda v: f"{v:g}"))
-    total = Budget.zcdp(total_x)
-else:
-    total_x = float(s2.select_slider("What if the total ε were …", TOTALS, value=1.0, key="split_total",
-                                     format_func=lambda v: f"{v:g}"))
-    split_delta = float(s3.select_slider("Total δ", DELTA_OPTIONS, value=1e-6, key="split_delta",
-                                         format_func=lambda v: f"{v:.0e}", disabled=comp != "approx"))
-    total = Budget.pure(total_x) if comp == "pure" else Budget.approx(total_x, split_delta)
-if not chosen:
-    st.info("Pick at least one release.", icon=":material/info:")
-    st.stop()
-weights = {}
-wcols = st.columns(min(len(chosen), 4))
-for i, n in enumerate(chosen):
-    weights[n] = float(wcols[i % len(wcols)].number_input(f"Weight: {n}", min_value=0.001, value=1.0, step=0.5,
-                                                          key=f"split_w_{n}", format="%g"))
-try:
-    from dpviz.planner.split import PlannedRelease
 
-    with st.spinner("Building the error curves ..."):
-        releases = [PlannedRelease(n, cached_release(n, seed), weights[n]) for n in chosen]
-    result = split_budget(releases, total)
-    mcols = st.columns(min(len(result.allocations), 4))
-    for i, a in enumerate(result.allocations):
-        budget = f"ε = {a.epsilon:.3g}" if a.epsilon is not None else f"ρ = {a.rho:.3g}"
-        mcols[i % len(mcols)].metric(f"{a.name}: error", f"{a.error:.4g}", help=f"{a.metric}; {budget} "
-                                     f"({a.share:.1%} of the total)")
-    st.dataframe(result.table(), hide_index=True, key="split_table")
-    f1, f2 = st.columns(2)
-    f1.plotly_chart(vp.split_figure(result), key="split_chart", width="stretch")
-    grid_totals = np.geomspace(total_x / 10, total_x * 10, 25)
-    totals = [Budget.zcdp(float(x)) if comp == "zcdp" else Budget.pure(float(x)) if comp == "pure"
-              else Budget.approx(float(x), split_delta) for x in grid_totals]
-    f2.plotly_chart(vp.what_if_figure(what_if(releases, totals), total_x, currency="ρ" if comp == "zcdp" else "ε"),
-                    key="what_if_chart", width="stretch")
-    st.caption(f"{result.composition}; {result.method}. Move the total above and watch every release's error.")
-    st.download_button("Releases JSON (for `python -m dpviz plan split`)", data=specs.presets_json(chosen, weights),
-                       file_name="releases.json", mime="application/json", key="split_download",
-                       icon=":material/download:", on_click="ignore")
-except InputError as exc:
-    st.error(str(exc), icon=":material/error:")
+# 2. One budget, several releases --------------------------------------------------------------------------
+SPLIT_CONFIG = {
+    "name": st.column_config.TextColumn("release", width="small"),
+    "capability": st.column_config.TextColumn("shape", width="small"),
+    "mechanism": st.column_config.TextColumn("mechanism", width="small"),
+    "weight": st.column_config.NumberColumn("weight wᵢ", width="small", format="%g"),
+    "share": st.column_config.NumberColumn("share", width="small", format="percent", help="Its share of the total."),
+    "epsilon": st.column_config.NumberColumn("εᵢ", width="small", format="%.4g"),
+    "rho": st.column_config.NumberColumn("ρᵢ", width="small", format="%.4g"),
+    "error": st.column_config.NumberColumn("error", width="small", format="%.4g",
+                                           help="The error it gets at its share (RMSE, or the graph metric)."),
+    "metric": st.column_config.TextColumn("error of", help="What the error measures."),
+}
+
+
+@st.fragment
+def split_section(seed: int) -> None:
+    """The split of one total (a fragment: its widgets rerun only this section)."""
+    st.subheader(":material/pie_chart: One budget, several releases")
+    st.caption("The split of one total budget that minimises the weighted total error Σ wᵢ·MSEᵢ (a graph release "
+               "counts its metric's loss instead). Pure ε total: ε's add up (basic composition) and, with MSE = "
+               "a/ε², the optimum is εᵢ ∝ (wᵢ aᵢ)^⅓. ρ total: ρ's add up (zCDP) and ρᵢ ∝ √(wᵢ aᵢ). (ε, δ) total: "
+               "converted to ρ (Canonne–Kamath–Steinke); with pure releases only, basic composition is tried too and "
+               "the better kept. A Monte-Carlo curve has no power law: the split is then numeric.")
+    chosen = st.multiselect("Planned releases", list(specs.PRESETS), default=["county-nodes", "flights", "adult-2way"],
+                            format_func=lambda n: specs.PRESETS[n][0], key="split_releases")
+    s1, s2, s3 = st.columns(3)
+    comp = s1.radio("Total budget", list(COMPOSITIONS), format_func=COMPOSITIONS.get, key="split_comp")
+    split_delta = None
+    if comp == "zcdp":
+        total_x = float(s2.select_slider("What if the total ρ were …", RHO_TOTALS, value=0.1, key="split_rho",
+                                         format_func=lambda v: f"{v:g}"))
+        total = Budget.zcdp(total_x)
+    else:
+        total_x = float(s2.select_slider("What if the total ε were …", TOTALS, value=1.0, key="split_total",
+                                         format_func=lambda v: f"{v:g}"))
+        split_delta = float(s3.select_slider("Total δ", DELTA_OPTIONS, value=1e-6, key="split_delta",
+                                             format_func=lambda v: f"{v:.0e}", disabled=comp != "approx"))
+        total = Budget.pure(total_x) if comp == "pure" else Budget.approx(total_x, split_delta)
+    if not chosen:
+        st.info("Pick at least one release.", icon=":material/info:")
+        return
+    weights = {}
+    wcols = st.columns(min(len(chosen), 4))
+    for i, n in enumerate(chosen):
+        weights[n] = float(wcols[i % len(wcols)].number_input(f"Weight: {n}", min_value=0.001, value=1.0, step=0.5,
+                                                              key=f"split_w_{n}", format="%g"))
+    try:
+        with st.spinner("Building the error curves ..."):
+            releases = [PlannedRelease(n, cached_release(n, seed), weights[n]) for n in chosen]
+        if comp == "pure":
+            gaussian = [r.name for r in releases if r.curve.family != "laplace"]
+            if gaussian:
+                releases = [r for r in releases if r.curve.family == "laplace"]
+                st.info(f"{', '.join(gaussian)} {'uses' if len(gaussian) == 1 else 'use'} Gaussian noise, which has "
+                        "no pure ε-DP guarantee (only (ε, δ) or ρ-zCDP), so a pure ε total cannot pay for "
+                        f"{'it' if len(gaussian) == 1 else 'them'}. " + (
+                            "The split below covers the Laplace releases only; pick the (ε, δ) or ρ total to "
+                            "include every release." if releases else
+                            "No chosen release uses Laplace noise: pick the (ε, δ) or ρ total, or add a Laplace "
+                            "release (a tree or a stream)."), icon=":material/info:")
+                if not releases:
+                    return
+        result = split_budget(releases, total)
+        mcols = st.columns(min(len(result.allocations), 4))
+        for i, a in enumerate(result.allocations):
+            budget = f"ε = {a.epsilon:.3g}" if a.epsilon is not None else f"ρ = {a.rho:.3g}"
+            mcols[i % len(mcols)].metric(f"{a.name}: error", f"{a.error:.4g}", help=f"{a.metric}; {budget} "
+                                         f"({a.share:.1%} of the total)")
+        shown, gaps = readable(result.table(), {"epsilon": ".4g", "rho": ".4g"})
+        st.dataframe(shown, hide_index=True, key="split_table", column_config=SPLIT_CONFIG, width="stretch")
+        notes = {"epsilon": "εᵢ empty: a Gaussian release under a ρ or (ε, δ) total spends ρ, which has no ε of its "
+                            "own (the total's ε holds for all releases together).",
+                 "rho": "ρᵢ empty: under basic composition each release spends ε, not ρ."}
+        if gaps:
+            st.caption(" ".join(notes[g] for g in gaps))
+        f1, f2 = st.columns(2)
+        f1.plotly_chart(vp.split_figure(result), key="split_chart", width="stretch")
+        frame = cached_what_if(tuple(r.name for r in releases), tuple(r.weight for r in releases), comp,
+                               split_delta, seed)
+        f2.plotly_chart(vp.what_if_figure(frame, total_x, currency="ρ" if comp == "zcdp" else "ε"),
+                        key="what_if_chart", width="stretch")
+        st.caption(f"{result.composition}; {result.method}. Move the total above and watch every release's error.")
+        st.download_button("Releases JSON (for `python -m dpviz plan split`)",
+                           data=specs.presets_json([r.name for r in releases], weights), file_name="releases.json",
+                           mime="application/json", key="split_download", icon=":material/download:",
+                           on_click="ignore")
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+
+split_section(seed)

@@ -131,12 +131,99 @@ def test_what_if_total_moves_every_error(at):
     assert table["epsilon"].sum() == pytest.approx(2.0)
 
 
-def test_bad_combination_shows_an_error_and_the_page_stays_alive(at):
-    ok(at.radio(key="split_comp").set_value("pure").run())  # adult marginals are Gaussian: no pure ε guarantee
-    assert any("no pure ε-DP guarantee" in e.value for e in at.error)
-    assert best(at)[0]  # the rest of the page still works
+def test_pure_total_with_a_gaussian_release_explains_and_still_splits_the_laplace_ones(at):
+    """The default releases include adult-2way (Gaussian): a pure ε total showed a red error and no split. Now it
+    says why that release has no pure ε share and splits the Laplace ones."""
+    ok(at.radio(key="split_comp").set_value("pure").run())
+    assert not at.error
+    info = " ".join(i.value for i in at.info)
+    assert "adult-2way uses Gaussian noise" in info and "no pure ε-DP guarantee" in info
+    m = metrics(at)
+    assert {"county-nodes: error", "flights: error"} <= set(m) and "adult-2way: error" not in m
+    table = at.dataframe[-1].value
+    assert list(table["name"]) == ["county-nodes", "flights"] and table["epsilon"].sum() == pytest.approx(1.0)
+    assert {"split_chart", "what_if_chart"} <= {k for c in at.get("plotly_chart")
+                                                for k in ("split_chart", "what_if_chart") if k in c.proto.id}
+    ok(at.multiselect(key="split_releases").set_value(["adult-2way"]).run())
+    assert "No chosen release uses Laplace noise" in " ".join(i.value for i in at.info) and not at.error
+    assert not any("split_chart" in c.proto.id for c in at.get("plotly_chart"))
     ok(at.radio(key="split_comp").set_value("zcdp").run())
     assert not at.error and "adult-2way: error" in metrics(at)
+
+
+def test_tables_show_no_none_and_gaps_are_explained(at):
+    """(ε, δ) total with a Gaussian release: its ε cell was "None"; now empty, with a footnote."""
+    table = at.dataframe[-1].value
+    eps = list(table["epsilon"])
+    assert eps[-1] == "" and all(e != "" for e in eps[:-1]) and "None" not in eps
+    assert any("εᵢ empty" in c.value for c in at.caption)
+    ok(at.radio(key="plan_noise").set_value("both").run())
+    shown = at.dataframe[0].value.astype(str).to_numpy().ravel()
+    assert not any(v in ("None", "nan") for v in shown)
+    ok(at.radio(key="plan_cap").set_value("graph").run())
+    graph = at.dataframe[0].value
+    assert list(graph.columns) == ["mechanism", "ε for the target"]
+    assert all(v == "not reached" or float(v) > 0 for v in graph["ε for the target"])
+
+
+def test_what_if_covers_the_whole_slider_with_readable_ticks(at):
+    ok(at.radio(key="split_comp").set_value("pure").run())
+    ok(at.select_slider(key="split_total").set_value(5.0).run())
+    fig = chart(at, "what_if_chart")
+    lines = [t for t in fig["data"] if t.get("mode") == "lines"]
+    from tests.apptest_helpers import decode_plotly_array
+
+    for t in lines:  # every curve spans the slider's range 0.1 .. 10, not total/10 .. total·10
+        x = decode_plotly_array(t["x"])
+        assert x.min() == pytest.approx(0.1) and x.max() == pytest.approx(10.0)
+    xa = fig["layout"]["xaxis"]
+    assert xa["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
+    assert fig["layout"]["shapes"][0]["x0"] == 5.0  # the current total
+
+
+def test_uploaded_files_are_planned(at, tmp_path):
+    """Every capability plans an uploaded file, read from bytes by the capability page's reader."""
+    from dpviz.tree.io import load_tree_file
+    from tests.apptest_helpers import ROOT, upload_bytes
+
+    data = ROOT / "tests" / "data"
+    raw = (data / "tree_good.csv").read_bytes()
+    ok(at.radio(key="plan_source_tree").set_value("upload").run())
+    upload_bytes(at, "plan_upload_file_tree", "tree_good.csv", raw)
+    tree = load_tree_file(raw, name="tree_good.csv").tree
+    assert best(at) == (lambda p: (p.mechanism, p.budget.describe))(plan_target(tree_curves(tree, query="range"),
+                                                                                50.0)[0])
+    upload_bytes(at, "plan_upload_file_tree", "bad.csv", (data / "tree_bad_cycle.csv").read_bytes())
+    assert any("bad.csv was rejected" in e.value for e in at.error)
+    assert "planning a bundled sample" in " ".join(c.value for c in at.caption)
+
+    ok(at.radio(key="plan_cap").set_value("stream").run())
+    ok(at.radio(key="plan_metric").set_value("mean").run())
+    ok(at.radio(key="plan_source_stream").set_value("upload").run())
+    upload_bytes(at, "plan_upload_file_stream", "stream_good.csv", (data / "stream_good.csv").read_bytes())
+    assert any("Horizon N = 20 " in c.value for c in at.caption)
+    assert best(at) == (lambda p: (p.mechanism, p.budget.describe))(plan_target(stream_curves(20, metric="mean"),
+                                                                                20.0)[0])
+
+    ok(at.radio(key="plan_cap").set_value("marginals").run())
+    ok(at.radio(key="plan_source_marginals").set_value("upload").run())
+    upload_bytes(at, "plan_upload_file_marginals", "people.csv", (data / "marginals_good.csv").read_bytes())
+    assert best(at)[0] == "rp" and not at.error
+
+    ok(at.radio(key="plan_cap").set_value("graph").run())
+    ok(at.radio(key="plan_source_graph").set_value("upload").run())
+    edges = "\n".join(f"{i},{j}" for i in range(12) for j in range(i + 1, 12) if (i + j) % 3 == 0).encode()
+    upload_bytes(at, "plan_upload_file_graph", "small.csv", edges)
+    assert not at.error and best(at)[0] in {"drf-dp", "kdh", "quadtree"}
+    assert "sweep graph FILE" in " ".join(w.value for w in at.warning) or not at.warning
+
+
+def test_banner_names_no_release_panel_on_this_page(at):
+    text = " ".join(i.value for i in at.info)
+    assert "Simulation — not a private release" in text and "Private release** below" not in text
+    assert "This page publishes nothing" in text
+    assert [e.label for e in at.expander][0] == "What am I looking at?"
+    assert not any("longest Monte-Carlo work" in m.value for m in at.markdown)  # no stray text above the title
 
 
 # ---- real browser --------------------------------------------------------------------------------------------

@@ -26,12 +26,42 @@ from dpviz.planner.curves import (
 )
 from dpviz.planner.split import SplitResult
 
-__all__ = ["PALETTE", "epsilon_grid", "error_figure", "split_figure", "what_if_figure"]
+__all__ = ["PALETTE", "epsilon_grid", "error_figure", "log_ticks", "split_figure", "tick_text", "what_if_figure"]
 
 PALETTE = qualitative.Plotly + qualitative.D3
 LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
-LOG_AXIS = {"type": "log", "dtick": "D2", "tickformat": "~g"}
-"""Log axes labelled 1, 2, 5 per decade as plain numbers (0.5, 2, 100), not bare mantissas."""
+
+
+def tick_text(v: float) -> str:
+    """A tick label a person reads: 0.005, 0.5, 2, 50, 2k, 10k, 1M (never 5e-03 or 2000.0000001)."""
+    if v >= 1e4:
+        for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if v >= div:
+                return f"{v / div:.3g}{unit}"
+    if v >= 1 and float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:.3g}"
+
+
+def log_ticks(lo: float, hi: float, max_ticks: int = 8) -> dict:
+    """Tick values and labels for a log axis over [lo, hi]: 1-2-5 per decade when they fit in ``max_ticks``,
+    else 1-3 per decade, else every decade (or every few decades), as plain labels (:func:`tick_text`)."""
+    lo, hi = float(min(lo, hi)), float(max(lo, hi))
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0:
+        return {}
+    d0, d1 = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
+    vals: list[float] = []
+    for mantissas in ((1, 2, 5), (1, 3), (1,)):
+        vals = [m * 10.0**d for d in range(d0, d1 + 1) for m in mantissas if lo <= m * 10.0**d <= hi * (1 + 1e-9)]
+        if len(vals) <= max_ticks:
+            break
+    step = 1
+    while len(vals) > max_ticks:
+        step += 1
+        vals = [10.0**d for d in range(d0, d1 + 1, step) if lo <= 10.0**d <= hi * (1 + 1e-9)]
+    if len(vals) < 3:  # a narrow range: Plotly's own log ticks (plain numbers) read better than 1-2-5
+        return {"tickformat": "~g"}
+    return {"tickmode": "array", "tickvals": vals, "ticktext": [tick_text(v) for v in vals]}
 
 
 def epsilon_grid(lo: float = 0.01, hi: float = 20.0, n: int = 120) -> np.ndarray:
@@ -93,8 +123,11 @@ def error_figure(curves: Sequence[Curve | MonteCarloCurve], budgets: np.ndarray,
                           line_width=0)
             fig.add_annotation(x=float(np.log10(lo)), y=0.965, xref="x", yref="paper", text=f"best: {name}",
                                showarrow=False, xanchor="left", yanchor="top", font={"size": 11})
-    fig.update_xaxes(title="ρ (zCDP)" if axis == "rho" else "ε", **LOG_AXIS)
-    fig.update_yaxes(title=metric or (curves[0].metric if curves else "error"), range=_log_range(seen), **LOG_AXIS)
+    yr = _log_range(seen)
+    fig.update_xaxes(title="ρ (zCDP)" if axis == "rho" else "ε", type="log",
+                     range=[float(np.log10(x.min())), float(np.log10(x.max()))], **log_ticks(x.min(), x.max(), 10))
+    fig.update_yaxes(title=metric or (curves[0].metric if curves else "error"), type="log", range=yr,
+                     **(log_ticks(10 ** yr[0], 10 ** yr[1], 10) if yr else {}))
     fig.update_layout(legend=LEGEND, margin={"t": 40}, height=480)
     return fig
 
@@ -121,13 +154,18 @@ def split_figure(result: SplitResult) -> go.Figure:
                            customdata=np.stack([t["share"] * 100, t["metric"], t["mechanism"]], axis=-1),
                            hovertemplate="%{x}: %{y:.4g} (%{customdata[0]:.1f}% of the total)<br>"
                                          "error %{text} — %{customdata[1]} (%{customdata[2]})<extra></extra>"))
-    fig.update_layout(yaxis_title="ρ_i" if use_rho else "ε_i", xaxis_title="release", margin={"t": 40},
-                      title=f"{result.total.describe} split over {len(t)} releases", height=380)
+    top = float(np.nanmax(y.to_numpy(float))) if len(t) else 1.0
+    fig.update_layout(yaxis_title="each release's ρᵢ" if use_rho else "each release's εᵢ", xaxis_title="release",
+                      margin={"t": 50, "r": 20}, height=380,
+                      title={"text": f"{result.total.describe} split over {len(t)} releases", "y": 0.98,
+                             "yanchor": "top", "font": {"size": 14}})
+    fig.update_yaxes(tickformat=".3~g", range=[0, top * 1.18])  # room for the error labels above the bars
     return fig
 
 
 def what_if_figure(frame: pd.DataFrame, current: float | None = None, *, currency: str = "ε") -> go.Figure:
-    """Every release's error vs the total (``frame`` from :func:`dpviz.planner.split.what_if`), log–log."""
+    """Every release's error vs the total (``frame`` from :func:`dpviz.planner.split.what_if`), log–log, over the
+    whole range of totals in ``frame`` (the x axis is that range, not more), the ``current`` total marked."""
     fig = go.Figure()
     for i, (name, part) in enumerate(frame.groupby("name", sort=False)):
         fig.add_trace(go.Scatter(x=part["total"], y=part["error"], mode="lines", name=str(name),
@@ -135,8 +173,14 @@ def what_if_figure(frame: pd.DataFrame, current: float | None = None, *, currenc
                                  hovertemplate=f"{name}: error %{{y:.4g}} at total {currency} = %{{x:.3g}}<extra></extra>"))
     if current is not None:
         fig.add_vline(x=current, line={"color": "black", "dash": "dash", "width": 1},
-                      annotation_text=f"total {currency} = {current:g}", annotation_position="bottom right")
-    fig.update_xaxes(title=f"total {currency}", **LOG_AXIS)
-    fig.update_yaxes(title="error each release gets", **LOG_AXIS)
-    fig.update_layout(legend=LEGEND, margin={"t": 40, "b": 50}, height=380)
+                      annotation_text=f"total {currency} = {current:g}", annotation_position="top right")
+    xs = frame["total"].to_numpy(float) if len(frame) else np.array([1.0])
+    ys = frame["error"].to_numpy(float) if len(frame) else np.array([1.0])
+    ys = ys[np.isfinite(ys) & (ys > 0)]
+    xr = [float(np.log10(xs.min())), float(np.log10(xs.max()))]
+    yr = _log_range([ys]) if ys.size else None
+    fig.update_xaxes(title=f"total {currency}", type="log", range=xr, **log_ticks(xs.min(), xs.max()))
+    fig.update_yaxes(title="error each release gets", type="log", range=yr,
+                     **(log_ticks(10 ** yr[0], 10 ** yr[1], 6) if yr else {}))
+    fig.update_layout(legend=LEGEND, margin={"t": 50, "b": 50, "r": 20}, height=380)
     return fig
