@@ -15,12 +15,18 @@ Strategy and estimator → Simulation → Private release. It reads the widgets,
 
 Cached (``st.cache_resource``) per structure: the bundled graph, a parsed upload, the true graph's
 communities and degree histogram and its input-order adjacency image; per (data, method, ε, split,
-seed): the simulated release and its metrics — so moving ε recomputes only what depends on ε.
+seed): the simulated release, its metrics and its figures (:func:`figure`) — so moving ε recomputes only
+what depends on ε, and moving back to an ε already seen redraws from the cache. The figures are light
+enough for the browser to redraw on every ε step (:mod:`dpviz.viz.graph`: two-colour heatmaps, WebGL
+dots, rasters of at most 256² blocks). The decomposition's depth is the reader's choice
+(``graph_depth_chosen``): it is kept when ε moves and clamped only while the new tree is shallower.
 """
 
 import time
+from collections.abc import Callable, Hashable
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 import ui
@@ -37,7 +43,7 @@ from dpviz.graph.cli import SPLIT_METHODS
 from dpviz.graph.release import method_rng, metrics_rng, partition_json
 from dpviz.graph.data import sample_info
 from dpviz.graph.io import edges_frame, read_edges
-from dpviz.graph.metrics import HIGHER, METRIC_INFO, degree_histogram, evaluate, true_communities
+from dpviz.graph.metrics import degree_histogram, evaluate, true_communities
 from dpviz.viz import graph as vg
 
 CAP = capability("graph")
@@ -45,6 +51,8 @@ ui.page_setup(CAP)
 EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0]
 SHARE_OPTIONS = list(range(1, 11))
 DEFAULT_SPLIT = (3, 7, 3)  # ε_D^d : ε_D^c : ε_R (the paper's 3 : 7 : 3)
+DEFAULT_DEPTH = 2  # the decomposition depth shown first (clamped to the tree's depth)
+DEPTH_CHOSEN = "graph_depth_chosen"  # the reader's depth, a plain key: kept when ε (and the tree) change
 SAMPLES = {s.name: s.title for s in CAP.samples}
 DEFAULT_SAMPLE = "karate" if "karate" in SAMPLES else next(iter(SAMPLES))
 SOURCES = {"bundled": "Bundled graph", "upload": "Upload an edge list"}
@@ -98,6 +106,13 @@ def simulated_metrics(data_key: tuple, method: str, epsilon: float, split: tuple
     return values, degree_histogram(_rel.edges, _graph.n_nodes)
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def figure(kind: str, key: Hashable, _build: Callable[[], go.Figure]) -> go.Figure:
+    """A figure built once per (kind, inputs): ``key`` holds every input of ``_build`` (data, method, ε,
+    split, seed, ...). The same figure object is sent again, so an unchanged view costs no rebuild."""
+    return _build()
+
+
 # ---- helpers -------------------------------------------------------------------------------------
 def _stem(name: str) -> str:
     for suffix in (".gz", ".csv", ".tsv", ".txt", ".edges", ".edgelist", ".el"):
@@ -120,6 +135,43 @@ def _split_for(method: str, split: tuple) -> tuple | None:
 
 def _fmt_split(split: tuple) -> str:
     return ":".join(f"{x:g}" for x in split)
+
+
+PAPER = "Gong, Lessoy, Lu & Lv, IJPE 2020"
+
+
+def explain() -> None:
+    """The "What am I looking at?" expander: one plain-words paragraph per view, the paper's step,
+    algorithm or equation beside it, and what drf-dp changes (``dpviz.graph.drf``)."""
+    with st.expander("What am I looking at?", icon=":material/school:"):
+        st.markdown(
+            f"The page releases a friendship-like network so that no single link (edge) can be told from the "
+            f"output: DRF ({PAPER}) in four steps — relabel the vertices (Step 1, Alg. 1), cut the adjacency "
+            "matrix into regions with a flattening kd-tree and count the edges in each with noise (Step 2, "
+            "Alg. 2; Step 3, Eq. 6), then rebuild a graph from the counts (Step 4).\n\n"
+            "**The measures table** puts each method's released graph next to the true one:\n"
+            + "\n".join(f"- *{name}*: {text}." for name, text in vg.MEASURES.values())
+            + f"\n- *{vg.TIME_ROW}*: wall-clock time of that method on this machine.\n\n"
+            "**Degree distribution** (the paper's §4, Degree Distribution): the share of vertices with each "
+            "number of friends, true (black) and released; the closer the lines, the better.\n\n"
+            "**Accounting** (Eq. 7 and sequential composition): every step that reads the data gets a slice of "
+            "ε; the slices sum to ε.\n\n"
+            "**True adjacency, input order / relabelled** (Step 1, Alg. 1, Def. 6): a dark cell (a dot on a "
+            "big graph) is an edge. Alg. 1 swaps labels so that high-degree vertices move to the middle "
+            "(Eq. 2), which gathers edges into dense blocks and leaves sparse ones. **q(L) per iteration** is "
+            "Eq. 1, the quantity each swap lowers; on noisy degrees it may go below 0 because a noisy degree "
+            "can be negative.\n\n"
+            "**Decomposition** (Step 2, Alg. 2, Eqs. 3–5): each level cuts a region across, then each half "
+            "down (four children), at a point chosen by the exponential mechanism to separate dense from "
+            "sparse (Eq. 4); the colour is the noisy edge count per cell. The depth slider steps through the "
+            "levels; h_max (Eq. 3) grows with ε, so a larger ε gives a deeper tree. "
+            "**Reconstructed adjacency** (Step 4): the released graph, in the same vertex order.\n\n"
+            "**What drf-dp changes** (the published DRF is not edge-DP: its Step 1 reads the true degrees for "
+            "free and its Step 4 copies true edges): ε_R buys noisy degrees and Alg. 1 runs on them; the "
+            "counts are taken on the upper triangle, so one edge changes one count by 1 (the symmetric matrix "
+            "doubles it); the stop rules use noisy counts only; an early leaf is recounted with the unspent "
+            "budget (Eq. 6) and the leaf counts are projected to a consistent total; Step 4 places edges "
+            "uniformly inside each leaf from the noisy counts alone, never copying a true edge.")
 
 
 # ---- page ----------------------------------------------------------------------------------------
@@ -175,19 +227,23 @@ st.caption("Edge-level DP treats the vertex set (and |V|) as public; the edges a
 st.subheader(":material/tune: Privacy")
 eps = float(st.select_slider("Privacy budget ε (log scale; total over all steps)", EPS_OPTIONS, value=1.0,
                              key="graph_epsilon", format_func=lambda v: f"{v:g}"))
-st.markdown("**Budget split** ε_D^d : ε_D^c : ε_R (drf-dp and drf; the paper's default is 3 : 7 : 3)")
+st.markdown("**How DRF shares ε** between its three steps (drf-dp and drf; the paper's default is 3 : 7 : 3)")
 s1, s2, s3 = st.columns(3)
-split = (int(s1.select_slider("ε_D^d — split points", SHARE_OPTIONS, value=DEFAULT_SPLIT[0], key="graph_split_d")),
-         int(s2.select_slider("ε_D^c — region counts", SHARE_OPTIONS, value=DEFAULT_SPLIT[1], key="graph_split_c")),
-         int(s3.select_slider("ε_R — relabelling (drf-dp) / reconstruction (drf)", SHARE_OPTIONS,
-                              value=DEFAULT_SPLIT[2], key="graph_split_r")))
+split = (int(s1.select_slider("Choosing split points (ε_D^d)", SHARE_OPTIONS, value=DEFAULT_SPLIT[0],
+                              key="graph_split_d", help="Share of ε for picking where each region is cut "
+                              "(exponential mechanism, 2·h_max stages on every path; Alg. 2, Eq. 5).")),
+         int(s2.select_slider("Counting edges per region (ε_D^c)", SHARE_OPTIONS, value=DEFAULT_SPLIT[1],
+                              key="graph_split_c", help="Share of ε for the noisy edge count of every region, "
+                              "geometric over the depths (Alg. 2 line 17, Eq. 6).")),
+         int(s3.select_slider("Relabelling (ε_R)", SHARE_OPTIONS, value=DEFAULT_SPLIT[2], key="graph_split_r",
+                              help="Share of ε for the noisy degrees that order the vertices (drf-dp, Alg. 1 "
+                                   "on noisy degrees); the published drf spends it on its reconstruction.")))
 parts = [eps * s / sum(split) for s in split]
-st.caption(f"ε = {eps:g} split {_fmt_split(split)}: ε_D^d = {parts[0]:.4g} (2·h_max exponential-mechanism split "
-           f"stages), ε_D^c = {parts[1]:.4g} (geometric per-depth count budgets), ε_R = {parts[2]:.4g} (drf-dp: "
-           "noisy degrees for the relabelling; the published drf: its reconstruction EM). The other methods "
-           "split ε their own way; every method's accounting is listed under Simulation and sums to ε. "
-           "Simulation: continuous Laplace from a seeded generator. Private release: discrete Laplace and the "
-           "exponential mechanism from the OS CSPRNG.")
+st.caption(f"ε = {eps:g} shared {_fmt_split(split)}: split points ε_D^d = {parts[0]:.4g}, region counts "
+           f"ε_D^c = {parts[1]:.4g}, relabelling ε_R = {parts[2]:.4g}. The other methods share ε their own way; "
+           "every method's accounting is listed under Simulation and sums to ε. Simulation: continuous Laplace "
+           "from a seeded generator. Private release: discrete Laplace and the exponential mechanism from the "
+           "OS CSPRNG.")
 
 # 3. Strategy and estimator ------------------------------------------------------------------------
 st.subheader(":material/account_tree: Strategy and estimator")
@@ -219,6 +275,7 @@ with st.spinner(f"Releasing {len(todo)} method{'s' if len(todo) != 1 else ''} an
     except InputError as exc:
         st.error(str(exc), icon=":material/error:")
         st.stop()
+explain()
 cli_source = f"{SAMPLE_PREFIX}{stem}" if data_key[0] == "bundled" else "EDGES"
 st.caption(f":material/casino: simulation seed **{seed}**, ε = {eps:g}: each method draws from its own stream of "
            f"this seed — the same draws as `python -m dpviz graph simulate {cli_source} --epsilon {eps:g} "
@@ -226,22 +283,25 @@ st.caption(f":material/casino: simulation seed **{seed}**, ε = {eps:g}: each me
            + "`.")
 
 if scores:
-    st.markdown("**Metrics per method** (released vs true graph; this seed)")
-    table = vg.metrics_frame({k: v for k, (v, _) in scores.items()})
-    table.insert(1, "seconds", [releases[k][1] for k in scores])
-    st.dataframe(table, hide_index=True, key="graph_metrics_table", width="stretch",
+    st.markdown("**How close each released graph is to the true one** (this seed; ↓ lower is better, "
+                "↑ higher is better)")
+    table = vg.metrics_frame({k: v for k, (v, _) in scores.items()}, {k: releases[k][1] for k in scores},
+                             as_text=True)
+    st.dataframe(table, hide_index=True, key="graph_metrics_table", width="stretch", row_height=32,
                  column_config={
-                     "seconds": st.column_config.NumberColumn(format="%.3g", help="time of the release"),
-                     **{info[0]: st.column_config.NumberColumn(
-                         format="%.4g" if not k.startswith("n_edges") else "%d",
-                         help=f"{info[2]} ({info[1]})") for k, info in METRIC_INFO.items()}})
-    higher = [info[0] for info in METRIC_INFO.values() if info[1] == HIGHER]
-    st.caption("Lower is better except " + ", ".join(higher) + " (higher is better). Cut queries: 100 random cuts "
-               "(S, V∖S) per size 0.2..0.8 |V|, the same for every method. Modularity on the true graph's Louvain "
-               "communities." + (f" DRF as published: {NOT_PRIVATE_LABEL}." if "drf" in scores else ""))
-    st.plotly_chart(vg.degree_figure({"true": true_hist} | {vg.method_label(k): h for k, (_, h) in scores.items()},
-                                     title="Degree distribution, true vs released (log-log)"),
-                    key="graph_degree_chart", width="stretch")
+                     "measure": st.column_config.TextColumn(
+                         "Measure", width=300, pinned=True,
+                         help="Each measure compares the released graph with the true one; the definitions are "
+                              "in “What am I looking at?” below."),
+                     **{vg.METHOD_SHORT[k]: st.column_config.TextColumn(
+                         vg.METHOD_SHORT[k], width=80, help=f"{vg.method_label(k)}: {METHOD_NOTES[k]}")
+                        for k in scores}})
+    st.caption("Cut queries: 100 random vertex sets S per size 0.2..0.8 |V|, the same for every method. Community "
+               "structure: the true graph's Louvain communities." + (
+                   f" DRF (not DP) is the published DRF: {NOT_PRIVATE_LABEL}." if "drf" in scores else ""))
+    st.plotly_chart(figure("degree", (data_key, tuple(scores), eps, split, seed), lambda: vg.degree_figure(
+        {"true": true_hist} | {vg.method_label(k): h for k, (_, h) in scores.items()},
+        title="Degree distribution, true vs released (log-log)")), key="graph_degree_chart", width="stretch")
 
 rel, seconds = releases[inspect]
 label = vg.method_label(inspect)
@@ -249,31 +309,37 @@ st.markdown(f"#### Inspect: {label}")
 if not rel.private:
     st.error(f"{label}: {NOT_PRIVATE_LABEL}. The budget below is the paper's nominal accounting, not a guarantee.",
              icon=":material/gpp_bad:")
-b1, b2 = st.columns([2, 3])
-with b1:
-    st.markdown(f"**Accounting** ({len(rel.budget)} sub-budgets, Σ = ε = {eps:g})")
-    st.dataframe(vg.budget_frame(rel.budget, eps), hide_index=True, key="graph_budget_table", width="stretch",
-                 column_config={"ε": st.column_config.NumberColumn(format="%.4g"),
-                                "share of ε": st.column_config.NumberColumn(format="%.3f")})
-b2.plotly_chart(vg.budget_figure(rel.budget, eps, title=f"{label}: budget, Σ = ε = {eps:g}"),
-                key="graph_budget_chart", width="stretch")
+st.markdown(f"**Accounting** ({len(rel.budget)} sub-budgets spent one after another, Σ = ε = {eps:g})")
+st.dataframe(vg.budget_frame(rel.budget, eps), hide_index=True, key="graph_budget_table", width="stretch",
+             column_config={"sub-budget": st.column_config.TextColumn("Sub-budget", width=320),
+                            "ε": st.column_config.NumberColumn("ε", format="%.4g", width=90),
+                            "share of ε": st.column_config.ProgressColumn(
+                                "Share of ε", format="percent", min_value=0.0, max_value=1.0,
+                                help="this sub-budget's part of the total ε")})
 
 a1, a2 = st.columns(2)
+sim_key = (data_key, inspect, eps, _split_for(inspect, split), seed)  # every input of the inspected release
 a1.plotly_chart(input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
 if rel.order is not None:
-    a2.plotly_chart(vg.adjacency_figure(graph.edges, n, order=rel.order, labels=graph.labels,
-                                        title=f"True adjacency, relabelled by {inspect} (Step 1)"),
-                    key="graph_adj_relabelled", width="stretch")
+    a2.plotly_chart(figure("relabelled", sim_key, lambda: vg.adjacency_figure(
+        graph.edges, n, order=rel.order, labels=graph.labels, title=f"True adjacency, relabelled by {inspect} "
+                                                                    "(Step 1)")),
+        key="graph_adj_relabelled", width="stretch")
     history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
     if history:
-        st.plotly_chart(vg.labelling_figure(history, title="Step 1 (Alg. 1): q(L) per iteration"
-                                            + (" on the noisy degrees" if rel.private else " on the true degrees")),
-                        key="graph_labelling_chart", width="stretch")
+        st.plotly_chart(figure("labelling", sim_key, lambda: vg.labelling_figure(
+            history, title="Step 1 (Alg. 1): q(L) per iteration" + (" on the noisy degrees" if rel.private
+                                                                     else " on the true degrees"))),
+            key="graph_labelling_chart", width="stretch")
     st.caption("Alg. 1 moves high-degree vertices to the middle rows (Eq. 1), so dense and sparse blocks form. "
                + ("drf-dp orders by noisy degrees (budget ε_R): the order is private."
                   if rel.private else f"The published DRF orders by the true degrees with no budget: {NOT_PRIVATE_LABEL}."))
 else:
     a2.info(f"{label} does not relabel the vertices: its matrix is in the input order.", icon=":material/info:")
+
+
+def _remember_depth() -> None:
+    ss[DEPTH_CHOSEN] = int(ss["graph_depth"])
 
 
 @st.fragment
@@ -285,20 +351,22 @@ def decomposition_view() -> None:
         deep = None
     else:
         top = int(p.depth.max())
-        if ss.get("graph_depth_for") != (data_key, inspect) or ss.get("graph_depth", 0) > top:
-            ss["graph_depth"] = min(top, 2) if top else 0
-            ss["graph_depth_for"] = (data_key, inspect)
+        # The widget's own state is lost whenever its range changes (a new ε gives a new tree depth, so a
+        # new slider): it shows the reader's choice, clamped to this tree, and the choice is kept apart.
+        ss["graph_depth"] = min(int(ss.get(DEPTH_CHOSEN, DEFAULT_DEPTH)), top)
         deep = int(st.slider("Depth of the decomposition", min_value=0, max_value=max(top, 1), key="graph_depth",
-                             disabled=top == 0, help="Step through the kd-tree: the regions after this many "
-                                                     "levels (deeper leaves are not drawn yet)."))
+                             disabled=top == 0, on_change=_remember_depth,
+                             help=f"Step through the kd-tree (Alg. 2): the regions after this many levels; this "
+                                  f"tree has {top} level{'s' if top != 1 else ''} below the root at ε = {eps:g}. "
+                                  "Your choice is kept when ε moves."))
     d1, d2 = st.columns(2)
     if p is not None:
-        d1.plotly_chart(vg.partition_figure(p, n, min(deep, int(p.depth.max())), symmetric=not rel.private,
-                                            title=f"{label}: decomposition"),
-                        key="graph_partition_chart", width="stretch")
-    d2.plotly_chart(vg.adjacency_figure(rel.edges, n, order=rel.order, labels=graph.labels,
-                                        title=f"Reconstructed adjacency ({label})"),
-                    key="graph_adj_released", width="stretch")
+        d1.plotly_chart(figure("partition", (*sim_key, deep), lambda: vg.partition_figure(
+            p, n, deep, symmetric=not rel.private, title=f"{label}: decomposition (Step 2)")),
+            key="graph_partition_chart", width="stretch")
+    d2.plotly_chart(figure("released", sim_key, lambda: vg.adjacency_figure(
+        rel.edges, n, order=rel.order, labels=graph.labels, title=f"Reconstructed adjacency (Step 4, {label})")),
+        key="graph_adj_released", width="stretch")
     if p is not None:
         st.caption(f"{len(p):,} regions, {int(p.leaf.sum()):,} final; colour = released (noisy, post-processed) "
                    f"edge count / cells of the region. {rel.edges.shape[0]:,} edges released in {seconds:.3g} s "

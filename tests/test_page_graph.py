@@ -11,7 +11,7 @@ from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.graph import METHODS, NOT_PRIVATE_LABEL
 from dpviz.graph.data import load_graph_sample
 from dpviz.graph.io import read_edges
-from dpviz.viz.graph import method_label
+from dpviz.viz.graph import MEASURES, METHOD_SHORT, TIME_ROW, method_label
 from tests.apptest_helpers import app_test, decode_plotly_array, input_error_message, metrics, ok, plotly_json, \
     upload_bytes
 from tests.e2e_helpers import metric_value, open_page, wait_idle, wait_plotly
@@ -30,8 +30,16 @@ def at():
 
 
 def metrics_table(at):
-    tables = [d.value for d in at.dataframe if "Degree KL" in d.value.columns]
+    tables = [d.value for d in at.dataframe if "measure" in d.value.columns]
     return tables[0] if tables else None
+
+
+def measure_row(table, key: str) -> dict:
+    """method header -> the number shown for measure ``key`` of dpviz.viz.graph.MEASURES (or "time")."""
+    name = TIME_ROW if key == "time" else MEASURES[key][0]
+    row = table[table["measure"].str.startswith(name.split(" (")[0])]
+    assert len(row) == 1, (key, list(table["measure"]))
+    return {c: float(str(v).replace(",", "")) for c, v in row.iloc[0].drop("measure").items()}
 
 
 def budget_table(at):
@@ -65,13 +73,18 @@ def test_default_load_karate_all_methods(at):
     assert (m["Vertices |V|"], m["Edges |E|"]) == ("34", "78")
     banner = [i.value for i in at.info if "Simulation — not a private release" in i.value]
     assert len(banner) == 1 and capability("graph").unit_of_privacy in banner[0]
-    table = metrics_table(at)
-    assert list(table["method"]) == [method_label(k) for k in METHODS]
-    drf_row = table[table["method"].str.contains("DRF \\(")]
-    assert len(drf_row) == 1 and NOT_PRIVATE_LABEL in drf_row["method"].item()
-    assert (table["Edges (true)"] == 78).all() and np.all(np.isfinite(table["Degree KL"].to_numpy(float)))
+    table = metrics_table(at)  # one row per measure, one column per method: fits at 1280 px
+    assert list(table.columns) == ["measure"] + [METHOD_SHORT[k] for k in METHODS]
+    assert "not DP" in METHOD_SHORT["drf"] and any(NOT_PRIVATE_LABEL in c.value and "DRF (not DP)" in c.value
+                                                  for c in at.caption)
+    assert table["measure"].iloc[0] == "Edges released (true graph: 78)"
+    assert list(table["measure"].iloc[1:-1]) == [v[0] for k, v in MEASURES.items() if k != "n_edges_released"]
+    assert table["measure"].iloc[-1] == TIME_ROW
+    assert np.all(np.isfinite(list(measure_row(table, "degree_kl").values())))
+    assert not table.isin(["None", "nan", "inf"]).any().any()
     assert any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf is selected: the warning is shown
-    assert {"graph_degree_chart", "graph_budget_chart", "graph_adj_input", "graph_adj_relabelled",
+    assert "graph_budget_chart" not in chart_keys(at)  # the table's share bars say it: one figure fewer
+    assert {"graph_degree_chart", "graph_adj_input", "graph_adj_relabelled",
             "graph_labelling_chart", "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
     # the degree chart: the true distribution first, then one series per method
     names = [t["name"] for t in chart(at, "graph_degree_chart")["data"]]
@@ -94,16 +107,17 @@ def test_epsilon_split_and_method_selection(at):
     first = metrics_table(at)
     ok(at.select_slider(key="graph_epsilon").set_value(50.0).run())
     second = metrics_table(at)
-    assert second["Edges (released)"].tolist() != first["Edges (released)"].tolist()
+    assert measure_row(second, "n_edges_released") != measure_row(first, "n_edges_released")
     budget = budget_table(at)
     assert budget["ε"].iloc[-1] == pytest.approx(50.0)
     ok(at.select_slider(key="graph_split_r").set_value(10).run())  # 3 : 7 : 10
     budget = budget_table(at)
     assert budget.loc[budget["sub-budget"] == "relabel (noisy degrees)", "ε"].item() == pytest.approx(50 * 10 / 20)
     # a fixed seed reproduces the draw; kdh does not take the split, so its row is unchanged
-    assert metrics_table(at).loc[2].tolist() == second.loc[2].tolist()
+    assert metrics_table(at)["kd-hybrid"].tolist() == second["kd-hybrid"].tolist()
+    assert metrics_table(at)["DRF-DP"].tolist() != second["DRF-DP"].tolist()
     ok(at.multiselect(key="graph_methods").set_value(["drf-dp", "kdh"]).run())
-    assert list(metrics_table(at)["method"]) == [method_label("drf-dp"), method_label("kdh")]
+    assert list(metrics_table(at).columns) == ["measure", "DRF-DP", "kd-hybrid"]
     assert not any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf no longer on the page
     ok(at.selectbox(key="graph_inspect").set_value("degree").run())
     assert "graph_partition_chart" not in chart_keys(at) and "graph_adj_relabelled" not in chart_keys(at)
@@ -120,7 +134,7 @@ def test_depth_slider_steps_through_the_decomposition(at):
     for d in range(int(depth.max) + 1):
         ok(at.slider(key="graph_depth").set_value(d).run())
         fig = chart(at, "graph_partition_chart")
-        titles[d] = fig["layout"]["title"]["text"]
+        titles[d] = fig["layout"]["title"]["subtitle"]["text"]
         assert f"depth {d}: " in titles[d]
     assert "depth 0: 1 regions" in titles[0]
     z0 = np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
@@ -131,8 +145,67 @@ def test_depth_slider_steps_through_the_decomposition(at):
     assert at.slider(key="graph_depth").disabled
 
 
+def partition_z(at):
+    return np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
+
+
+def test_chosen_depth_is_kept_when_epsilon_moves(at):
+    """The defect: a new ε gives a tree of another depth, Streamlit then drops the slider's state and the
+    view fell back to depth 0 (one rectangle) for good. The reader's depth must survive every ε move."""
+    tops = {}
+    for eps in (50.0, 0.05, 1.0):  # the tree depth h_max (Eq. 3) grows with ε
+        ok(at.select_slider(key="graph_epsilon").set_value(eps).run())
+        tops[eps] = int(at.slider(key="graph_depth").max)
+    assert tops[50.0] > tops[1.0] >= 2 and tops[0.05] < tops[50.0]
+    ok(at.select_slider(key="graph_epsilon").set_value(50.0).run())
+    deepest = tops[50.0]
+    ok(at.slider(key="graph_depth").set_value(deepest).run())
+    z_deep = partition_z(at)
+    ok(at.select_slider(key="graph_epsilon").set_value(20.0).run())  # one step down: the same depth if possible
+    top20 = int(at.slider(key="graph_depth").max)
+    assert at.slider(key="graph_depth").value == min(deepest, top20) > 0
+    ok(at.select_slider(key="graph_epsilon").set_value(0.05).run())  # a shallower tree: clamped, not reset
+    assert at.slider(key="graph_depth").value == min(deepest, tops[0.05])
+    ok(at.select_slider(key="graph_epsilon").set_value(50.0).run())  # back: the reader's depth again
+    assert at.slider(key="graph_depth").value == deepest
+    assert f"depth {deepest}: " in chart(at, "graph_partition_chart")["layout"]["title"]["subtitle"]["text"]
+    np.testing.assert_array_equal(partition_z(at), z_deep)  # the cached figure of (ε, seed, depth)
+    ok(at.slider(key="graph_depth").set_value(1).run())
+    ok(at.select_slider(key="graph_epsilon").set_value(20.0).run())
+    assert at.slider(key="graph_depth").value == 1
+
+
+def test_every_view_follows_epsilon(at):
+    before = {k: chart(at, k)["data"] for k in ("graph_degree_chart", "graph_adj_relabelled",
+                                                "graph_labelling_chart", "graph_partition_chart",
+                                                "graph_adj_released")}
+    ok(at.select_slider(key="graph_epsilon").set_value(5.0).run())
+    for key, data in before.items():
+        assert chart(at, key)["data"] != data, key
+    assert chart(at, "graph_adj_input")["data"] == chart(at, "graph_adj_input")["data"]
+
+
+def test_figures_are_light_and_titles_clear_the_axes(at):
+    """Small enough to redraw on every ε step; the title sits in the top margin and the column axis at the
+    bottom, so no title collides with an axis title; the 0/1 matrix says "edge" / "no edge"."""
+    for c in at.get("plotly_chart"):
+        assert len(c.proto.spec) < 120_000, c.proto.id
+    for key in ("graph_adj_input", "graph_adj_relabelled", "graph_adj_released"):
+        fig = chart(at, key)
+        assert fig["layout"]["xaxis"].get("side", "bottom") == "bottom"
+        assert fig["layout"]["title"]["yref"] == "container"
+        heat = fig["data"][0]
+        assert heat["colorbar"]["ticktext"] == ["no edge", "edge"] and "texttemplate" not in heat
+    part = chart(at, "graph_partition_chart")
+    assert part["layout"]["xaxis"].get("side", "bottom") == "bottom"
+    assert "released edges" in part["data"][0]["colorbar"]["title"]["text"]
+    assert any("What am I looking at?" in e.proto.label for e in at.expander)
+    text = next(m.value for m in at.markdown if "What drf-dp changes" in m.value)
+    assert all(s in text for s in ("Alg. 1", "Alg. 2", "Eq. 1", "Eq. 3", "Eq. 6", "Step 4", "upper triangle"))
+
+
 # ---- data upload ----------------------------------------------------------------------------------
-def test_upload_good_then_malformed_keeps_the_last_good_graph(at):
+def test_upload_good_then_malformed_clears_the_earlier_upload(at):
     ok(at.radio(key="graph_source").set_value("upload").run())
     assert any("still showing karate" in i.value for i in at.info) and metrics(at)["Vertices |V|"] == "34"
     upload_graph(at)
@@ -143,9 +216,11 @@ def test_upload_good_then_malformed_keeps_the_last_good_graph(at):
     assert list(z["x"]) == ["alice", "bob", "carol", "dave", "erin"]  # original labels on the axes
     upload_graph(at, "bad.csv", BAD)
     expected = input_error_message(read_edges, BAD, name="bad")
-    assert [e.value for e in at.error] == [expected] and "line 3" in expected
-    assert metrics(at) == m  # the last good upload is still shown, the page stays usable
-    assert metrics_table(at) is not None and (metrics_table(at)["Edges (true)"] == 6).all()
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("bad.csv was rejected: " + expected) and "line 3" in expected
+    # ui.handle_upload drops the earlier upload's results (issue 19): the page falls back to karate, says so
+    assert metrics(at)["Vertices |V|"] == "34" and any("still showing karate" in i.value for i in at.info)
+    assert metrics_table(at) is not None and metrics_table(at)["measure"].iloc[0].endswith("(true graph: 78)")
 
 
 def test_bad_first_upload_keeps_karate(at):
@@ -213,7 +288,7 @@ def test_browser_graph_page_renders(page, streamlit_server):
     charts = wait_plotly(page, 7, timeout=60_000)
     expect(charts.filter(has_text="Degree distribution")).to_have_count(1)
     expect(charts.filter(has_text="decomposition")).to_have_count(1)
-    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="Degree KL")).to_have_count(1)
+    expect(page.locator("[data-testid=stDataFrame]")).not_to_have_count(0)
     expect(page.get_by_text(NOT_PRIVATE_LABEL).first).to_be_visible()
     expect(page.get_by_role("button", name="Run the audit")).to_be_visible()
     expect(page.get_by_role("button", name="Draw a private release")).to_be_visible()

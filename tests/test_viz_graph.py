@@ -116,18 +116,55 @@ def test_small_graph_uses_the_labelled_heatmap_in_the_given_order(karate, karate
         vg.adjacency_figure(karate.edges, 34, labels=labels[:5])
 
 
-def test_large_graph_is_a_log_density_raster():
+def test_small_graph_is_a_two_colour_matrix_without_written_cells(karate):
+    fig = vg.adjacency_figure(karate.edges, 34, title="karate")
+    heat = fig.to_plotly_json()["data"][0]
+    assert heat["colorbar"]["ticktext"] == ["no edge", "edge"] and (heat["zmin"], heat["zmax"]) == (0, 1)
+    assert "texttemplate" not in heat and "text" not in heat  # nothing to read but the colour: light to draw
+    assert fig.layout.title.yref == "container" and fig.layout.xaxis.side in (None, "bottom")
+    assert "78 edges" in fig.layout.title.subtitle.text
+
+
+def test_large_sparse_graph_is_one_webgl_dot_per_one():
     rng = np.random.default_rng(4)
     n = HEATMAP_MAX + 36
     e = random_edges(rng, n, 400)
-    fig = vg.adjacency_figure(e, n, max_bins=50)
+    order = rng.permutation(n)
+    fig = vg.adjacency_figure(e, n, order=order)
+    (trace,) = fig.to_plotly_json()["data"]
+    assert trace["type"] == "scattergl"
+    got = set(zip(decode_plotly_array(trace["y"]).tolist(), decode_plotly_array(trace["x"]).tolist()))
+    assert got == set(zip(*np.nonzero(dense(e, n, order))))  # (row, column) of every one, both cells of an edge
+    assert fig.layout.yaxis.range == (n - 0.5, -0.5)  # row 0 at the top
+
+
+def test_large_dense_graph_is_a_log_density_raster_whose_colour_bar_spans_the_data():
+    rng = np.random.default_rng(4)
+    n = HEATMAP_MAX + 36
+    e = random_edges(rng, n, 400)
+    fig = vg.adjacency_figure(e, n, max_bins=50, spy_max=0)
     z = z_of(fig)
     img = vg.density_image(e, n, max_bins=50)
     expected = np.where(img.counts > 0, np.log10(np.where(img.counts > 0, img.density, 1)), np.nan)
     np.testing.assert_allclose(z, expected, rtol=1e-6)  # float32 on the wire
     assert np.isnan(z[img.counts == 0]).all()
-    cb = fig.to_plotly_json()["data"][0]["colorbar"]
-    assert all(10 ** t == pytest.approx(float(s)) for t, s in zip(cb["tickvals"], cb["ticktext"], strict=True))
+    heat = fig.to_plotly_json()["data"][0]
+    cb = heat["colorbar"]
+    assert all(10 ** t == pytest.approx(float(s), rel=0.05) for t, s in zip(cb["tickvals"], cb["ticktext"],
+                                                                             strict=True))
+    lo, hi = np.nanmin(z), np.nanmax(z)
+    assert heat["zmin"] == pytest.approx(lo, abs=1e-6) and heat["zmax"] == pytest.approx(hi, abs=1e-6)
+    assert all(lo - 1e-6 <= t <= hi + 1e-6 for t in cb["tickvals"]) and "share of cells" in cb["title"]["text"]
+
+
+def test_zero_one_cells_never_get_a_colour_bar_beyond_one():
+    """The defect: one vertex per bin (0/1 cells) drew a colour bar "edge density (log)" up to 2.5 or 5."""
+    rng = np.random.default_rng(6)
+    n = 120
+    e = random_edges(rng, n, 1_500)
+    heat = vg.adjacency_figure(e, n, spy_max=0).to_plotly_json()["data"][0]  # 120 bins: one vertex each
+    cb = heat["colorbar"]
+    assert [float(t) for t in cb["ticktext"]] == [1.0] and heat["zmax"] <= 0.5  # every drawn cell is "1"
 
 
 # ---- partition -----------------------------------------------------------------------------------
@@ -192,7 +229,8 @@ def test_partition_figure_paints_each_region_with_its_density():
     assert len(data) == 3  # raster, outlines, diagonal
     xs = data[1]["x"]
     assert len(xs) == 6 * 5 and xs[5] is None  # 5 rectangles, closed outlines separated by None
-    assert "depth 2: 5 regions (5 final)" in fig.layout.title.text
+    assert "depth 2: 5 regions (5 final)" in fig.layout.title.subtitle.text and fig.layout.title.text == "toy"
+    assert fig.layout.xaxis.side in (None, "bottom") and "released edges" in data[0]["colorbar"]["title"]["text"]
     # a coarse grid: every bin takes the region holding its centre position
     z4 = z_of(vg.partition_figure(p, 8, 1, max_bins=4))
     assert z4.shape == (4, 4) and z4[0, 3] == pytest.approx(np.log10(dens[2])) and np.isnan(z4[3, 0])
@@ -226,25 +264,28 @@ def test_degree_figure_drops_degree_zero_and_normalises(karate):
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
-def test_budget_frame_and_figure_sum_to_epsilon(karate_drf):
+def test_budget_frame_sums_to_epsilon(karate_drf):
     frame = vg.budget_frame(karate_drf.budget, 1.0)
     assert list(frame["sub-budget"][:-1]) == list(karate_drf.budget)
     assert frame["ε"].iloc[-1] == pytest.approx(1.0, abs=1e-12)
     assert frame["ε"].iloc[:-1].sum() == pytest.approx(1.0) and frame["share of ε"].iloc[-1] == pytest.approx(1.0)
-    fig = vg.budget_figure(karate_drf.budget, 1.0)
-    xs = np.concatenate([np.asarray(decode_plotly_array(t["x"]), float) for t in fig.to_plotly_json()["data"]])
-    assert xs.sum() == pytest.approx(1.0)
-    assert {t["name"] for t in fig.to_plotly_json()["data"]} == {"relabelling", "split points", "counts"}
     with pytest.raises(InputError, match="sum to"):
         vg.budget_frame({"a": 0.5, "b": 0.4}, 1.0)
 
 
-def test_metrics_frame_labels_the_published_drf():
-    values = {k: float(i) for i, k in enumerate(METRIC_INFO)}
-    frame = vg.metrics_frame({"drf-dp": values, "drf": values})
-    assert list(frame.columns) == ["method", *(v[0] for v in METRIC_INFO.values())]
-    assert frame["method"][0] == vg.method_label("drf-dp") and NOT_PRIVATE_LABEL in frame["method"][1]
-    assert frame.iloc[1, 1:].tolist() == list(values.values())
+def test_metrics_frame_one_row_per_measure_one_column_per_method():
+    values = {k: float(i) for i, k in enumerate(METRIC_INFO)} | {"n_edges_true": 78.0, "n_edges_released": 1234.0}
+    frame = vg.metrics_frame({"drf-dp": values, "drf": values}, {"drf-dp": 0.25, "drf": 0.5})
+    assert list(frame.columns) == ["measure", "DRF-DP", "DRF (not DP)"]  # fits 1280 px for all six methods
+    assert set(vg.MEASURES) <= set(METRIC_INFO) and len(frame) == len(vg.MEASURES) + 1
+    assert frame["measure"][0] == "Edges released (true graph: 78)" and frame["measure"].iloc[-1] == vg.TIME_ROW
+    assert frame["DRF-DP"].tolist() == [values[k] for k in vg.MEASURES] + [0.25]
+    for name, help_line in vg.MEASURES.values():  # plain words, the better direction, the symbol after
+        assert name and help_line and ("↓" in name or "↑" in name or name == "Edges released")
+    text = vg.metrics_frame({"kdh": values | {"degree_kl": float("nan")}}, as_text=True)
+    assert text["kd-hybrid"][0] == "1,234" and "not defined" in text["kd-hybrid"].tolist()
+    assert not text.isin(["nan", "None", "inf"]).any().any()
+    assert vg.METHOD_SHORT.keys() == vg.METHOD_LABELS.keys() and "not DP" in vg.METHOD_SHORT["drf"]
     assert all(NOT_PRIVATE_LABEL not in vg.method_label(m) for m in ("drf-dp", "kdh", "quadtree", "random", "degree"))
     with pytest.raises(InputError, match="missing"):
         vg.metrics_frame({"kdh": {"degree_kl": 1.0}})

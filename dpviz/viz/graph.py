@@ -1,11 +1,12 @@
 """Figures and small tables for the Graph page (pure: arrays in, ``go.Figure`` / DataFrame out).
 
-* Adjacency matrix views: :func:`density_image` bins the edge coordinates into at most
-  :data:`MAX_BINS` × :data:`MAX_BINS` bins (O(m + bins²), never a |V|² array) and
-  :func:`adjacency_figure` draws it — for a small graph (|V| ≤ :data:`dpviz.viz.heatmap.HEATMAP_MAX`)
-  as the one labelled heatmap of :func:`dpviz.viz.heatmap.matrix_heatmap`, vertex labels on the axes;
-  above that as a raster of log₁₀ edge density per bin (a labelled heatmap of 600² written cells would
-  be unreadable). ``order`` lays the rows/columns out in a relabelled order (``GraphRelease.order``:
+* Adjacency matrix views, light enough for the browser to redraw on every ε move:
+  :func:`adjacency_figure` draws a small graph (|V| ≤ :data:`dpviz.viz.heatmap.HEATMAP_MAX`) as a
+  two-colour heatmap ("edge" / "no edge") with the vertex labels on the axes; a larger sparse one as a
+  WebGL dot plot (one dot per one of the matrix, at most :data:`SPY_MAX` dots); a larger dense one as a
+  raster of :func:`density_image`, which bins the edge coordinates into at most :data:`MAX_BINS` ×
+  :data:`MAX_BINS` bins (O(m + bins²), never a |V|² array), coloured by the share of a block's cells
+  that are edges on a log scale whose colour bar spans exactly the values drawn. ``order`` lays the rows/columns out in a relabelled order (``GraphRelease.order``:
   ``order[i]`` is the vertex at row i), as after Step 1 (Alg. 1, Def. 6, Eq. 1) of DRF: G. Gong,
   C. Lessoy, C. Lu and K. Lv, "Differential Privacy Spatial Decomposition via Flattening Kd-Tree",
   International Journal of Performability Engineering 16(6), 2020 ("the paper").
@@ -15,8 +16,10 @@
   :func:`partition_figure` paints them — rectangles coloured by noisy density, outlined while there are
   at most :data:`OUTLINE_MAX` of them — on the same raster grid.
 * :func:`degree_figure`: degree distributions, log-log (true vs released).
-* :func:`budget_frame` / :func:`budget_figure`: the accounting (``GraphRelease.budget``), summing to ε.
-* :func:`metrics_frame`: one row per method, the metrics of :func:`dpviz.graph.metrics.evaluate`.
+* :func:`budget_frame`: the accounting (``GraphRelease.budget``), summing to ε.
+* :func:`metrics_frame`: the metrics of :func:`dpviz.graph.metrics.evaluate`, one row per measure
+  (plain words, the symbol after, ↓/↑ for the better direction; :data:`MEASURES`) and one column per
+  method (:data:`METHOD_SHORT`), so it fits a 1280 px window whatever the number of measures.
 * :func:`labelling_figure`: q(L) of Eq. (1) per iteration of Alg. 1.
 * :func:`audit_frame` / :func:`audit_figure`: an :class:`dpviz.audit.auditor.AuditResult` per event.
 
@@ -41,14 +44,19 @@ from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 __all__ = [
     "MAX_BINS", "OUTLINE_MAX", "METHOD_LABELS", "method_label", "DensityImage", "positions", "density_image",
     "adjacency_figure", "frontier", "partition_density", "partition_figure", "degree_figure", "budget_frame",
-    "budget_figure", "metrics_frame", "labelling_figure", "audit_frame", "audit_figure",
+    "MEASURES", "TIME_ROW", "METHOD_SHORT", "metrics_frame", "labelling_figure", "audit_frame", "audit_figure", "SPY_MAX",
 ]
 
-MAX_BINS = 600
-"""Largest side of a rasterised adjacency image: a graph with more vertices is binned."""
-OUTLINE_MAX = 4_000
+MAX_BINS = 256
+"""Largest side of a rasterised adjacency image: a graph with more vertices is binned (256² cells keep a
+figure near 300 kB, which the browser redraws in a few tens of milliseconds)."""
+SPY_MAX = 40_000
+"""Most ones of the (symmetric) adjacency matrix drawn one dot each (WebGL); above that: the raster."""
+OUTLINE_MAX = 2_000
 """Most partition rectangles drawn with an outline (beyond that only their colours are painted)."""
 COLORSCALE = "Viridis"
+BINARY_SCALE = [[0.0, "#f4f6fa"], [0.5, "#f4f6fa"], [0.5, "#1f4e9c"], [1.0, "#1f4e9c"]]
+"""Two colours for a 0/1 adjacency matrix: no edge (near white), edge (dark blue)."""
 
 METHOD_LABELS: dict[str, str] = {
     "drf-dp": "DRF-DP (edge-DP)",
@@ -60,6 +68,12 @@ METHOD_LABELS: dict[str, str] = {
 }
 """Display name of every method of :data:`dpviz.graph.release.METHODS`; ``drf`` always carries
 :data:`~dpviz.graph.release.NOT_PRIVATE_LABEL`."""
+METHOD_SHORT: dict[str, str] = {
+    "drf-dp": "DRF-DP", "drf": "DRF (not DP)", "kdh": "kd-hybrid", "quadtree": "quadtree", "random": "Random",
+    "degree": "Chung–Lu",
+}
+"""Column header of every method in :func:`metrics_frame` (the page's help tooltip gives the full name;
+the published DRF's header still says it is not private)."""
 
 
 def method_label(method: str) -> str:
@@ -165,35 +179,65 @@ def _centres(bounds: np.ndarray) -> np.ndarray:
 
 
 def _nice_log_values(lo: float, hi: float) -> np.ndarray:
-    """1-2-5 values 10^k·{1, 2, 5} covering [lo, hi] (lo > 0); only powers of 10 beyond 3 decades."""
+    """1-2-5 values 10^k·{1, 2, 5} inside [lo, hi] (0 < lo ≤ hi); only powers of 10 beyond 3 decades.
+    Fewer than two inside: the ends themselves (a colour bar then spans exactly the values drawn)."""
     k0, k1 = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
     mult = (1.0,) if k1 - k0 > 3 else (1.0, 2.0, 5.0)
     vals = np.array([m * 10.0 ** k for k in range(k0, k1 + 1) for m in mult])
     inside = vals[(vals >= lo * (1 - 1e-9)) & (vals <= hi * (1 + 1e-9))]
-    return inside if inside.size >= 2 else vals
+    return inside if inside.size >= 2 else np.unique(np.array([lo, hi]))
 
 
-def _log_ticks(z: np.ndarray) -> dict:
-    """Colour-bar ticks for log₁₀ values: labelled with the values themselves (1-2-5 steps)."""
+def _fmt_share(v: float) -> str:
+    """A share for a tick label: "1", "0.5", "0.02", "1e-4"."""
+    return f"{v:.2g}" if v >= 1e-3 else f"{v:.0e}".replace("e-0", "e-")
+
+
+def _log_scale(z: np.ndarray) -> dict:
+    """Colour range and colour-bar ticks for log₁₀ values: the range is exactly the finite values drawn
+    and the ticks are labelled with the values themselves (1-2-5 steps), never beyond the data."""
     finite = z[np.isfinite(z)]
     if finite.size == 0:
         return {}
-    vals = _nice_log_values(10.0 ** float(finite.min()), 10.0 ** float(finite.max()))
-    return dict(tickvals=np.log10(vals).tolist(), ticktext=[f"{v:.3g}" for v in vals])
+    lo, hi = float(finite.min()), float(finite.max())
+    vals = _nice_log_values(10.0 ** lo, 10.0 ** hi)
+    if hi - lo < 1e-9:  # one value: a range around it so the colour is defined
+        lo, hi = lo - 0.5, hi + 0.5
+    return dict(zmin=lo, zmax=hi, colorbar_ticks=dict(tickvals=np.log10(vals).tolist(),
+                                                      ticktext=[_fmt_share(v) for v in vals]))
 
 
-def _raster(z: np.ndarray, bounds: np.ndarray, title: str, colorbar_title: str, hover: str) -> go.Figure:
-    """A b × b raster (z = log₁₀ of a density, NaN blank) on vertex-position axes, row 0 at the top."""
-    x = _centres(bounds)
-    fig = go.Figure(go.Heatmap(
-        z=z.astype(np.float32), x=x, y=x, colorscale=COLORSCALE, hoverongaps=False,
-        colorbar=dict(title=colorbar_title, **_log_ticks(z)),
-        hovertemplate=f"row %{{y:.0f}}, column %{{x:.0f}}: {hover} 10^%{{z:.2f}}<extra></extra>"))
-    n = int(bounds[-1])
-    fig.update_yaxes(autorange=False, title="row (vertex position)", range=[n - 0.5, -0.5])
-    fig.update_xaxes(autorange=False, side="top", title="column (vertex position)", range=[-0.5, n - 0.5])
-    fig.update_layout(title=title, height=520, margin=dict(t=90, l=10, r=10, b=10))
+def _title(title: str, sub: str = "") -> dict:
+    """A left-aligned title with an optional subtitle, placed in the top margin above the plot area (the
+    x axis is at the bottom of every matrix view, so nothing collides with it)."""
+    out = dict(text=title, x=0.0, xanchor="left", xref="container", y=0.985, yanchor="top", yref="container",
+               pad=dict(l=8), font=dict(size=15))
+    if sub:
+        out["subtitle"] = dict(text=sub, font=dict(size=12))
+    return out
+
+
+def _matrix_axes(fig: go.Figure, n: int, height: int, top: int) -> go.Figure:
+    """Vertex-position axes, row 0 at the top, column axis at the bottom, square-ish plot."""
+    fig.update_yaxes(autorange=False, title="row (vertex position)", range=[n - 0.5, -0.5], showgrid=False,
+                     zeroline=False, tickformat="~s")
+    fig.update_xaxes(autorange=False, title="column (vertex position)", range=[-0.5, n - 0.5], showgrid=False,
+                     zeroline=False, tickformat="~s")
+    fig.update_layout(height=height, margin=dict(t=top, l=10, r=10, b=10), plot_bgcolor="#f4f6fa")
     return fig
+
+
+def _raster(z: np.ndarray, bounds: np.ndarray, title: dict, colorbar_title: str, hover: str) -> go.Figure:
+    """A b × b raster (z = log₁₀ of a share, NaN blank) on vertex-position axes, row 0 at the top."""
+    x = _centres(bounds)
+    scale = _log_scale(z)
+    ticks = scale.pop("colorbar_ticks", {})
+    fig = go.Figure(go.Heatmap(
+        z=z.astype(np.float32), x=x, y=x, colorscale=COLORSCALE, hoverongaps=False, **scale,
+        colorbar=dict(title=dict(text=colorbar_title, side="right"), thickness=12, **ticks),
+        hovertemplate=f"row %{{y:.0f}}, column %{{x:.0f}}: {hover} 10^%{{z:.2f}}<extra></extra>"))
+    fig.update_layout(title=title)
+    return _matrix_axes(fig, int(bounds[-1]), 500, 70)
 
 
 def _log_density(d: np.ndarray) -> np.ndarray:
@@ -202,31 +246,66 @@ def _log_density(d: np.ndarray) -> np.ndarray:
         return np.where(d > 0, np.log10(np.where(d > 0, d, 1.0)), np.nan)
 
 
+def _binary_heatmap(a: np.ndarray, shown: np.ndarray, title: str, sub: str) -> go.Figure:
+    """A small 0/1 adjacency matrix: two colours, a legend-like colour bar ("no edge" / "edge"), the vertex
+    labels on both axes, no written cells (lighter to draw and nothing to read but the colour)."""
+    names = [str(s) for s in shown]
+    fig = go.Figure(go.Heatmap(
+        z=a.astype(np.uint8), x=names, y=names, zmin=0, zmax=1, colorscale=BINARY_SCALE, xgap=1, ygap=1,
+        colorbar=dict(tickvals=[0.25, 0.75], ticktext=["no edge", "edge"], thickness=12, len=0.35, y=1.0,
+                      yanchor="top"),
+        hovertemplate="vertex %{y} – vertex %{x}: %{z}<extra></extra>"))
+    n = len(names)
+    fig.update_yaxes(autorange="reversed", type="category", title="vertex", showgrid=False, tickfont=dict(size=9))
+    fig.update_xaxes(type="category", title="vertex", tickangle=-90, showgrid=False, tickfont=dict(size=9))
+    fig.update_layout(title=_title(title, sub), height=max(320, min(560, 12 * n + 170)),
+                      margin=dict(t=70, l=10, r=10, b=10))
+    return fig
+
+
+def _spy(rows: np.ndarray, cols: np.ndarray, n: int, title: str, sub: str) -> go.Figure:
+    """One WebGL dot per one of the matrix (row, column positions), row 0 at the top."""
+    size = float(np.clip(500.0 / n, 1.5, 4.0))
+    fig = go.Figure(go.Scattergl(
+        x=cols.astype(np.int32), y=rows.astype(np.int32), mode="markers",
+        marker=dict(size=size, color="#1f4e9c", symbol="square"),
+        hovertemplate="row %{y}, column %{x}: edge<extra></extra>", showlegend=False))
+    fig.update_layout(title=_title(title, sub))
+    return _matrix_axes(fig, n, 500, 70)
+
+
 def adjacency_figure(edges: np.ndarray, n_nodes: int, *, order: np.ndarray | None = None,
-                     labels: Sequence | None = None, title: str = "", max_bins: int = MAX_BINS) -> go.Figure:
+                     labels: Sequence | None = None, title: str = "", max_bins: int = MAX_BINS,
+                     spy_max: int = SPY_MAX) -> go.Figure:
     """The adjacency matrix of ``edges`` with rows/columns in ``order``.
 
-    |V| ≤ HEATMAP_MAX: the labelled heatmap (:func:`dpviz.viz.heatmap.matrix_heatmap`) of the 0/1
-    matrix, axes labelled with the vertex ``labels`` (ids if None) in display order. Larger: the
-    log₁₀ density raster of :func:`density_image` (at most ``max_bins`` per side).
+    |V| ≤ HEATMAP_MAX: a two-colour heatmap of the 0/1 matrix, axes labelled with the vertex ``labels``
+    (ids if None) in display order. Larger, with at most ``spy_max`` ones (2 |E|): one WebGL dot per
+    one. Larger still: the raster of :func:`density_image` (at most ``max_bins`` per side), coloured by
+    the log share of each block's cells that are edges.
     """
     n = _check_n(n_nodes)
+    e = _edge_array(edges, n)
     if n <= HEATMAP_MAX:
-        e = _edge_array(edges, n)
         pos = positions(order, n)
-        a = np.zeros((n, n))  # n ≤ HEATMAP_MAX: a tiny dense matrix
-        a[pos[e[:, 0]], pos[e[:, 1]]] = 1.0
-        a[pos[e[:, 1]], pos[e[:, 0]]] = 1.0
+        a = np.zeros((n, n), dtype=np.uint8)  # n ≤ HEATMAP_MAX: a tiny dense matrix
+        a[pos[e[:, 0]], pos[e[:, 1]]] = 1
+        a[pos[e[:, 1]], pos[e[:, 0]]] = 1
         lab = np.arange(n) if labels is None else np.asarray(list(labels), dtype=object)
         if lab.shape[0] != n:
             raise InputError(f"labels: expected {n} vertex labels, got {lab.shape[0]}")
         shown = lab[np.arange(n) if order is None else np.asarray(order)]
-        return matrix_heatmap(a, title, row_labels=shown, col_labels=shown, row_name="vertex",
-                              col_name="vertex")
-    img = density_image(edges, n, order=order, max_bins=max_bins)
-    sub = f"{n:,} vertices, {img.bins} × {img.bins} bins" if img.bins < n else f"{n:,} vertices"
-    return _raster(_log_density(img.density), img.bounds, f"{title}<br><sup>{sub}; colour: edge density (log)</sup>",
-                   "edge density", "density")
+        return _binary_heatmap(a, shown, title, f"{n:,} vertices, {e.shape[0]:,} edges; dark cell = edge")
+    if 2 * e.shape[0] <= spy_max:
+        pos = positions(order, n)
+        pu, pv = pos[e[:, 0]], pos[e[:, 1]]
+        return _spy(np.concatenate([pu, pv]), np.concatenate([pv, pu]), n, title,
+                    f"{n:,} vertices, {e.shape[0]:,} edges; one dot per edge (both cells of the symmetric matrix)")
+    img = density_image(e, n, order=order, max_bins=max_bins)
+    sub = (f"{n:,} vertices in {img.bins} × {img.bins} blocks; colour: share of a block's cells that are edges"
+           if img.bins < n else f"{n:,} vertices; colour: share of cells that are edges")
+    return _raster(_log_density(img.density), img.bounds, _title(title, sub), "share of cells<br>that are edges",
+                   "share of cells that are edges")
 
 
 # ------------------------------------------------------------------------------------------- partition
@@ -301,8 +380,9 @@ def partition_figure(partition: Partition, n_nodes: int, depth: int, *, symmetri
     bounds = _grid(n, max_bins)
     z = _paint(_log_density(dens), p.r0[idx], p.r1[idx], p.c0[idx], p.c1[idx], bounds)
     leaves = int(np.count_nonzero(p.leaf[idx]))
-    fig = _raster(z, bounds, f"{title}<br><sup>depth {depth}: {idx.size:,} regions ({leaves:,} final); colour: "
-                  "noisy density (log)</sup>", "noisy density", "noisy density")
+    sub = (f"depth {depth}: {idx.size:,} regions ({leaves:,} final); colour: released edges per cell "
+           f"(noisy density); dotted red line: the diagonal")
+    fig = _raster(z, bounds, _title(title, sub), "released edges<br>per cell", "released edges per cell")
     if 0 < idx.size <= outline_max:
         xs, ys = _outlines(p.r0[idx], p.r1[idx], p.c0[idx], p.c1[idx])
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="white", width=1), hoverinfo="skip",
@@ -312,30 +392,39 @@ def partition_figure(partition: Partition, n_nodes: int, depth: int, *, symmetri
     return fig
 
 
-# ------------------------------------------------------------------------------------------- degree, budget
+# ------------------------------------------------------------------------------------------- degree, budget, metrics
 
 
 def degree_figure(histograms: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
                   title: str = "Degree distribution") -> go.Figure:
     """Log-log degree distributions: for each series ``name -> (degrees, counts)`` (as returned by
     :func:`dpviz.graph.metrics.degree_histogram`), the share of vertices with each degree ≥ 1
-    (degree 0 cannot be drawn on a log axis). The first series is drawn as the reference (black)."""
+    (degree 0 cannot be drawn on a log axis). The first series is drawn as the reference (black). The
+    legend sits right of the plot and the ticks are 1-2-5 values, so nothing overlaps the axis titles."""
     fig = go.Figure()
+    shares = []
     for k, (name, (deg, cnt)) in enumerate(histograms.items()):
         deg = np.asarray(deg)
         cnt = np.asarray(cnt, dtype=np.float64)
         total = cnt.sum()
         keep = deg >= 1
         share = cnt[keep] / total if total > 0 else cnt[keep]
+        shares.append(share[share > 0])
         style = dict(color="black", width=3) if k == 0 else dict(width=1.5)
         fig.add_trace(go.Scatter(x=deg[keep], y=share, mode="lines+markers", name=name, line=style,
                                  marker=dict(size=5 if k == 0 else 4),
                                  hovertemplate=f"{name}: degree %{{x}}, share %{{y:.3g}}<extra></extra>"))
     xs = [np.asarray(d)[np.asarray(d) >= 1] for d, _ in histograms.values()]
     top = max((float(x.max()) for x in xs if x.size), default=10.0)
-    fig.update_xaxes(type="log", title="degree", tickvals=_nice_log_values(1.0, max(top, 2.0)).tolist())
-    fig.update_yaxes(type="log", title="share of vertices", dtick=1, exponentformat="power")
-    fig.update_layout(title=title, height=420, margin=dict(t=60, l=10, r=10, b=10), legend=dict(orientation="h"))
+    ys = np.concatenate(shares) if shares else np.zeros(0)
+    y_lo, y_hi = (float(ys.min()), float(ys.max())) if ys.size else (0.01, 1.0)
+    fig.update_xaxes(type="log", title="degree", tickvals=_nice_log_values(1.0, max(top, 2.0)).tolist(),
+                     tickformat="~s")
+    yv = _nice_log_values(y_lo, max(y_hi, 2 * y_lo))
+    fig.update_yaxes(type="log", title="share of vertices", tickvals=yv.tolist(),
+                     ticktext=[_fmt_share(v) for v in yv])
+    fig.update_layout(title=_title(title), height=400, margin=dict(t=50, l=10, r=10, b=10),
+                      legend=dict(x=1.02, xanchor="left", y=1.0, yanchor="top", font=dict(size=11)))
     return fig
 
 
@@ -351,53 +440,72 @@ def budget_frame(budget: Mapping[str, float], epsilon: float) -> pd.DataFrame:
                          "ε": np.append(eps, total), "share of ε": np.append(eps, total) / float(epsilon)})
 
 
-def _budget_group(name: str) -> str:
-    low = name.lower()
-    for key, group in (("relabel", "relabelling"), ("split", "split points"), ("median", "split points"),
-                       ("count", "counts"), ("reconstruction", "reconstruction"), ("degree", "degrees")):
-        if key in low:
-            return group
-    return "other"
+MEASURES: dict[str, tuple[str, str]] = {
+    "n_edges_released": ("Edges released", "number of edges of the released graph (the true count is in the "
+                                           "row name)"),
+    "edge_jaccard": ("True edges kept ↑ (edge Jaccard)",
+                     "|E ∩ Ẽ| / |E ∪ Ẽ|: released edges that are true edges, over all edges of either graph"),
+    "degree_kl": ("Degree-distribution gap ↓ (KL)",
+                  "KL(P_true ‖ P_released) of the degree distributions, in nats (0 = the same distribution)"),
+    "rrdc": ("Hub rank change ↓ (RRDC)",
+             "mean rank change of the true top-1% vertices by degree, as a share of |V| − 1"),
+    "cut_error": ("Cut-query error ↓ (|Q̃ − Q| / Q)",
+                  "edges between a random vertex set S and the rest: mean relative error, |S| = 0.2..0.8 |V|"),
+    "clustering_rel_error": ("Clustering error ↓ (relative)",
+                             "relative error of the average local clustering coefficient"),
+    "modularity_rel_error": ("Community-structure error ↓ (modularity, relative)",
+                             "relative error of the modularity of the true graph's Louvain communities"),
+    "eigen_top1_overlap": ("Central vertices kept ↑ (eigenvector top 1%)",
+                           "share of the true top-1% vertices by eigenvector centrality still top 1% after release"),
+}
+"""Row name (plain words, ↓ lower / ↑ higher is better, the paper's symbol after) and one-line definition
+of every metric of :func:`dpviz.graph.metrics.evaluate` shown by :func:`metrics_frame`."""
+TIME_ROW = "Time to release (s)"
 
 
-def budget_figure(budget: Mapping[str, float], epsilon: float, *, title: str = "") -> go.Figure:
-    """Horizontal bars, one per sub-budget (top = spent first), coloured by kind; they sum to ε."""
-    frame = budget_frame(budget, epsilon).iloc[:-1]
-    fig = go.Figure()
-    groups = [_budget_group(s) for s in frame["sub-budget"]]
-    for g in dict.fromkeys(groups):
-        rows = frame[[x == g for x in groups]]
-        fig.add_trace(go.Bar(x=rows["ε"], y=rows["sub-budget"], orientation="h", name=g,
-                             hovertemplate="%{y}: ε = %{x:.4g}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed", type="category", categoryorder="array",
-                     categoryarray=list(frame["sub-budget"]))
-    fig.update_xaxes(title="ε")
-    fig.update_layout(title=title or f"Budget: Σ = ε = {float(epsilon):g}", barmode="overlay",
-                      height=max(260, 22 * len(frame) + 120), margin=dict(t=60, l=10, r=10, b=10),
-                      legend=dict(orientation="h"))
-    return fig
+def _fmt_metric(key: str, v: float) -> str:
+    if not np.isfinite(v):
+        return "not defined"
+    if key.startswith("n_edges"):
+        return f"{int(round(v)):,}"
+    return "0" if v == 0 else f"{v:.3g}"
 
 
-def metrics_frame(results: Mapping[str, Mapping[str, float]]) -> pd.DataFrame:
-    """One row per method (``method -> evaluate(...)`` dict), columns labelled by ``METRIC_INFO``; the
-    ``method`` column uses :func:`method_label` (the published DRF says it is not edge-DP)."""
-    rows = []
+def metrics_frame(results: Mapping[str, Mapping[str, float]], seconds: Mapping[str, float] | None = None, *,
+                  as_text: bool = False) -> pd.DataFrame:
+    """The metrics (``method -> evaluate(...)`` dict) as one row per measure (:data:`MEASURES`; the edge
+    row names the true edge count) and one column per method (:data:`METHOD_SHORT`), then the release
+    times (``seconds``, optional). ``as_text``: cells formatted for a person (edge counts with thousands
+    separators, 3 significant digits, "not defined" for a non-finite value)."""
+    keys = list(MEASURES)
+    cols: dict[str, list] = {}
+    true_edges = None
     for method, values in results.items():
-        missing = [k for k in METRIC_INFO if k not in values]
+        missing = [k for k in (*keys, "n_edges_true") if k not in values]
         if missing:
             raise InputError(f"metrics of {method}: missing {', '.join(missing)}")
-        rows.append({"method": method_label(method), **{METRIC_INFO[k][0]: values[k] for k in METRIC_INFO}})
-    return pd.DataFrame(rows, columns=["method", *(info[0] for info in METRIC_INFO.values())])
+        true_edges = int(values["n_edges_true"])
+        col = [float(values[k]) for k in keys]
+        if seconds is not None:
+            col.append(float(seconds[method]))
+        cols[METHOD_SHORT.get(method, method)] = (
+            [_fmt_metric(k, v) for k, v in zip([*keys, "time"], col)] if as_text else col)
+    names = [MEASURES[k][0] for k in keys]
+    if true_edges is not None:
+        names[0] = f"Edges released (true graph: {true_edges:,})"
+    if seconds is not None:
+        names.append(TIME_ROW)
+    return pd.DataFrame({"measure": names, **cols})
 
 
 def labelling_figure(history: Sequence[float], *, title: str = "Step 1: q(L) per iteration of Alg. 1") -> go.Figure:
     """q(L) (Eq. 1) after each relabelling iteration (iteration 0 = the random start)."""
     q = np.asarray(history, dtype=np.float64)
-    fig = go.Figure(go.Scatter(x=np.arange(q.size), y=q, mode="lines+markers", marker=dict(size=3),
+    fig = go.Figure(go.Scatter(x=np.arange(q.size), y=q, mode="lines", line=dict(width=2),
                                hovertemplate="iteration %{x}: q(L) = %{y:.4g}<extra></extra>"))
-    fig.update_xaxes(title="iteration")
-    fig.update_yaxes(title="q(L)")
-    fig.update_layout(title=title, height=300, margin=dict(t=60, l=10, r=10, b=10))
+    fig.update_xaxes(title="iteration of Alg. 1")
+    fig.update_yaxes(title="q(L), Eq. 1", tickformat="~s")
+    fig.update_layout(title=_title(title), height=280, margin=dict(t=50, l=10, r=10, b=10))
     return fig
 
 
