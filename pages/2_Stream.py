@@ -44,6 +44,57 @@ GAUSS_PARAMS = {"eps_delta": "(ε, δ)", "rho": "ρ"}
 PLAY_FRAMES = 40  # a play run reveals the stream in about this many frames
 PLAY_INTERVAL = "0.6s"
 
+MECH_HELP = ("Naive: noise on every count, the total adds them up (error grows with t). Binary tree (Chan–Shi–"
+             "Song): noisy sums over dyadic blocks. Fenwick (λ = 1): the Fenwick-tree matrix mechanism, Alg. 5.2–5.3. "
+             "Fenwick + FDA: the same tree with the optimal node weights λ of problem (5.10). Honaker: the binary "
+             "tree with the best linear estimator. Square-root factorisation: Gaussian noise only.")
+WHAT_IS_THIS = (
+    "Paper: *the Fenwick-tree matrix mechanism for continual release* (chapter 5; equation, algorithm and theorem "
+    "numbers below are its own).\n\n"
+    "**The problem.** A count a_t arrives at every step and the running total s_t = a_1 + … + a_t (Eq. 5.3) is "
+    "published after each one, N times (Definition 5.2). Written as a matrix, the N totals are W a with W the "
+    "lower-triangular matrix of ones (Eq. 5.4).\n\n"
+    "**Fenwick tree (Alg. 5.1–5.3).** Instead of adding noise to every total, the mechanism measures N tree "
+    "nodes: node i sums the steps (i − lowbit(i), i] (Eq. 5.5), where lowbit(i) is the largest power of two "
+    "dividing i (lowbit(12) = 4, Alg. 5.1). The strategy matrix M (Alg. 5.2) holds these sums; the "
+    "reconstruction matrix B (Alg. 5.3) rebuilds each total from the chain of nodes t, t − lowbit(t), … "
+    "(Eq. 5.6), so W = B M. One count sits in at most ⌊log₂ N⌋ + 1 nodes (Theorem 5.1: the sensitivity) and "
+    "a total uses popcount(t) nodes, the number of 1-bits of t (Theorem 5.2). Noise goes on the nodes: "
+    "B (M a + noise) (Eq. 5.7).\n\n"
+    "**FDA weights λ (Eq. 5.8–5.11).** Fenwick + FDA measures node i louder or softer by a weight λ_i: it "
+    "releases B Σ⁻¹ (Σ M a + noise) with Σ = diag(λ) (Eq. 5.8), whose total squared error is "
+    "Eq. 5.9. The weights minimise that error with every count's weights adding up to at most 1 "
+    "(problem 5.10), and FDA computes them fast from the recursion of Theorem 5.4 (Eq. 5.11).\n\n"
+    "**Noise curves.** The variance of each released total, step by step, computed exactly (no data, no "
+    "draw). Naive's line rises in proportion to t; the tree mechanisms zig-zag with popcount(t). They move "
+    "with ε: the variance scales with 1/ε² (Laplace) or 1/ρ (Gaussian).\n\n"
+    "**Error table.** Per mechanism: its sensitivity (how far one event can move what is measured), the "
+    "total squared error over the N totals (Eq. 5.2; Eq. 5.9 with weights), its mean per step and the worst "
+    "step. The summary under it says which is best for which error and why the release default may differ.\n\n"
+    "**λ chart.** Top: the FDA weight of every node, coloured by its tree level. A louder node (larger λ_i) "
+    "gets less noise, but every count's weights over the nodes that contain it must add up to at most 1 "
+    "(that keeps the sensitivity at 1), so the weights trade accuracy between nodes where it lowers the total "
+    "error most. Bottom: the noise standard deviation each node actually gets at this budget (scale / λ_i). **M, B, Σ** (N ≤ 64): the three matrices of Eq. 5.8 as heatmaps.\n\n"
+    "**Simulation.** One seeded draw of every mechanism against the true totals, with a ±2σ band from the "
+    "exact variance: fine for learning, never a release. **Private release** draws discrete noise once "
+    "(Eq. 5.8 with integer node sums) and charges the ledger.")
+STRATEGY_COLUMNS = {
+    "mechanism": st.column_config.TextColumn("Mechanism", width=250),
+    "sensitivity": st.column_config.NumberColumn(
+        "Sensitivity Δ", format="%.3g",
+        help="How far one event can move the measured values (L1 norm for Laplace, L2 for Gaussian); "
+             "for the Fenwick tree ⌊log₂ N⌋ + 1 (Theorem 5.1)."),
+    "total MSE": st.column_config.NumberColumn(
+        "Total error", format="localized",
+        help="Expected squared error summed over the N released totals (total MSE; Eq. 5.2, Eq. 5.9 with FDA weights)."),
+    "mean MSE": st.column_config.NumberColumn(
+        "Mean per step", format="localized", help="Total / N: the mean squared error of one released total (mean MSE)."),
+    "max MSE": st.column_config.NumberColumn(
+        "Worst step", format="localized", help="The largest squared error of any one released total (max MSE)."),
+    "ratio to FDA": st.column_config.NumberColumn(
+        "Total ÷ FDA", format="%.2f", help="This mechanism's total error divided by Fenwick + FDA's (1 = as good)."),
+}
+
 ss = st.session_state
 
 
@@ -87,6 +138,8 @@ st.title("Stream release")
 st.caption("Continual counting: a count arrives every period and the running total is released after "
            "each one, for a horizon of N releases fixed in advance. The Fenwick-tree matrix mechanism "
            f"with optimal diagonal weights (FDA) is compared with its peers. Unit of privacy: {CAP.unit_of_privacy}.")
+with st.expander("What am I looking at?", icon=":material/help:"):
+    st.markdown(WHAT_IS_THIS)
 
 # 1. Data ------------------------------------------------------------------------------------------
 st.subheader(":material/database: Data")
@@ -134,15 +187,20 @@ stem = key[1] if key[0] == "bundled" else ("synthetic" if key[0] == "synthetic" 
 st.subheader(":material/tune: Privacy")
 n1, n2 = st.columns(2)
 family = n1.radio("Noise type", list(NOISE_KINDS), format_func=NOISE_KINDS.get, key="noise", horizontal=True)
-gparam = n2.radio("Gaussian parameter", list(GAUSS_PARAMS), format_func=GAUSS_PARAMS.get, key="gauss_param",
-                  horizontal=True, disabled=family != "gaussian")
+gparam = n2.radio("Gaussian budget given as", list(GAUSS_PARAMS), format_func=GAUSS_PARAMS.get, key="gauss_param",
+                  horizontal=True, disabled=family != "gaussian",
+                  help="(ε, δ): approximate differential privacy; ρ: zero-concentrated DP (zCDP).")
 use_rho = family == "gaussian" and gparam == "rho"
 eps = st.select_slider("Privacy budget ε (log scale)", EPS_OPTIONS, value=1.0, key="epsilon",
-                       format_func=lambda v: f"{v:g}", disabled=use_rho)
-delta = n1.select_slider("δ (Gaussian, with ε)", DELTA_OPTIONS, value=1e-6, key="delta",
-                         format_func=lambda v: f"{v:.0e}", disabled=family != "gaussian" or use_rho)
-rho = n2.select_slider("ρ (Gaussian, zCDP)", RHO_OPTIONS, value=0.5, key="rho",
-                       format_func=lambda v: f"{v:g}", disabled=not use_rho)
+                       format_func=lambda v: f"{v:g}", disabled=use_rho,
+                       help="Smaller ε = stronger privacy = more noise. Every view below moves with it.")
+n3, n4 = st.columns(2)
+delta = n3.select_slider("Failure probability δ (Gaussian, with ε)", DELTA_OPTIONS, value=1e-6, key="delta",
+                         format_func=lambda v: f"{v:.0e}", disabled=family != "gaussian" or use_rho,
+                         help="The small probability with which the ε guarantee may fail (approximate DP).")
+rho = n4.select_slider("zCDP budget ρ (Gaussian)", RHO_OPTIONS, value=0.5, key="rho",
+                       format_func=lambda v: f"{v:g}", disabled=not use_rho,
+                       help="Zero-concentrated DP budget; smaller ρ = more noise.")
 try:
     noise = Noise.from_params(family, epsilon=None if use_rho else float(eps),
                               delta=float(delta) if family == "gaussian" and not use_rho else None,
@@ -165,7 +223,7 @@ if ss.get("mechanisms_kind") != family:  # sqrt is Gaussian only: add it on the 
     ss["mechanisms"] = sel
     ss["mechanisms_kind"] = family
 methods = st.multiselect("Mechanisms to compare (simulation)", options, key="mechanisms",
-                         format_func=lambda m: LABELS.get(m, m))
+                         format_func=lambda m: LABELS.get(m, m), help=MECH_HELP)
 release_options = list(releasable(family))
 if ss.get("release_mech") not in release_options:  # sqrt chosen, then Laplace: back to the default
     ss.pop("release_mech", None)
@@ -179,27 +237,35 @@ mechs = {m: make_mechanism(m, horizon, noise) for m in methods}
 table = vs.mse_table(list(mechs.values())) if mechs else None
 if not methods:
     st.warning("Select at least one mechanism.", icon=":material/warning:")
-st.markdown("**Noise curves**: analytic per-step variance of each released total (log scale; no data involved)")
+st.markdown("**Noise curves**: how uncertain each released running total is, step by step — its exact "
+            "variance Var(ŝ_t) (log scale; no data involved; it moves with ε)")
 if mechs:
     st.plotly_chart(vs.variance_figure(list(mechs.values())), key="variance_chart", width="stretch")
-st.markdown("**MSE table** (analytic, over the N releases; ratio of the total to Fenwick + FDA)")
+st.markdown("**Error table** (exact, over the N released totals; hover a column name for its meaning)")
 if table is not None:
-    st.dataframe(table, hide_index=True, key="mse_table", width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4g")
-                                for c in ("sensitivity", "total MSE", "mean MSE", "max MSE", "ratio to FDA")})
+    st.dataframe(vs.for_display(table), hide_index=True, key="mse_table", width="stretch",
+                 column_config={c: cfg for c, cfg in STRATEGY_COLUMNS.items() if c in table.columns})
     if "fenwick-fda" not in mechs:
-        st.caption("Select Fenwick + FDA to get the ratio column.")
-lam = strategy("fenwick-fda", horizon, family).weights  # cached per (N, family): no budget involved
-st.markdown(f"**Optimal λ profile** (FDA, {family} noise; scaled so the largest column constraint is 1)")
-st.plotly_chart(vs.lambda_figure(lam), key="lambda_chart", width="stretch")
+        st.caption("Select Fenwick + FDA to compare every total with it (Total ÷ FDA).")
+    with st.container(border=True):
+        st.markdown(vs.best_summary(list(mechs.values())))
+fda = make_mechanism("fenwick-fda", horizon, noise)  # structure cached per (N, family): only the scale is new
+st.markdown(f"**FDA weights λ** ({NOISE_KINDS[family]}; problem 5.10): the weight of every tree node "
+            "(top, the same for every budget) and the noise standard deviation it gets at this budget (bottom)")
+st.plotly_chart(vs.lambda_figure(fda.lam, np.sqrt(noise.variance_at(fda.node_scales))), key="lambda_chart",
+                width="stretch")
+if horizon > vs.MAX_POINTS:
+    st.caption(f"{horizon:,} nodes: about {vs.MAX_POINTS:,} are drawn (the smallest and largest weight in each "
+               "bucket of nodes).")
 if horizon <= vs.MATRIX_MAX:
     figs = strategy_heatmaps(horizon, family)
-    h1, h2, h3 = st.columns(3)
-    h1.plotly_chart(figs["M"], key="m_heatmap", width="stretch")
-    h2.plotly_chart(figs["B"], key="b_heatmap", width="stretch")
-    h3.plotly_chart(figs["Σ"], key="sigma_heatmap", width="stretch")
-    st.caption("W = B M: node i of M sums the steps (i − lowbit(i), i]; row p of B adds the nodes on the chain "
-               "p, p − lowbit(p), … (popcount(p) of them). FDA releases Σ M a + noise and undoes Σ in B Σ⁻¹.")
+    st.markdown("**The matrices** (Eq. 5.8: the release is B Σ⁻¹ (Σ M a + noise); none depends on ε)")
+    tm, tb, ts = st.tabs(["Strategy M", "Reconstruction B", "Weights Σ = diag(λ)"])
+    tm.plotly_chart(figs["M"], key="m_heatmap", width="stretch")
+    tb.plotly_chart(figs["B"], key="b_heatmap", width="stretch")
+    ts.plotly_chart(figs["Σ"], key="sigma_heatmap", width="stretch")
+    st.caption("W = B M: node i of M sums the steps (i − lowbit(i), i]; row t of B adds the nodes on the chain "
+               "t, t − lowbit(t), … (popcount(t) of them). FDA releases Σ M a + noise and undoes Σ in B Σ⁻¹.")
 else:
     st.caption(f":material/info: The matrices M, B and Σ are drawn as labelled heatmaps for N ≤ {vs.MATRIX_MAX}: "
                "lower the horizon N to see them.")
@@ -212,25 +278,29 @@ st.caption(f":material/casino: simulation seed **{seed}** — one draw per mecha
            f"(fine for a simulation, never done by a release); {noise.describe}")
 
 
-def _fda(col: str) -> str:
-    if table is None or "fenwick-fda" not in mechs:
-        return "—"
-    return f"{float(table.loc[table['mechanism'] == LABELS['fenwick-fda'], col].iloc[0]):.4g}"
-
-
 def _empirical_rmse(m: str) -> str:
     if m not in releases:
         return "—"
-    return f"{releases[m].empirical_rmse(series):.4g}"
+    return vs.human_number(releases[m].empirical_rmse(series))
 
 
-m1, m2, m3, m4, m5 = st.columns(5)
-m1.metric("Horizon N", f"{horizon:,}")
-best = None if table is None else str(table.loc[table["total MSE"].idxmin(), "mechanism"])
-m2.metric("Lowest total MSE", "—" if best is None else best.split(" (")[0], help=best or "Select a mechanism.")
-m3.metric("FDA mean MSE per step", _fda("mean MSE"), help="Analytic: total MSE / N (Eq. 5.9).")
-m4.metric("FDA empirical RMSE", _empirical_rmse("fenwick-fda"), help="This simulated draw, over the N releases.")
-m5.metric("Naive empirical RMSE", _empirical_rmse("naive"))
+best_mean, best_worst = vs.best_mechanisms(list(mechs.values())) if mechs else (None, None)
+WHY = " See the summary under the error table for why the release default may differ."
+m1, m2, m3 = st.columns(3)
+m1.metric("Horizon N", f"{horizon:,}", help="Number of running totals released (the first N steps).")
+m2.metric("Lowest mean error", vs.short_label(best_mean) if best_mean else "—",
+          help=(f"{LABELS[best_mean]}: lowest mean squared error per released total, exact (no data)." + WHY)
+          if best_mean else "Select a mechanism.")
+m3.metric("Lowest worst-step error", vs.short_label(best_worst) if best_worst else "—",
+          help=(f"{LABELS[best_worst]}: lowest squared error at its worst step, exact (no data)." + WHY)
+          if best_worst else "Select a mechanism.")
+m4, m5, m6 = st.columns(3)
+m4.metric("FDA mean squared error", vs.human_number(fda.per_step_variance().mean()),
+          help="Fenwick + FDA: exact mean squared error per released total, total / N (Eq. 5.9 divided by N).")
+m5.metric("FDA error, this draw (RMSE)", _empirical_rmse("fenwick-fda"),
+          help="Fenwick + FDA: root mean squared error of this simulated draw over the N totals.")
+m6.metric("Naive error, this draw (RMSE)", _empirical_rmse("naive"),
+          help="Naive: root mean squared error of this simulated draw over the N totals.")
 
 st.markdown("**Continual release, simulated** (every selected mechanism on this seed, against the truth)")
 if ss.get("upto_for") != (key, horizon) or not 0 <= ss.get("upto", -1) <= horizon:
@@ -267,6 +337,12 @@ def view_caption(error: bool) -> str:
     return f"{size}: at this scale the noise is hard to see; choose **Error** to see it."
 
 
+def _when(stamp) -> str:
+    """A timestamp as a person reads it: the date alone at midnight, else date and time."""
+    text = np.datetime_as_string(stamp, unit="m").replace("T", " ")
+    return text[:-6] if text.endswith(" 00:00") else text
+
+
 @st.fragment(run_every=PLAY_INTERVAL if playing else None)
 def release_view() -> None:
     if ss.get("playing"):
@@ -280,7 +356,7 @@ def release_view() -> None:
     error_view = v2.radio("Show", ["totals", "error"], index=1, key="release_view", horizontal=True,
                           format_func={"totals": "Running totals", "error": "Error (released − true)"}.get)
     upto = min(upto, horizon)
-    when = f" ({np.datetime_as_string(stamps_n[upto - 1], unit='m')})" if stamps_n is not None else ""
+    when = f" ({_when(stamps_n[upto - 1])})" if stamps_n is not None else ""
     shown = ", ".join(f"{LABELS.get(m, m)} {releases[m].prefix_sums[upto - 1]:,.1f}" for m in releases)
     st.caption(f"Step {upto:,} of {horizon:,}{when}: true total {series[:upto].sum():,.0f}"
                + (f"; simulated: {shown}" if shown else ""))

@@ -63,3 +63,65 @@ def test_error_view_subtracts_the_truth():
     np.testing.assert_allclose(fig.data[1].y, (rel.prefix_sums - np.cumsum(counts))[:20])
     np.testing.assert_array_equal(fig.data[-1].y, np.zeros(20))
     assert fig.layout.yaxis.title.text == "released − true"
+
+
+def test_log_ticks_are_human():
+    t = V.log_ticks(2.0, 900.0)  # 2.65 decades: 1-2-5
+    assert t["tickvals"] == [2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+    assert t["ticktext"] == ["2", "5", "10", "20", "50", "100", "200", "500"]
+    wide = V.log_ticks(2.0, 3.5e8)  # 8 decades: powers of ten, superscripts from a million on
+    assert wide["ticktext"] == ["10", "100", "1,000", "10,000", "100,000", "10⁶", "10⁷", "10⁸"]
+    assert V.log_ticks(30.0, 60.0)["tickvals"] == [30.0, 50.0]  # narrow: finer steps, still two ticks
+    assert V.log_ticks(0.004, 0.2)["ticktext"][:2] == ["0.005", "0.01"]
+    assert V.log_ticks(0.0, 1.0) == {} and V.log_ticks(float("nan"), 1.0) == {}
+
+
+def test_human_number():
+    assert [V.human_number(v) for v in (32945.3, 223.04, 3.5612, 0.0123, 0.0)] == ["32,945", "223", "3.561", "0.0123", "0"]
+    assert V.human_number(3.2e8) == "320,000,000" and V.human_number(float("inf")) == "not defined"
+
+
+def test_variance_figure_uses_human_ticks_and_fixed_colours():
+    mechs = [make_mechanism(m, 181, Noise.laplace(1.0)) for m in ("naive", "fenwick-fda")]
+    fig = V.variance_figure(mechs)
+    assert fig.layout.yaxis.ticktext and "10" in fig.layout.yaxis.ticktext
+    assert [t.line.color for t in fig.data] == [V.COLORS["naive"], V.COLORS["fenwick-fda"]]
+    rels = {m.name: m.simulate(np.ones(181), np.random.default_rng(0)) for m in mechs}
+    rel = V.release_figure(np.ones(181), rels)
+    assert [t.line.color for t in rel.data if t.mode == "lines" and t.name in (V.LABELS["naive"], V.LABELS["fenwick-fda"])] \
+        == [V.COLORS["naive"], V.COLORS["fenwick-fda"]]  # the same colour for a mechanism in every figure
+
+
+def test_mse_table_without_fda_has_no_empty_ratio_column():
+    mechs = [make_mechanism(m, 40, Noise.laplace(1.0)) for m in ("naive", "binary")]
+    assert "ratio to FDA" not in V.mse_table(mechs).columns
+    shown = V.for_display(V.mse_table(mechs + [make_mechanism("fenwick-fda", 40, Noise.laplace(1.0))]))
+    assert shown["total MSE"].tolist() == [float(f"{v:.4g}") for v in V.mse_table(
+        mechs + [make_mechanism("fenwick-fda", 40, Noise.laplace(1.0))])["total MSE"]]
+
+
+def test_best_summary_names_the_error_and_the_reason():
+    lap = [make_mechanism(m, 181, Noise.laplace(1.0)) for m in ("naive", "honaker", "fenwick-fda")]
+    assert V.best_mechanisms(lap) == ("naive", "naive")
+    text = V.best_summary(lap)
+    assert "Lowest mean error per step" in text and "Lowest worst-step error" in text and "(182)" in text
+    assert "Why the default differs" in text and "N = 1,810" in text
+    ratio = float(text.split("would be ")[1].split("×")[0])
+    assert 0 < ratio < 1  # ten times longer, FDA is ahead of Naive on the mean
+    long = [make_mechanism(m, 4095, Noise.laplace(1.0)) for m in ("naive", "honaker", "fenwick-fda")]
+    assert V.best_mechanisms(long) == ("fenwick-fda", "fenwick-fda") and "Why the default" not in V.best_summary(long)
+    gauss = [make_mechanism(m, 181, Noise.gaussian(0.5)) for m in ("naive", "sqrt", "fenwick-fda")]
+    assert V.best_mechanisms(gauss) == ("sqrt", "sqrt") and "lattice" in V.best_summary(gauss)
+    assert V.best_summary([]) == ""
+
+
+def test_heatmaps_and_lambda_figure_layout():
+    lam = make_mechanism("fenwick-fda", 31, Noise.laplace(1.0)).lam
+    maps = V.strategy_heatmaps(lam)
+    for fig in maps.values():
+        assert fig.layout.title.yanchor == "top" and fig.layout.margin.t >= 100 and fig.layout.yaxis.scaleanchor == "x"
+    fig = V.lambda_figure(lam, 2.0 / lam)
+    assert len(fig.data) == 2 and fig.layout.yaxis2.type == "log" and fig.layout.yaxis.title.text == "weight λ_i"
+    np.testing.assert_allclose(fig.data[1].y, 2.0 / lam)
+    big = make_mechanism("fenwick-fda", 20_000, Noise.laplace(1.0)).lam
+    assert len(V.lambda_figure(big).data[0].x) <= V.MAX_POINTS + 2  # long profiles are reduced

@@ -18,6 +18,14 @@ from dpviz.stream.strategies import LABELS
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 MATRIX_MAX = HEATMAP_MAX
+COLORS: dict[str, str] = {"naive": "#1f77b4", "binary": "#ff7f0e", "fenwick": "#8c564b", "fenwick-fda": "#d62728",
+                          "honaker": "#2ca02c", "sqrt": "#9467bd"}
+"""One colour per mechanism, the same in every figure (noise curves, simulated release)."""
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
 MAX_POINTS = 2000
 """Longest line drawn per trace; longer series are reduced by :func:`minmax_index` (the page stays fast)."""
 
@@ -71,34 +79,93 @@ def release_figure(
         xi, sd = x[idx], 2.0 * np.sqrt(rel.variance[:n][idx])
         y = rel.prefix_sums[:n][idx] - (total[idx] if error else 0.0)
         label = LABELS.get(name, name)
+        colour = COLORS.get(name, "#7f7f7f")
         fig.add_trace(go.Scatter(x=np.concatenate([xi, xi[::-1]]), y=np.concatenate([y + sd, (y - sd)[::-1]]),
-                                 fill="toself", opacity=0.15, line={"width": 0}, hoverinfo="skip",
+                                 fill="toself", fillcolor=_rgba(colour, 0.12), line={"width": 0}, hoverinfo="skip",
                                  name=f"{label} ±2σ", legendgroup=name, showlegend=False))
-        fig.add_trace(go.Scatter(x=xi, y=y, mode="lines", name=label, legendgroup=name))
+        fig.add_trace(go.Scatter(x=xi, y=y, mode="lines", name=label, legendgroup=name, line={"color": colour}))
     idx = minmax_index(np.diff(total, prepend=0.0), max_points)
     fig.add_trace(go.Scatter(x=x[idx], y=np.zeros(idx.size) if error else total[idx], mode="lines",
                              name="true running total", line={"color": "black", "dash": "dot"}))
     fig.update_layout(xaxis_title="step" if timestamps is None else "time",
                       yaxis_title="released − true" if error else "running total",
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, margin={"t": 30})
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, margin={"t": 30},
+                      uirevision="release")
     return fig
+
+
+def human_number(v: float) -> str:
+    """A number as a person reads it: thousands separated, at most 4 significant digits, no exponent
+    between 0.001 and 10¹⁵ (``32,945``, ``223``, ``3.561``, ``0.0123``)."""
+    v = float(v)
+    if not np.isfinite(v):
+        return "not defined"
+    a = abs(v)
+    if a >= 1e4:
+        return f"{v:,.0f}"
+    if a >= 1 or a == 0:
+        return f"{v:.4g}"
+    if a >= 1e-3:
+        return f"{v:.3g}"
+    return f"{v:.2e}"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _tick_text(v: float) -> str:
+    if 1e-3 <= v < 1e6:
+        return f"{v:,.10g}"
+    k = int(round(np.log10(v)))
+    m = v / 10.0 ** k
+    return (f"{m:g}×" if abs(m - 1) > 1e-9 else "") + "10" + str(k).translate(_SUPERSCRIPT)
+
+
+def log_ticks(lo: float, hi: float) -> dict:
+    """Ticks a person can read on a log axis spanning [lo, hi] (> 0): 1-2-5 steps up to 2.8 decades,
+    1-3 up to 5, powers of ten beyond (never plotly's default 2, 3, … 9 minor labels). Returns
+    ``tickvals``/``ticktext`` for ``update_yaxes``."""
+    lo, hi = float(lo), float(hi)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= 0:
+        return {}
+    lo, hi = min(lo, hi), max(lo, hi)
+    k0, k1 = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
+    span = np.log10(hi / lo)
+    mult = ((1.0,) if span > 5 else (1.0, 3.0) if span > 2.8 else (1.0, 2.0, 5.0) if span > 0.6
+            else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0))
+    vals = np.array([m * 10.0 ** k for k in range(k0, k1 + 1) for m in mult])
+    inside = vals[(vals >= lo * (1 - 1e-9)) & (vals <= hi * (1 + 1e-9))]
+    if inside.size < 2:  # a narrow range: the neighbours just outside it too
+        below, above = vals[vals < lo], vals[vals > hi]
+        inside = np.concatenate([below[-1:], inside, above[:1]])
+    return {"tickvals": inside.tolist(), "ticktext": [_tick_text(v) for v in inside]}
+
+
+LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None}
 
 
 def variance_figure(mechanisms: Sequence[Mechanism], *, max_points: int | None = MAX_POINTS) -> go.Figure:
     """The "noise curves": per-step analytic variance of every mechanism on one log-scale plot
-    (each curve reduced to about ``max_points`` points by :func:`minmax_index`)."""
+    (each curve reduced to about ``max_points`` points by :func:`minmax_index`), ticks at 1-2-5 or
+    powers of ten (:func:`log_ticks`)."""
     fig = go.Figure()
+    lo, hi = np.inf, 0.0
     for mech in mechanisms:
         v = mech.per_step_variance()
         idx = minmax_index(v, max_points)
-        fig.add_trace(go.Scatter(x=idx + 1, y=v[idx], mode="lines", name=LABELS.get(mech.name, mech.name)))
-    fig.update_layout(xaxis_title="step t", yaxis_title="Var(released s_t)", yaxis_type="log",
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, margin={"t": 30})
+        lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+        fig.add_trace(go.Scatter(x=idx + 1, y=v[idx], mode="lines", name=LABELS.get(mech.name, mech.name),
+                                 line={"color": COLORS.get(mech.name, "#7f7f7f")},
+                                 hovertemplate="step %{x:,}: variance %{y:,.4g}<extra>%{fullData.name}</extra>"))
+    fig.update_xaxes(title="step t (the t-th released running total)", tickformat=",d")
+    fig.update_yaxes(title="variance of the released total, Var(ŝ_t)", type="log", **log_ticks(lo, hi))
+    fig.update_layout(legend=LEGEND_TOP, margin={"t": 40, "b": 50}, height=420, uirevision="variance")
     return fig
 
 
 def mse_table(mechanisms: Sequence[Mechanism]) -> pd.DataFrame:
-    """Sensitivity, total / mean / max per-step MSE and the ratio of the total to Fenwick + FDA."""
+    """Sensitivity, total / mean / max per-step MSE and, when Fenwick + FDA is among them, the ratio of
+    each total to its total (the column is absent otherwise: no empty cells)."""
     rows = []
     for mech in mechanisms:
         v = mech.per_step_variance()
@@ -106,27 +173,153 @@ def mse_table(mechanisms: Sequence[Mechanism]) -> pd.DataFrame:
                      "sensitivity": mech.sensitivity, "total MSE": v.sum(), "mean MSE": v.mean(),
                      "max MSE": v.max()})
     df = pd.DataFrame(rows)
-    fda = df.loc[df["key"] == "fenwick-fda", "total MSE"]
-    df["ratio to FDA"] = df["total MSE"] / fda.iloc[0] if len(fda) else np.nan
-    return df.drop(columns="key")
+    fda = df.loc[df["key"] == "fenwick-fda", "total MSE"] if rows else ()
+    if len(fda):
+        df["ratio to FDA"] = df["total MSE"] / fda.iloc[0]
+    return df.drop(columns="key") if rows else df
+
+
+def for_display(table: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """A copy of a numeric table with every float rounded to ``digits`` significant digits (so a
+    "localized" column shows 50,790 and 280.6, not 50,789.042)."""
+    out = table.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            v = out[c].to_numpy(dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mag = np.where(v == 0, 0, np.floor(np.log10(np.abs(np.where(v == 0, 1, v)))))
+            scale = 10.0 ** (digits - 1 - mag)
+            out[c] = np.round(v * scale) / scale
+    return out
+
+
+DEFAULT_RELEASE = "fenwick-fda"
+_SHORT = {"naive": "Naive", "binary": "Binary tree", "fenwick": "Fenwick (λ = 1)", "fenwick-fda": "Fenwick + FDA",
+          "honaker": "Honaker", "sqrt": "Square-root factorisation"}
+
+
+def short_label(name: str) -> str:
+    """A mechanism's short name for a metric value (the full one is :data:`LABELS`)."""
+    return _SHORT.get(name, LABELS.get(name, name))
+
+
+def _mean_ratio(family_noise, name: str, other: str, horizon: int) -> float:
+    from dpviz.stream.simulation import make_mechanism
+
+    a = make_mechanism(name, horizon, family_noise).per_step_variance().mean()
+    b = make_mechanism(other, horizon, family_noise).per_step_variance().mean()
+    return float(a / b)
+
+
+def best_mechanisms(mechanisms: Sequence[Mechanism]) -> tuple[str, str]:
+    """(lowest mean MSE, lowest worst-step MSE): the mechanism names (keys of :data:`LABELS`)."""
+    means = {m.name: float(m.per_step_variance().mean()) for m in mechanisms}
+    worst = {m.name: float(m.per_step_variance().max()) for m in mechanisms}
+    return min(means, key=means.get), min(worst, key=worst.get)
+
+
+def best_summary(mechanisms: Sequence[Mechanism], *, default: str = DEFAULT_RELEASE, max_horizon: int = 1 << 20) -> str:
+    """Markdown: which selected mechanism has the lowest mean and the lowest worst-step error (analytic,
+    no data) and, when that is not the release default (Fenwick + FDA), why the default differs.
+
+    For Naive the text quotes Fenwick + FDA's mean error at ten times this horizon (the growth that
+    the default is chosen for), computed from the same structures.
+    """
+    if not mechanisms:
+        return ""
+    mean_best, worst_best = best_mechanisms(mechanisms)
+    n, noise = mechanisms[0].horizon, mechanisms[0].noise
+    by = {m.name: m.per_step_variance() for m in mechanisms}
+    lines = [f"**Lowest mean error per step** (mean MSE = total / N): **{LABELS[mean_best]}** "
+             f"({human_number(by[mean_best].mean())}). **Lowest worst-step error** (largest MSE over the "
+             f"{n:,} steps): **{LABELS[worst_best]}** ({human_number(by[worst_best].max())})."]
+    if default in by:
+        d = by[default]
+        lines.append(f"The release default, {LABELS[default]}: mean {human_number(d.mean())}, "
+                     f"worst step {human_number(d.max())}.")
+    why = []
+    others = {mean_best, worst_best} - {default}
+    if "naive" in others:
+        longer = min(10 * n, max_horizon)
+        ratio = _mean_ratio(noise, default, "naive", longer) if longer > n else None
+        at = (f" At N = {longer:,} (ten times longer) the mean error of {short_label(default)} would be "
+              f"{ratio:.2g}× Naive's." if ratio is not None else "")
+        why.append("Naive adds fresh noise to every count, so the error of the t-th total grows in proportion "
+                   "to t; the tree mechanisms pay a log N sensitivity up front (Theorem 5.1) and their error "
+                   "grows only like (log N)³ (§5.4.1). On a horizon this short Naive is still ahead." + at)
+    if "sqrt" in others:
+        why.append("The square-root factorisation is built for Gaussian noise (its error grows like (log N)² "
+                   "rather than (log N)³) and is lower here; it can be released too — on the fine lattice 2⁻ᵏℤ with discrete Gaussian noise (pick it in "
+                   "the release box). The default stays Fenwick + FDA: an integer strategy released with exact "
+                   "discrete noise under both noise types, pure ε-DP Laplace included.")
+    rest = others - {"naive", "sqrt"}
+    if rest:
+        names = " and ".join(LABELS[m] for m in sorted(rest))
+        why.append(f"{names} is lower on one of the two errors at this N: FDA's weights are optimal among "
+                   "weightings of the Fenwick tree (problem 5.10), not among all mechanisms.")
+    if worst_best != default and mean_best == default:
+        why.append("FDA minimises the total (hence the mean) squared error, problem (5.10) — not the worst "
+                   "step; its worst step jumps when N is a power of two (the last total is then one big node).")
+    if why:
+        lines.append("**Why the default differs:** " + " ".join(why) + " Choosing a mechanism from this table "
+                     "costs no privacy: these errors depend on N and the noise only, never on the data.")
+    return "\n\n".join(lines)
+
+
+def _heatmap(matrix, title: str, *, row_name: str, col_name: str, colorbar: str) -> go.Figure:
+    """:func:`matrix_heatmap` laid out for a full-width tab: title above the top axis title, square cells."""
+    fig = matrix_heatmap(matrix, "", row_name=row_name, col_name=col_name)
+    n = np.asarray(matrix.shape if hasattr(matrix, "shape") else np.shape(matrix))[0]
+    side = int(min(760, max(360, 16 * n + 190)))
+    fig.update_traces(colorbar={"title": {"text": colorbar, "side": "right"}, "thickness": 14})
+    fig.update_xaxes(title={"text": col_name, "standoff": 6}, tickangle=0 if n <= 32 else -90)
+    fig.update_yaxes(scaleanchor="x", constrain="domain")
+    fig.update_layout(title={"text": title, "x": 0, "xanchor": "left", "y": 0.995, "yanchor": "top"},
+                      height=side, margin={"t": 110, "l": 60, "r": 10, "b": 10})
+    return fig
 
 
 def strategy_heatmaps(lam: np.ndarray) -> dict[str, go.Figure]:
-    """M (Alg. 5.2), B (Alg. 5.3) and Σ = diag(λ) for a horizon N = len(λ) <= 64."""
+    """M (Alg. 5.2), B (Alg. 5.3) and Σ = diag(λ) (Eq. 5.8) for a horizon N = len(λ) <= 64."""
     n = len(lam)
     return {
-        "M": matrix_heatmap(F.strategy_matrix(n), "Strategy M (node × step)", row_name="node", col_name="step"),
-        "B": matrix_heatmap(F.reconstruction_matrix(n), "Reconstruction B (step × node)", row_name="step", col_name="node"),
-        "Σ": matrix_heatmap(np.diag(lam), "Σ = diag(λ)", row_name="node", col_name="node"),
+        "M": _heatmap(F.strategy_matrix(n), "Strategy M: which steps each tree node adds up (Alg. 5.2)",
+                      row_name="node i", col_name="step", colorbar="1 = node adds this step"),
+        "B": _heatmap(F.reconstruction_matrix(n), "Reconstruction B: which nodes make each running total (Alg. 5.3)",
+                      row_name="released total at step", col_name="node", colorbar="1 = total uses this node"),
+        "Σ": _heatmap(np.diag(lam), "Weights Σ = diag(λ): how loudly each node is measured (Eq. 5.8)",
+                      row_name="node", col_name="node", colorbar="weight λ_i"),
     }
 
 
-def lambda_figure(lam: np.ndarray) -> go.Figure:
-    """The optimal λ profile, coloured by Fenwick level (log2 lowbit(i))."""
+def lambda_figure(lam: np.ndarray, node_std: np.ndarray | None = None, *,
+                  max_points: int | None = MAX_POINTS) -> go.Figure:
+    """The FDA weight λ_i of each Fenwick node, coloured by its tree level (log₂ lowbit(i)); with
+    ``node_std`` a second panel shows the noise standard deviation each node gets at this budget
+    (scale / λ_i: it moves with ε). Long profiles are reduced by :func:`minmax_index` (on λ)."""
+    from plotly.subplots import make_subplots
+
+    lam = np.asarray(lam, dtype=float)
     i = F.nodes(len(lam))
     level = F.popcount(F.lowbit(i) - 1)
-    fig = go.Figure(go.Scatter(x=i, y=lam, mode="markers", marker={"color": level, "colorscale": "Viridis",
-                                                                    "colorbar": {"title": "level"}, "size": 5},
-                               hovertemplate="node %{x}: λ = %{y:.4g}<extra></extra>"))
-    fig.update_layout(xaxis_title="node i", yaxis_title="λ_i", margin={"t": 30})
+    idx = minmax_index(lam, max_points)
+    rows = 1 if node_std is None else 2
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    fig.add_trace(go.Scatter(
+        x=i[idx], y=lam[idx], mode="markers", name="weight λ_i", showlegend=False,
+        marker={"color": level[idx], "colorscale": "Viridis", "size": 5,
+                "colorbar": {"title": {"text": "tree level", "side": "right"}, "thickness": 14, "dtick": 1}},
+        customdata=level[idx], hovertemplate="node %{x:,} (level %{customdata}): λ = %{y:.4g}<extra></extra>"),
+        row=1, col=1)
+    fig.update_yaxes(title="weight λ_i", row=1, col=1, rangemode="tozero")
+    if node_std is not None:
+        std = np.asarray(node_std, dtype=float)
+        fig.add_trace(go.Scatter(
+            x=i[idx], y=std[idx], mode="markers", name="noise std", showlegend=False,
+            marker={"color": level[idx], "colorscale": "Viridis", "size": 5},
+            hovertemplate="node %{x:,}: noise std %{y:,.4g}<extra></extra>"), row=2, col=1)
+        fig.update_yaxes(title="noise std of the node", type="log", row=2, col=1,
+                         **log_ticks(float(std[idx].min()), float(std[idx].max())))
+    fig.update_xaxes(title="tree node i", tickformat=",d", row=rows, col=1)
+    fig.update_layout(height=260 + 200 * rows, margin={"t": 20, "b": 50}, uirevision="lambda")
     return fig
