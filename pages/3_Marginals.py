@@ -30,6 +30,7 @@ from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
 from dpviz.marginals.data import parse_workload, read_table
+from dpviz.marginals.cost import LIVE_SECONDS, describe_seconds, estimate_simulation
 from dpviz.marginals.declared import read_declaration
 from dpviz.marginals.domain import Domain, all_kway, downward_closure
 from dpviz.marginals.metrics import negative_cells, workload_error
@@ -64,6 +65,14 @@ LNN_LIMITS = [None, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0]
 MAX_UPLOAD_ATTRS = 8  # attributes selected by default after an upload
 TOY_SIZES = [2, 3, 4]
 LIVE_EVERY = 0.4  # seconds between redraws of the live GReM-LNN chart
+STOP_WORDS = {"negative_mass": "stopped because the counts below zero summed to less than 1",
+              "complementary_slackness": "stopped because complementary slackness held",
+              "rounds": "ran its maximum number of iterations", "time_limit": "stopped at the time limit",
+              "callback": "stopped on request"}
+ITERATIONS_KEY = "marginals_lnn_iterations"  # GReM-LNN iterations of the last run per workload (cost estimate)
+MEMO_KEY = "marginals_memo"  # recent simulations by their settings: moving ε back is instant
+MEMO_ENTRIES = 8
+MEMO_MAX_CELLS = 20_000  # memoise only workloads this small (each entry holds every method's marginals)
 
 ss = st.session_state
 
@@ -111,6 +120,17 @@ def _bundled_current(name: str) -> tuple:
     return ("bundled", name), ui.load_bundled("marginals", name), name
 
 
+def _forget_upload(file_id: str) -> None:
+    """A rejected upload: drop the earlier upload, its simulation (and the memo of them), its drawn release
+    and downloads, so the page falls back to the bundled data and shows nothing computed from another file."""
+    ss["marginals_rejected_fid"] = file_id
+    for key in ("marginals_upload", "marginals_sim", MEMO_KEY, ITERATIONS_KEY, "marginals_private_release",
+                "marginals_private_release_receipt"):
+        ss.pop(key, None)
+    if (ss.get("marginals_last") or ((None,),))[0][0] == "upload":
+        ss.pop("marginals_last", None)
+
+
 def _label(data, g) -> str:
     return vm.clique_label(data.domain, g)
 
@@ -121,6 +141,29 @@ st.caption("Low-dimensional marginal tables (counts over 1, 2 or 3 attributes) o
            "measured by ResidualPlanner or Scalable MWEM and reconstructed by GReM-MLE / EMP, GReM-LNN "
            "(every cell ≥ 0) or a truncation baseline (Mullins, Fuentes, Xiao, Kifer, Musco, Sheldon, "
            f"NeurIPS 2024). Unit of privacy: {CAP.unit_of_privacy}.")
+
+with st.expander("What am I looking at?", icon=":material/help:"):
+    st.markdown(
+        "Every figure comes from **one noisy measurement** of the data (ResidualPlanner: every residual of the "
+        "workload's downward closure, Alg. 1; or Scalable MWEM, Alg. 7), which each method then post-processes "
+        "for free. Paper: Mullins et al., *Efficient and Private Marginal Reconstruction with Local "
+        "Non-Negativity*, NeurIPS 2024.\n\n"
+        "- **Error per method** (table): how far each reconstruction is from the true marginals, per cell. "
+        "GReM-MLE adds up the measured residuals, μ̂_γ = Σ_(τ⊆γ) A_(γ,τ) α̂_τ (Prop. 1, Alg. 3; called EMP, "
+        "Alg. 4, on marginal measurements): unbiased, but some counts come out negative. GReM-LNN solves the "
+        "same fit with every workload cell ≥ 0 (Eq. 8; Eq. 9 adds a regulariser for Scalable MWEM) by dual "
+        "ascent (Alg. 6). Trunc and Trunc+Rescale simply clip the GReM-MLE counts at zero (§5 baselines).\n"
+        "- **Error per workload marginal** (bars): the root-mean-square error of each marginal's cells. The "
+        "black marks are GReM-MLE's expected error σ_γ and 2σ_γ, computed from the noise alone "
+        "(Σ_(τ⊆γ) σ_τ² × a factor per attribute; rem-digest §1.5): about 95 % of its cells land within ±2σ_γ.\n"
+        "- **Marginal explorer**: the true table next to each reconstruction; red cells are negative counts.\n"
+        "- **GReM-LNN dual ascent**: the dual objective g(λ) rises while the multipliers take projected steps "
+        "λ ← min(λ + s·μ, 0) (Alg. 6), and the negative mass (the counts still below zero) falls; the run stops "
+        "once it is below 1 count.\n"
+        "- **Teaching view**: on three toy attributes, the difference matrix D and its pseudo-inverse D⁺, the "
+        "residual query R_τ (a Kronecker product of D and rows of ones) and A_(γ,τ) = M_γ R_τ⁺, the piece of "
+        "residual τ inside marginal γ (Prop. 1). Residuals of different τ are orthogonal, so together they "
+        "form a basis (rem-digest §1.3).")
 
 # 1. Data ------------------------------------------------------------------------------------------
 st.subheader(":material/database: Data")
@@ -136,6 +179,8 @@ else:
                           help="A header row of column names. Numeric columns with many values are cut into "
                                "bins (quantile or equal width); the other columns are categorical.")
     ui.handle_upload(up, "marginals", _parse_upload)
+    if up is not None and ss.get("marginals_upload_error") and ss.get("marginals_rejected_fid") != up.file_id:
+        _forget_upload(up.file_id)  # once per rejected file: nothing of the earlier upload stays on screen
     current = None
     if ss.get("marginals_upload") is not None:
         ukey, (raw, full) = ss["marginals_upload"]
@@ -258,7 +303,11 @@ st.caption(f"Workload 𝒲: **{stats['marginals']:,} marginals**, {stats['cells'
            f"has {stats['closure']:,} attribute sets (∅ included) and {stats['residual_rows']:,} residual rows.")
 
 m1, m2 = st.columns([1, 2])
-mechanism = m1.radio("Mechanism", list(MECHANISMS), format_func=MECHANISMS.get, key="marginals_mechanism")
+mechanism = m1.radio("Mechanism", list(MECHANISMS), format_func=MECHANISMS.get, key="marginals_mechanism",
+                     help="How the noise is added. ResidualPlanner measures the residuals (the parts of each "
+                          "marginal not explained by its sub-marginals) once each, with the noise split to minimise "
+                          "the workload's variance. Scalable MWEM measures the total, then picks T marginals one "
+                          "at a time where the current estimate is worst.")
 m1.caption(LABELS[mechanism])
 with m2:
     t_max = max(1, len(workload))
@@ -271,7 +320,10 @@ with m2:
     if "marginals_methods" not in ss:
         ss["marginals_methods"] = list(METHODS)
     methods = st.multiselect("Reconstruction methods (simulation: all on the same measurements)", list(METHODS),
-                             key="marginals_methods", format_func=lambda m: vm.method_label(m, mechanism))
+                             key="marginals_methods", format_func=lambda m: vm.method_label(m, mechanism),
+                             help="GReM-MLE (EMP on Scalable MWEM): unbiased least squares, may give negative "
+                                  "counts. GReM-LNN: the same fit with every cell ≥ 0. Trunc: negative counts set "
+                                  "to 0. Trunc+Rescale: then scaled back to the marginal's total.")
     l1c, l2c, l3c = st.columns(3)
     lnn_rounds = l1c.select_slider("GReM-LNN: at most this many iterations", LNN_ROUNDS,
                                    value=lnn_defaults("rp")["rounds"], key="marginals_lnn_rounds")
@@ -283,9 +335,13 @@ with m2:
     release_method = l3c.selectbox("Method of the private release", list(RELEASE_METHODS),
                                    key="marginals_release_method", format_func=lambda m: vm.method_label(m, mechanism))
 lnn_opts = {**lnn_defaults(mechanism), "rounds": int(lnn_rounds), "time_limit": lnn_limit}
-st.caption("GReM-LNN settings (paper App. H): " + ", ".join(f"{k} = {v:g}" for k, v in lnn_opts.items()
-                                                            if v is not None)
-           + "; it stops early once the negative mass is below 1 count or complementary slackness holds.")
+LNN_WORDS = {"rounds": "at most {v:,.0f} iterations (T)", "step": "step size s = {v:g}",
+             "lam0": "starting multiplier λ₀ = {v:g}", "eta": "weight of unmeasured residuals η = {v:g}",
+             "time_limit": "time limit {v:g} s"}
+st.caption("GReM-LNN settings (paper App. H): " + ", ".join(LNN_WORDS[k].format(v=v) for k, v in lnn_opts.items()
+                                                            if v is not None and k in LNN_WORDS)
+           + "; it stops early once the counts below zero sum to less than 1 (negative mass) or the multipliers "
+             "only act on cells at zero (complementary slackness).")
 if not methods:
     st.warning("Select at least one reconstruction method.", icon=":material/warning:")
 
@@ -317,20 +373,63 @@ with st.expander("Teaching view: the residual basis on a tiny domain", icon=":ma
 
 # 4. Simulation ------------------------------------------------------------------------------------
 seed = ui.simulation_section(CAP)
-settings = (data_key, tuple(workload), tuple(sorted(budget.items())), mechanism,
-            rounds if mechanism == "mwem" else None, tuple(methods), int(lnn_rounds), lnn_limit, seed)
-run_clicked = st.button("Run the simulation", icon=":material/play_arrow:", key="marginals_run",
-                        type="primary", disabled=not methods)
-if "lnn" in methods and stats["cells"] > 50_000:
-    st.caption(f":material/hourglass: GReM-LNN on {stats['cells']:,} workload cells takes a while: the progress bar "
-               "and the convergence chart update as it runs.")
+mwem_rounds = rounds if mechanism == "mwem" else None
+shape_key = (data_key, tuple(workload), mechanism, mwem_rounds, int(lnn_rounds), lnn_limit)
+base = shape_key + (tuple(sorted(budget.items())), seed)
+cost = estimate_simulation(domain, workload, data.N, mechanism=mechanism, rounds=mwem_rounds, methods=methods,
+                           lnn_rounds=int(lnn_rounds), lnn_iterations=ss.get(ITERATIONS_KEY, {}).get(shape_key))
+lnn_seconds = cost.lnn if lnn_limit is None else min(cost.lnn, float(lnn_limit))
+if cost.measure + lnn_seconds <= LIVE_SECONDS:
+    live_methods = tuple(methods)
+elif cost.measure <= LIVE_SECONDS:
+    live_methods = tuple(m for m in methods if m != "lnn")
+else:
+    live_methods = ()
+full_key, live_key = (base, tuple(methods)), (base, live_methods)
+run_clicked = False
+if methods and full_key != live_key:
+    what = "the simulation with GReM-LNN" if live_methods else "the simulation"
+    run_clicked = st.button(f"Run {what} ({describe_seconds(cost.measure + lnn_seconds)})",
+                            icon=":material/play_arrow:", key="marginals_run", type="primary",
+                            help="Estimated from the workload's size (GReM-LNN: iterations × the cost of one, "
+                                 "Thm. 6e); the faster methods above are recomputed at once on every change.")
+elif methods:
+    st.caption(f":material/bolt: Recomputed automatically at every change ({describe_seconds(cost.total)} "
+               "or less): every selected method, on one seeded draw.")
+
+
+def _simulate(key: tuple, run_methods: tuple, progress=None) -> None:
+    """Run the simulation for ``key`` (one seeded draw, ``run_methods`` on it) and hold it, memoised."""
+    history: list = []
+
+    def record(stage: str, done: int, total: int, *extra) -> None:
+        if stage == "GReM-LNN" and len(extra) >= 2:
+            history.append((done, float(extra[0]), float(extra[1])))
+        if progress is not None:
+            progress(stage, done, total, history)
+
+    try:
+        sim = simulate(data, workload, **budget, mechanism=mechanism, rounds=mwem_rounds, methods=list(run_methods),
+                       seed=seed, lnn_options=lnn_opts, progress=record)
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    ss["marginals_sim"] = (key, sim, tuple(history))
+    if "lnn" in sim.results:
+        ss.setdefault(ITERATIONS_KEY, {})[shape_key] = int(sim.results["lnn"].info.get("iterations") or 0) or None
+    if stats["cells"] <= MEMO_MAX_CELLS:
+        memo = ss.setdefault(MEMO_KEY, {})
+        memo[key] = ss["marginals_sim"]
+        while len(memo) > MEMO_ENTRIES:
+            memo.pop(next(iter(memo)))
+
+
 if run_clicked:
     bar = st.progress(0.0, text="Measuring ...")
     live = st.empty()
-    history: list = []
     last = {"t": 0.0, "stage": None, "start": time.monotonic()}
 
-    def progress(stage: str, done: int, total: int, *extra) -> None:
+    def progress(stage: str, done: int, total: int, history: list) -> None:
         now = time.monotonic()
         if stage != last["stage"]:
             last.update(stage=stage, start=now)
@@ -339,31 +438,31 @@ if run_clicked:
         bar.progress(min(1.0, done / max(total, 1)),
                      text=f"{stage}: {'iteration' if stage == 'GReM-LNN' else 'round'} {done:,} of at most {total:,} "
                           f"— {elapsed:,.0f} s so far, at most about {eta:,.0f} s left")
-        if stage == "GReM-LNN" and len(extra) >= 2:
-            history.append((done, float(extra[0]), float(extra[1])))
-            if now - last["t"] > LIVE_EVERY:
-                last["t"] = now
-                live.plotly_chart(vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"),
-                                  width="stretch")
+        if stage == "GReM-LNN" and history and now - last["t"] > LIVE_EVERY:
+            last["t"] = now
+            live.plotly_chart(vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"), width="stretch")
 
-    try:
-        sim = simulate(data, workload, **budget, mechanism=mechanism, rounds=rounds if mechanism == "mwem" else None,
-                       methods=methods, seed=seed, lnn_options=lnn_opts, progress=progress)
-    except InputError as exc:
-        st.error(str(exc), icon=":material/error:")
-    else:
-        ss["marginals_sim"] = (settings, sim, tuple(history))
+    _simulate(full_key, tuple(methods), progress)
     bar.empty()
     live.empty()
+elif live_methods and (ss.get("marginals_sim") or (None,))[0] not in (full_key, live_key):
+    if live_key in ss.get(MEMO_KEY, {}):
+        ss["marginals_sim"] = ss[MEMO_KEY][live_key]
+    else:
+        with st.spinner("Simulating ..."):
+            _simulate(live_key, live_methods)
 
 held = ss.get("marginals_sim")
-if held is None:
-    st.info("Press **Run the simulation** to measure once with seeded noise and compare the methods.",
-            icon=":material/info:")
-elif held[0] != settings:
-    st.info("The settings changed since the last run: press **Run the simulation** again.", icon=":material/info:")
+if not methods:
+    pass
+elif held is None or held[0] not in (full_key, live_key):
+    st.info(f"This simulation takes {describe_seconds(cost.measure + lnn_seconds)} (estimated from the workload's "
+            "size): press the button above to run it.", icon=":material/info:")
 else:
     _, sim, live_history = held
+    if held[0] == live_key != full_key:
+        st.caption(f":material/hourglass: GReM-LNN is not in this draw: it takes {describe_seconds(lnn_seconds)} "
+                   "here, so it waits for the button above; the other methods follow every change.")
     mech = sim.mechanism
     names = {m: vm.method_label(m, mech) for m in sim.results}
     st.caption(f":material/casino: simulation seed **{sim.seed}**; {sim.budget_text}. {sim.detail}. "
@@ -376,16 +475,15 @@ else:
     k4.metric(f"{names[best]} ℓ1 error per cell", f"{table['l1'].min():.4g}")
     st.markdown("**Error per method** (same measurements for every method; averaged over the workload marginals, "
                 "per cell)")
-    view = vm.method_summary(table, names, baseline="mle" if "mle" in sim.results else None, error_col="l1")
-    view = view.rename(columns={"l1": "ℓ1 error", "l2": "ℓ2 error", "negative_cells": "negative cells",
-                                "negative_mass": "negative mass", "analytic_variance": "analytic variance",
-                                "l1 / " + names.get("mle", ""): "ℓ1 / " + names.get("mle", "")})
+    view, helps = vm.method_error_table(table, names, baseline="mle" if "mle" in sim.results else None)
     st.dataframe(view, hide_index=True, key="marginals_error_table", width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in view.columns
-                                if c not in ("method", "negative cells")})
-    st.caption("ℓ1 / ℓ2 error: mean over γ ∈ 𝒲 of ‖μ̂_γ − μ_γ‖ / n_γ. Negative mass: Σ of |negative cells|. "
-               "Analytic variance: the per-cell variance of the unbiased GReM-MLE / EMP estimate, averaged over "
-               "the cells (no truth needed). Seconds of Trunc and Trunc+Rescale include the MLE they start from.")
+                 column_config={c: st.column_config.Column(c, help=helps.get(c), width="small" if c == "seconds"
+                                                           else None) for c in view.columns}
+                 | {c: st.column_config.NumberColumn(c, help=helps.get(c), format="%.4g") for c in view.columns
+                    if view[c].dtype.kind == "f"})
+    st.caption("Errors are averaged over the workload marginals γ ∈ 𝒲 and divided by the cells n_γ of each (the "
+               "paper's workload error, §5). Hover a column name for its meaning. *No closed form*: only the "
+               "unbiased GReM-MLE / EMP has an analytic variance (paper Thm. 3; digest §1.5).")
     if sim.selected:
         st.caption("Marginals selected by Scalable MWEM, in order: "
                    + ", ".join(_label(data, g) for g in sim.selected) + ".")
@@ -416,8 +514,9 @@ else:
     if "lnn" in sim.results:
         info = sim.results["lnn"].info
         hist = info.get("history") or live_history
-        st.caption(f"GReM-LNN: {info.get('iterations', '?')} iterations, {info.get('restarts', 0)} restarts, "
-                   f"final step {info.get('step', float('nan')):.3g}, stopped by {info.get('stop_reason', '?')} "
+        why = STOP_WORDS.get(info.get("stop_reason"), "it stopped")
+        st.caption(f"GReM-LNN: {info.get('iterations', 0):,} iterations, {info.get('restarts', 0)} restarts, "
+                   f"final step size {info.get('step', 0.0):.3g}; {why} "
                    f"({'converged' if info.get('converged') else 'not converged'}).")
         if hist:
             st.plotly_chart(vm.lnn_convergence_figure(hist), key="marginals_lnn_chart", width="stretch")

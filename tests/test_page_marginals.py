@@ -25,6 +25,7 @@ PAGE = "pages/3_Marginals.py"
 DATA = ROOT / "tests" / "data"
 GOOD = (DATA / "marginals_cli_good.csv").read_bytes()  # 240 rows: color 3, size 4, age 10 bins, flag 2
 ALL_LABELS = [method_label(m) for m in METHODS]
+L1, L2, VAR = "mean |error| per cell (ℓ1)", "ℓ2 error per cell (ℓ2)", "expected variance per cell"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,9 @@ def at():
 
 
 def run(at):
-    return ok(at.button(key="marginals_run").click().run())
+    """Press the Run button when the page shows one (a slow simulation), else just rerun (a live one)."""
+    buttons = [b for b in at.button if b.key == "marginals_run"]
+    return ok(buttons[0].click().run()) if buttons else ok(at.run())
 
 
 def chart(at, key: str) -> dict:
@@ -52,7 +55,7 @@ def chart_keys(at) -> set[str]:
 
 
 def error_table(at):
-    tables = [d.value for d in at.dataframe if "ℓ1 error" in d.value.columns]
+    tables = [d.value for d in at.dataframe if L1 in d.value.columns]
     return tables[0] if tables else None
 
 
@@ -87,8 +90,10 @@ def test_loads_titanic_and_follows_the_skeleton(at):
     banner = [i.value for i in at.info if "Simulation — not a private release" in i.value]
     assert len(banner) == 1 and capability("marginals").unit_of_privacy in banner[0]
     assert "4 marginals" in workload_caption(at)  # all 3-way of 4 attributes (the paper's workload)
-    assert any("Press **Run the simulation**" in i.value for i in at.info)
-    assert error_table(at) is None and not at.error
+    # live: the default simulation (titanic, all 3-way, every method) runs without a click
+    assert not [b for b in at.button if b.key == "marginals_run"]
+    assert any("Recomputed automatically" in c.value for c in at.caption)
+    assert list(error_table(at)["method"]) == ALL_LABELS and not at.error
     assert any("ρ = 0.0149731" in c.value for c in at.caption)  # (ε, δ) = (1, 1e-9), the paper's value
     assert at.multiselect(key="marginals_methods").value == list(METHODS)
 
@@ -98,15 +103,17 @@ def test_run_simulation_error_table_and_charts(at, titanic):
     run(at)
     table = error_table(at)
     assert list(table["method"]) == ALL_LABELS
-    for col in ("ℓ1 error", "ℓ2 error", "negative mass", "seconds"):
+    for col in (L1, L2, "negative mass", "seconds"):
         assert np.all(np.isfinite(table[col].to_numpy(float))), col
-    assert table.loc[0, "ℓ1 / GReM-MLE"] == pytest.approx(1.0)
-    assert np.isfinite(table.loc[0, "analytic variance"]) and table["analytic variance"][1:].isna().all()
+    assert float(table.loc[0, "ℓ1 ÷ GReM-MLE"]) == pytest.approx(1.0)
+    # the analytic variance: a number for GReM-MLE, words for the others (never None/NaN on screen)
+    assert float(table.loc[0, VAR]) > 0 and list(table[VAR][1:]) == ["no closed form"] * 3
+    assert not table.isna().any().any()
     # GReM-LNN and the truncations have no negative cells
     assert (table.loc[1:, "negative cells"] == 0).all()
     m = metrics(at)
     assert m["Workload marginals"] == "4" and m["Lowest ℓ1 error"] in ALL_LABELS
-    assert float(m[f"{m['Lowest ℓ1 error']} ℓ1 error per cell"]) == pytest.approx(table["ℓ1 error"].min(), rel=1e-3)
+    assert float(m[f"{m['Lowest ℓ1 error']} ℓ1 error per cell"]) == pytest.approx(table[L1].min(), rel=1e-3)
     assert {"marginals_error_bars", "marginals_explorer"} <= chart_keys(at)
     bars = chart(at, "marginals_error_bars")
     names = [t["name"] for t in bars["data"]]
@@ -125,21 +132,19 @@ def test_run_simulation_error_table_and_charts(at, titanic):
     assert labels[:2] == ["Simulated marginals (CSV: true and every method)", "Simulated marginals (JSON)"]
 
 
-def test_method_selection_and_stale_settings(at):
+def test_methods_and_epsilon_are_live(at):
     ok(at.multiselect(key="marginals_methods").set_value(["mle", "trunc"]).run())
-    run(at)
-    assert list(error_table(at)["method"]) == ["GReM-MLE", "Trunc"]
+    assert list(error_table(at)["method"]) == ["GReM-MLE", "Trunc"]  # no click: recomputed at once
     assert "marginals_lnn_chart" not in chart_keys(at)
     first = error_table(at)
-    ok(at.number_input(key="marginals_seed").set_value(at.session_state["marginals_seed"]).run())
-    run(at)  # the same seed reproduces the draw
-    np.testing.assert_allclose(error_table(at)["ℓ1 error"], first["ℓ1 error"])
     ok(at.select_slider(key="marginals_epsilon").set_value(0.1).run())
-    assert error_table(at) is None and any("settings changed" in i.value for i in at.info)
-    run(at)
-    assert error_table(at)["ℓ1 error"][0] > first["ℓ1 error"][0]  # ε = 0.1: much more noise
+    assert not any("press" in i.value.lower() for i in at.info)
+    assert error_table(at)[L1][0] > first[L1][0]  # ε = 0.1: much more noise, without another click
+    assert at.session_state["marginals_sim"][1].budget_text.find("(ε, δ) = (0.1,") > 0
+    ok(at.select_slider(key="marginals_epsilon").set_value(1.0).run())  # back: the same seed, the same draw
+    np.testing.assert_allclose(error_table(at)[L1], first[L1])
     ok(at.multiselect(key="marginals_methods").set_value([]).run())
-    assert at.button(key="marginals_run").disabled and at.warning
+    assert error_table(at) is None and at.warning
 
 
 def test_explorer_switches_between_one_and_two_way(at, titanic):
@@ -179,9 +184,12 @@ def test_adult_one_way(at):
     ok(at.selectbox(key="marginals_sample").set_value("adult").run())
     m = metrics(at)
     assert m["Records N"] == "48,842" and m["Attributes d"] == "14" and "364 marginals" in workload_caption(at)
-    assert any("takes a while" in c.value for c in at.caption)  # all 3-way + GReM-LNN: the run shows progress
-    ok(at.select_slider(key="marginals_k").set_value(1).run())
-    run(at)
+    # all 3-way of 14 attributes: too slow to follow every change; a button says how long it takes
+    (button,) = [b for b in at.button if b.key == "marginals_run"]
+    assert re.search(r"^Run the simulation \(about \d+ (s|min)\)$", button.label)
+    assert error_table(at) is None and any("press the button" in i.value for i in at.info)
+    ok(at.select_slider(key="marginals_k").set_value(1).run())  # 1-way: live again
+    assert not [b for b in at.button if b.key == "marginals_run"]
     assert metrics(at)["Workload marginals"] == "14" and list(error_table(at)["method"]) == ALL_LABELS
     ok(at.selectbox(key="marginals_explore").set_value("native_country").run())
     exp = chart(at, "marginals_explorer")
@@ -197,6 +205,17 @@ def test_rho_budget(at):
     assert any("ρ = 0.5 (zCDP)" in c.value for c in at.caption)
 
 
+def test_heavy_lnn_waits_behind_a_button_that_says_how_long(at):
+    ok(at.selectbox(key="marginals_sample").set_value("adult").run())
+    ok(at.select_slider(key="marginals_k").set_value(2).run())  # 91 two-way marginals: GReM-LNN takes seconds
+    (button,) = [b for b in at.button if b.key == "marginals_run"]
+    assert re.search(r"^Run the simulation with GReM-LNN \(about \d+ s\)$", button.label)
+    assert list(error_table(at)["method"]) == ["GReM-MLE", "Trunc", "Trunc+Rescale"]  # the fast ones: live
+    assert any("GReM-LNN is not in this draw" in c.value for c in at.caption)
+    ok(at.select_slider(key="marginals_epsilon").set_value(2.0).run())
+    assert at.session_state["marginals_sim"][1].budget_text.find("(ε, δ) = (2,") > 0  # still live without LNN
+
+
 def test_lnn_convergence_chart(at):
     ok(at.multiselect(key="marginals_methods").set_value(["mle", "lnn"]).run())
     run(at)
@@ -207,6 +226,10 @@ def test_lnn_convergence_chart(at):
     fig = chart(at, "marginals_lnn_chart")
     assert [t["name"] for t in fig["data"]] == ["dual objective", "negative mass"]
     assert len(decode_plotly_array(fig["data"][0]["x"])) >= 1
+    layout = fig["layout"]
+    assert layout["yaxis"]["tickformat"] == layout["yaxis2"]["tickformat"] == ",.4~r"  # no '20f', no 18 digits
+    assert layout["xaxis2"]["tickformat"] == ",d"
+    assert not any("negative_mass" in c.value for c in at.caption)  # the stop reason in words
 
 
 # ---- data upload ----------------------------------------------------------------------------------
@@ -228,17 +251,41 @@ def test_upload_pick_attributes_and_bins(at):
     assert list(error_table(at)["method"]) == ALL_LABELS
 
 
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")  # a PNG's first bytes
+RANDOM = np.random.default_rng(19).integers(1, 256, 300, dtype=np.uint8).tobytes()  # 300 random bytes, no NUL
+GARBAGE_ONE_COLUMN = b"%%##!!\nfoo\nbar\nfoo\nbaz\n"  # one column, a header that is no column name
+
+
 @pytest.mark.parametrize("bad", ["marginals_bad_ragged.csv", "marginals_bad_empty.csv",
-                                 "marginals_bad_header_only.csv"])
-def test_bad_upload_shows_error_and_keeps_data(at, bad):
-    raw = (DATA / bad).read_bytes()
+                                 "marginals_bad_header_only.csv", "random.csv", "photo.csv", "garbage.csv"])
+def test_rejected_upload_clears_results_release_and_downloads(at, bad):
+    raw = {"random.csv": RANDOM, "photo.csv": PNG, "garbage.csv": GARBAGE_ONE_COLUMN}.get(bad)
+    raw = (DATA / bad).read_bytes() if raw is None else raw
     upload_data(at)
-    before = metrics(at)
+    assert metrics(at)["Records N"] == "240" and error_table(at) is not None  # live on the good upload
+    ok(at.checkbox(key="marginals_structure_from_data").check().run())  # an upload declares or opts out
+    draw_release(at)
+    assert release_tables(at) and "Download the release (CSV)" in [b.proto.label for b in at.get("download_button")]
     upload_data(at, bad, raw)
-    assert [e.value for e in at.error] == [bytes_message(raw)]
-    assert metrics(at) == before  # the last good upload is still shown
-    run(at)  # the page stays usable
-    assert error_table(at) is not None and metrics(at)["Records N"] == "240"
+    (error,) = at.error
+    assert bytes_message(raw) in error.value  # what was wrong: line, column, what was expected
+    assert re.search(r"line \d+", error.value) or bad in ("marginals_bad_empty.csv", "marginals_bad_header_only.csv")
+    # nothing of the earlier upload is left: its records, its simulation, its drawn release and downloads
+    assert metrics(at)["Records N"] == "1,312" and any("still showing titanic" in i.value for i in at.info)
+    assert not release_tables(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the release (CSV)" not in labels and "Download its description (JSON)" not in labels
+    assert at.session_state["marginals_sim"][0][0][0] == ("bundled", "titanic")  # the fallback's own draw
+    assert not any(k[0][0][0] == "upload" for k in at.session_state["marginals_memo"])
+    ok(at.run())  # later reruns keep the fallback's results (cleared once, not on every rerun)
+    assert error_table(at) is not None
+
+
+@pytest.mark.parametrize("raw,words", [(RANDOM, "control character"), (PNG, "PNG image"),
+                                       (GARBAGE_ONE_COLUMN, "has no letter or digit")])
+def test_reader_refuses_files_that_are_not_tables(raw, words):
+    message = bytes_message(raw)
+    assert words in message and "line 1, column" in message and "expected a CSV table" in message
 
 
 def test_single_valued_column_is_left_out_not_fatal(at):
@@ -268,7 +315,8 @@ def test_workload_upload(at):
     wl.upload("bad.json", (DATA / "marginals_cli_workload_unknown.json").read_bytes(), "application/json")
     ok(at.run())
     assert at.error and "weight" in at.error[0].value
-    assert "3 marginals" in workload_caption(at)  # the last good workload is kept
+    # a rejected workload file leaves nothing of the earlier one: back to all 2-way marginals, said so
+    assert "6 marginals" in workload_caption(at) and any("using all 2-way marginals" in i.value for i in at.info)
 
 
 def test_pick_marginals(at):
@@ -309,7 +357,7 @@ def test_private_release_panel(at, titanic):
         assert not np.array_equal(values, truth) and not np.allclose(values, truth)
     assert not any(c.lower().startswith("true") for c in first.columns)
     assert at.success and "108 rows" in at.success[0].value and "discrete Gaussian" in at.success[0].value
-    assert error_table(at) is None  # no simulation, no truth on the page
+    assert not any("true" in t.columns for t in release_tables(at))  # the release table holds no truth
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download the release (CSV)" in labels and "Download its description (JSON)" in labels
     draw_release(at)  # a second click draws fresh noise

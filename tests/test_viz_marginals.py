@@ -221,3 +221,27 @@ def test_marginals_long_table():
 def test_method_labels():
     assert vm.method_label("mle") == "GReM-MLE" and vm.method_label("mle", "mwem") == "EMP"
     assert vm.method_label("trunc-rescale", "mwem") == "Trunc+Rescale" and vm.method_label("other") == "other"
+
+
+def test_method_error_table_words_not_none():
+    t = pd.DataFrame({"method": ["mle", "lnn"], "l1": [2.0, 1.0], "l2": [0.5, 0.4], "negative_cells": [3, 0],
+                      "negative_mass": [4.0, 0.0], "seconds": [0.01, 0.3], "analytic_variance": [12.5, np.nan]})
+    view, helps = vm.method_error_table(t, {"mle": "GReM-MLE", "lnn": "GReM-LNN"}, baseline="mle")
+    assert list(view.columns) == ["method", "mean |error| per cell (ℓ1)", "ℓ1 ÷ GReM-MLE", "ℓ2 error per cell (ℓ2)",
+                                  "negative cells", "negative mass", "expected variance per cell", "seconds"]
+    assert list(view["expected variance per cell"]) == ["12.5", "no closed form"]
+    assert list(view["ℓ1 ÷ GReM-MLE"]) == ["1", "0.5"]
+    assert not view.isna().any().any() and set(helps) == set(view.columns) and all(helps.values())
+    assert "ℓ1 ÷ GReM-MLE" not in vm.method_error_table(t)[0].columns  # no baseline: no ratio
+
+
+def test_lnn_convergence_ticks_are_for_people():
+    flat = [(100, 132.6096874499884279, -5.0), (200, 132.60968744998843, -2e-14), (300, 132.60968744998844, 0.0)]
+    fig = vm.lnn_convergence_figure(flat)
+    assert fig.layout.yaxis.tickformat == fig.layout.yaxis2.tickformat == vm.HUMAN_TICKS == ",.4~r"
+    lo, hi = fig.layout.yaxis.range  # flat to the eye: a readable range around it, not 1e-13 wide
+    assert lo < 132.5 < 132.7 < hi and hi - lo < 1
+    np.testing.assert_array_equal(fig.data[1].y, [5.0, 0.0, 0.0])  # rounding noise (2e-14, "20f") drawn as 0
+    assert fig.data[0].mode == "lines+markers" and fig.layout.xaxis2.tickformat == ",d"
+    moving = vm.lnn_convergence_figure([(100, 10.0, -5.0), (200, 50.0, -1.0)])
+    assert moving.layout.yaxis.range is None

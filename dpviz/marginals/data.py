@@ -106,6 +106,20 @@ TITANIC_DOMAIN_JSON = "titanic_passengers.domain.json"
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _GZIP_MAGIC = b"\x1f\x8b"
+_FILE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"), (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook is one: save the sheet as CSV)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Excel or Word file (save the sheet as CSV)"),
+    (b"SQLite format 3\x00", "an SQLite database"), (b"\x7fELF", "a program"),
+)
+"""Leading bytes of common non-text files: such an upload is refused by name, not read as a CSV."""
+_CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""Control characters no text table holds (tab, line feed and carriage return are allowed; NUL has its own
+message): one of them means a binary file read as Latin-1."""
+MAX_NAME_CHARS = 200
+"""Longest column name of the header (a longer one is a line of something else)."""
+EXPECTED_TABLE = "expected a CSV table: a header line of column names (such as age,sex,class), then one record a line"
 
 
 # ----------------------------------------------------------------------------------------------- samples
@@ -238,6 +252,37 @@ def _clean_text(text: str, label: str) -> str:
         raise InputError(f"{label}, line {line}: a NUL byte; expected text (UTF-8 or "
                          "Latin-1), not a binary or UTF-16 file")
     return text
+
+
+def _refuse_signature(raw: bytes, label: str) -> None:
+    """InputError for a file that starts like a known binary format (PNG, JPEG, PDF, ZIP/xlsx, ...)."""
+    for magic, what in _FILE_SIGNATURES:
+        if raw.startswith(magic):
+            raise InputError(f"{label}, line 1, column 1: this is {what}, not a text table; {EXPECTED_TABLE}")
+
+
+def _refuse_control(text: str, label: str) -> None:
+    """InputError for a control character in decoded text (naming its line and column): random bytes, an
+    image or a program read as Latin-1."""
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        at = bad.start()
+        start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+        line = len(re.findall(r"\r\n|\r|\n", text[:at])) + 1
+        raise InputError(f"{label}, line {line}, column {at - start + 1}: the control character "
+                         f"U+{ord(bad.group()):04X}, which no text table holds (a binary file such as an image, an "
+                         f"archive or random bytes?); {EXPECTED_TABLE}")
+
+
+def _check_name(name: str, label: str, line: int, column: int) -> None:
+    """InputError for a header name that cannot be a column name: no letter or digit, an undecodable
+    character (U+FFFD), or too long."""
+    if len(name) > MAX_NAME_CHARS:
+        raise InputError(f"{label}, line {line}, column {column}: a header name of {len(name):,} characters "
+                         f"(at most {MAX_NAME_CHARS}); is it the right file? {EXPECTED_TABLE}")
+    if not any(ch.isalnum() for ch in name) or "\ufffd" in name:
+        raise InputError(f"{label}, line {line}, column {column}: the header name {_short(name)!r} has no letter or "
+                         f"digit, so the first line is not a header; {EXPECTED_TABLE}")
 
 
 def _json(text: str, label: str, expected: str, magnitude: float = math.inf) -> object:
@@ -513,7 +558,9 @@ def read_table(
         if isinstance(bins, dict):
             raise InputError("bins: the bin edges come from the declared domain; drop bins")
     raw, label, default_name = _read_bytes(source, max_bytes, "input")
+    _refuse_signature(raw, label)
     text = _decode(raw, label)
+    _refuse_control(text, label)
     del raw
     if not text.strip():
         raise InputError(f"{label} is empty: expected a header line of column names and at least one data row")
@@ -529,6 +576,7 @@ def read_table(
         for j, h in enumerate(names):  # one pass, a dict: linear in the header
             if not h:
                 raise InputError(f"{label}, line {header_line}: column {j + 1} of the header has no name")
+            _check_name(h, label, header_line, j + 1)
             if h in position:
                 raise InputError(f"{label}, line {header_line}: column {_short(h)!r} appears twice in the header")
             position[h] = j

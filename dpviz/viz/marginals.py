@@ -34,7 +34,8 @@ from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 __all__ = [
     "MAX_BARS", "MAX_SLICES", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label",
     "clique_label", "cell_labels", "axis_labels",
-    "per_marginal_errors", "method_summary", "per_marginal_error_figure",
+    "per_marginal_errors", "method_summary", "method_error_table", "ERROR_COLUMNS", "NO_CLOSED_FORM",
+    "per_marginal_error_figure", "HUMAN_TICKS",
     "marginal_explorer_figure", "lnn_convergence_figure",
     "teaching_matrices", "teaching_figures", "orthogonality_table", "orthogonality_figure",
     "marginals_long_table",
@@ -140,6 +141,55 @@ def method_summary(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
     return df.reset_index(drop=True)
 
 
+ERROR_COLUMNS = {
+    "l1": ("mean |error| per cell (ℓ1)",
+           "Average over the workload marginals γ of ‖μ̂_γ − μ_γ‖₁ / n_γ: how many counts a cell is off, on average."),
+    "ratio": ("ℓ1 ÷ {base}",
+              "This method's ℓ1 error divided by {base}'s on the same draw (below 1: better than {base})."),
+    "l2": ("ℓ2 error per cell (ℓ2)", "Average over γ of ‖μ̂_γ − μ_γ‖₂ / n_γ: like ℓ1, but large errors weigh more."),
+    "negative_cells": ("negative cells", "Cells below zero (a count cannot be negative). GReM-LNN, Trunc and "
+                                         "Trunc+Rescale never have any."),
+    "negative_mass": ("negative mass", "The counts below zero, summed over the workload cells (Σ |negative cells|)."),
+    "analytic_variance": ("expected variance per cell", "Per-cell variance of the unbiased GReM-MLE / EMP estimate, "
+                                                        "averaged over the cells: computed from the noise scales "
+                                                        "alone, no truth needed. The other methods are biased and "
+                                                        "have no closed form."),
+    "seconds": ("seconds", "Time of the reconstruction (Trunc and Trunc+Rescale include the GReM-MLE they start "
+                           "from)."),
+}
+"""Error-table columns: pipeline name -> (plain-words label with the symbol, one-line help)."""
+NO_CLOSED_FORM = "no closed form"
+
+
+def method_error_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
+                       baseline: str | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The pipeline's metrics table (:meth:`Simulation.table`) for people: one row per method, columns named
+    in plain words (:data:`ERROR_COLUMNS`), the ℓ1 ratio to ``baseline`` when it is one of the methods, and
+    the analytic variance as text ('no closed form' for the methods that have none: never a blank NaN).
+    Returns (table, {column: help})."""
+    keys = [str(m) for m in table["method"]]
+    out = pd.DataFrame({"method": [_label(labels, k) for k in keys]})
+    helps = {"method": "Reconstruction method; all of them post-process the same noisy measurements."}
+    for col in ("l1", "ratio", "l2", "negative_cells", "negative_mass", "analytic_variance", "seconds"):
+        name, text = ERROR_COLUMNS[col]
+        if col == "ratio":
+            if baseline is None or baseline not in keys:
+                continue
+            base = _label(labels, baseline)
+            name, text = name.format(base=base), text.format(base=base)
+            ref = float(table["l1"].iloc[keys.index(baseline)])
+            values = table["l1"].to_numpy(float) / ref if ref else np.full(len(keys), np.nan)
+            out[name] = [f"{v:.3g}" if np.isfinite(v) else "not defined (zero error)" for v in values]
+        elif col == "analytic_variance":
+            out[name] = [f"{v:.4g}" if np.isfinite(v) else NO_CLOSED_FORM for v in table[col].to_numpy(float)]
+        elif col in table:
+            out[name] = table[col].to_numpy()
+        else:
+            continue
+        helps[name] = text
+    return out, helps
+
+
 def per_marginal_error_figure(errors: pd.DataFrame, *, max_bars: int = MAX_BARS,
                               title: str = "Error per workload marginal") -> go.Figure:
     """Grouped bars: per-cell RMSE of every method for each marginal (from :func:`per_marginal_errors`).
@@ -183,7 +233,7 @@ def per_marginal_error_figure(errors: pd.DataFrame, *, max_bars: int = MAX_BARS,
     fig.update_layout(barmode="group", title=title, height=420, margin=dict(t=60, l=10, r=10, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
     fig.update_xaxes(type="category", tickangle=-45)
-    fig.update_yaxes(title="RMSE per cell", rangemode="tozero")
+    fig.update_yaxes(title="RMS error per cell (RMSE)", rangemode="tozero", tickformat=HUMAN_TICKS)
     return fig
 
 
@@ -226,7 +276,7 @@ def marginal_explorer_figure(domain: Domain, clique: Clique, series: Mapping[str
                           margin=dict(t=60, l=10, r=10, b=10),
                           legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
         fig.update_xaxes(type="category", title=domain.attrs[g[0]] if g else "")
-        fig.update_yaxes(title="count")
+        fig.update_yaxes(title="count", tickformat=HUMAN_TICKS)
         return fig
     if len(g) == 2:
         rows, cols = axis_labels(domain, g[0], categories), axis_labels(domain, g[1], categories)
@@ -273,25 +323,56 @@ def marginal_explorer_figure(domain: Domain, clique: Clique, series: Mapping[str
 
 
 # ---- GReM-LNN convergence -------------------------------------------------------------------------
+HUMAN_TICKS = ",.4~r"
+"""Tick labels for counts and objective values: at most 4 significant digits, thousands separators, no
+exponent, no SI prefix (never '132.6096874499884279' or '20f')."""
+
+
+def _flat_range(values: np.ndarray, rel: float = 1e-3) -> list[float] | None:
+    """A y range around ``values`` when they vary by less than ``rel`` of their size (a line that is flat
+    to the eye), so the axis gets a few round ticks instead of labels differing in the 12th digit."""
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    mid, size = (lo + hi) / 2, max(abs(lo), abs(hi), 1.0)
+    if hi - lo >= rel * size:
+        return None
+    pad = max(rel * size, 1e-3)
+    return [mid - pad, mid + pad]
+
+
 def lnn_convergence_figure(history, title: str = "GReM-LNN dual ascent") -> go.Figure:
     """Dual objective (top) and negative mass Σ_γ Σ_cells max(−μ_γ, 0) of the current reconstruction
-    (bottom) against the iteration. ``history``: rows (iteration, dual objective, negative mass) or a
-    DataFrame with those three columns (named ``iteration``, ``dual objective``, ``negative mass``)."""
+    (bottom) against the iteration (Alg. 6's projected dual ascent). ``history``: rows (iteration, dual
+    objective, negative mass) or a DataFrame with those three columns (named ``iteration``,
+    ``dual objective``, ``negative mass``). Ticks for people (:data:`HUMAN_TICKS`); a dual objective flat
+    to the eye gets a range around it; negative masses below 10⁻⁹ (rounding) are drawn as 0."""
     if isinstance(history, pd.DataFrame):
         it, dual, neg = (history[c].to_numpy(float) for c in ("iteration", "dual objective", "negative mass"))
     else:
         a = np.asarray(list(history), dtype=float).reshape(-1, 3)
         it, dual, neg = a[:, 0], a[:, 1], a[:, 2]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("dual objective (increases to the optimum)",
-                                        "negative mass of the reconstruction (→ 0)"))
-    fig.add_trace(go.Scatter(x=it, y=dual, mode="lines", name="dual objective",
-                             hovertemplate="iteration %{x}: %{y:.6g}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=it, y=np.abs(neg), mode="lines", name="negative mass",
-                             hovertemplate="iteration %{x}: %{y:.4g}<extra></extra>"), row=2, col=1)
+    neg = np.abs(neg)
+    neg[neg < 1e-9] = 0.0
+    mode = "lines+markers" if it.size <= 30 else "lines"
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16,
+                        subplot_titles=("dual objective (rises to the optimum)",
+                                        "negative mass: counts below zero (falls to 0)"))
+    fig.add_trace(go.Scatter(x=it, y=dual, mode=mode, name="dual objective",
+                             hovertemplate="iteration %{x:,}: dual objective %{y:,.8~g}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=it, y=neg, mode=mode, name="negative mass",
+                             hovertemplate="iteration %{x:,}: negative mass %{y:,.4~g}<extra></extra>"), row=2, col=1)
+    fig.update_xaxes(tickformat=",d")
     fig.update_xaxes(title="iteration", row=2, col=1)
-    fig.update_layout(title=title + (f": {int(it[-1])} iterations" if it.size else ""), height=420,
-                      showlegend=False, margin=dict(t=70, l=10, r=10, b=10))
+    fig.update_yaxes(tickformat=HUMAN_TICKS, nticks=5)
+    flat = _flat_range(dual)
+    if flat is not None:
+        fig.update_yaxes(range=flat, row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=2, col=1)
+    fig.update_layout(title=dict(text=title + (f": {int(it[-1]):,} iterations" if it.size else ""), y=0.98,
+                                 yanchor="top"),
+                      height=440, showlegend=False, margin=dict(t=80, l=10, r=10, b=10))
     return fig
 
 
