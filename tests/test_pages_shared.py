@@ -1,4 +1,8 @@
-"""What every capability page does the same way (AppTest): a bad first upload keeps the bundled data."""
+"""What every capability page does the same way (AppTest): a bad upload (first, or after a good one with a drawn
+release) leaves nothing stale; every data page reads Data -> Privacy -> Strategy and estimator -> Simulation ->
+Private release with the shared widgets in the same sections."""
+
+import re
 
 import pytest
 
@@ -110,3 +114,80 @@ def test_a_rejected_upload_clears_the_results_release_and_downloads(page, cap, r
     assert not any(good[0] in c.value for c in [*at.caption, *at.markdown]), "the earlier file is still named"
     ok(at.run())  # a rerun: still nothing of the earlier file or its release
     assert release_shown(at, cap) == gone and any(bad[0] in e.value for e in at.error)
+
+
+# ---- one skeleton: the same widgets in the same sections on every data page (issue 19) -------------------
+SKELETON_PAGES = [("pages/1_Tree.py", "tree"), ("pages/2_Stream.py", "stream"), ("pages/3_Marginals.py", "marginals"),
+                  ("pages/4_Graph.py", "graph")]
+WIDGET_TYPES = {"Slider", "SelectSlider", "Radio", "Selectbox", "NumberInput", "Button", "Checkbox", "Multiselect",
+                "Toggle", "TextInput"}
+
+
+def by_section(at) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The page's skeleton sections in the order shown, and every widget (and download button) as
+    (section, kind, label); a widget before the first section is in section ""."""
+    from dpviz.core.registry import PAGE_SKELETON
+
+    sections, widgets, current = [], [], ""
+    for e in walk(at._tree):
+        kind = type(e).__name__
+        if kind == "Subheader":
+            name = str(e.value).split(": ", 1)[-1] if str(e.value).startswith(":material/") else str(e.value)
+            if name in PAGE_SKELETON:
+                sections.append(name)
+                current = name
+        elif kind in WIDGET_TYPES:
+            widgets.append((current, kind, e.label))
+        elif getattr(e, "type", None) == "download_button":
+            widgets.append((current, "DownloadButton", e.proto.label))
+    return sections, widgets
+
+
+def skeleton_of(page: str, cap: str):
+    at = ok(app_test(page))
+    ok(at.button(key=f"{cap}_release_button").click().run())  # a drawn release shows its downloads
+    return by_section(at)
+
+
+@pytest.fixture(scope="module")
+def skeletons():
+    return {cap: skeleton_of(page, cap) for page, cap in SKELETON_PAGES}
+
+
+@pytest.mark.parametrize("cap", [c for _, c in SKELETON_PAGES])
+def test_every_data_page_reads_data_privacy_strategy_simulation_release(skeletons, cap):
+    from dpviz.core.registry import PAGE_SKELETON
+
+    sections, widgets = skeletons[cap]
+    assert tuple(sections) == PAGE_SKELETON, sections
+    where = {}
+    for section, kind, label in widgets:
+        where.setdefault((kind, label), set()).add(section)
+    assert not [w for w in widgets if w[0] == ""], "widgets above the Data section"
+
+    def section_of(kind: str, pattern: str) -> set[str]:
+        found = [s for (k, label), ss in where.items() if k == kind and re.search(pattern, label) for s in ss]
+        assert found, f"{cap}: no {kind} matching {pattern!r}"
+        return set(found)
+
+    assert section_of("Radio", r"^Data source$") == {"Data"}
+    budget = [(s, label) for s, k, label in widgets if k in ("Slider", "SelectSlider") and "ε" in label]
+    assert budget and budget[0][0] == "Privacy", budget  # the page's ε comes first, in Privacy
+    budget_params = {s for s, k, label in widgets if re.search(r"(^|\W)[δρ](\W|$)", label)
+                     and not label.startswith("Session budget")}  # the release panel's optional session budget
+    assert budget_params <= {"Privacy"}, budget_params
+    assert section_of("NumberInput", r"^Noise seed \(simulation\)$") == {"Simulation"}
+    assert section_of("Button", r"^New noise draw$") == {"Simulation"}
+    assert section_of("Button", r"^Draw a private release$") == {"Private release"}
+    assert section_of("DownloadButton", r"^Download the release \(CSV\)$") == {"Private release"}
+    assert section_of("DownloadButton", r"^Download its description \(JSON\)$") == {"Private release"}
+
+
+def test_a_widget_named_alike_on_two_pages_sits_in_the_same_section(skeletons):
+    seen: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for cap, (_, widgets) in skeletons.items():
+        for section, kind, label in widgets:
+            seen.setdefault((kind, label), {}).setdefault(section, set()).add(cap)
+    split = {f"{kind} “{label}”": {s: sorted(caps) for s, caps in places.items()}
+             for (kind, label), places in seen.items() if len(places) > 1}
+    assert not split, split
