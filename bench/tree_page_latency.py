@@ -15,7 +15,8 @@ are read from the page itself (its SYN_KINDS, SYN_SIZES, ... constants), so a ne
    goal) and ``--repeats`` ε moves (median and max).
 2. Every other control, once each, on the 10^6-node tree of each shape: noise family, δ, budget
    split, the methods multiselect (GMC only; all six, which adds the opt-in PrivTrie recursion and
-   Lee sparse solve; back to the default), the release method, the k-order subtree, the propagation
+   Lee sparse solve; back to the default), the release method, opening the Generation Matrix expander and
+   its k-order subtree, the propagation
    vector, direction and step, the noise seed, "New noise draw", "Draw a private release".
 
 Goals (issue 2 sec. 5, issue 11): an ε move <= 0.3 s up to 10^4 nodes (the bundled county tree has
@@ -113,6 +114,12 @@ def eps_moves(at: AppTest, repeats: int) -> list[float]:
             for eps in (EPS * (repeats // len(EPS) + 1))[:repeats]]
 
 
+def opened(at: AppTest) -> AppTest:
+    """Open the Generation Matrix expander (its views, the k-order slider among them, are built only when open)."""
+    at.session_state["tree_gm_open"] = True
+    return at
+
+
 def upload_csv(n: int) -> bytes:
     """node,parent,count for a random fan-out tree of ~n nodes (counts on the leaves only)."""
     parent = fanout_parents(n, np.random.default_rng(0))
@@ -140,6 +147,7 @@ def controls(at: AppTest, h: int) -> list[tuple[str, object, float | None]]:
         ("methods: all six (opt-in slow baselines)", lambda: widget(at, "methods").set_value(list(METHODS)), None),
         ("methods: default", lambda: widget(at, "methods").set_value(default), GOAL_BIG),
         ("release method: Boosting", lambda: widget(at, "release_method").set_value("boosting"), GOAL_BIG),
+        ("Generation Matrix expander: open", lambda: opened(at), GOAL_BIG),
         ("k-order subtree k = 1", lambda: widget(at, "k_order").set_value(1), GOAL_BIG),
         ("propagation vector: true counts", lambda: widget(at, "prop_vector").set_value("true"), GOAL_BIG),
         ("propagation vector: all ones", lambda: widget(at, "prop_vector").set_value("ones"), GOAL_BIG),

@@ -24,7 +24,7 @@ from dpviz.errors import InputError
 from dpviz.tree import synthetic
 from dpviz.tree.estimators import METHOD_LABELS, METHODS, plan_for
 from dpviz.tree.hierarchy import join_counts, read_hierarchy
-from dpviz.tree.generation import k_order_submatrix, structure_matrix
+from dpviz.tree.generation import generation_matrix, k_order_submatrix, structure_matrix
 from dpviz.tree.io import MAX_BYTES, MAX_NODES, load_tree_file
 from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
@@ -50,6 +50,32 @@ VECTORS = {"ones": "All ones", "true": "True counts v", "noisy": "Noisy counts �
 DIRECTIONS = {"up": "Upward: G⁻ᵀv (subtree sums)", "down": "Downward: G⁻¹v (sums over ancestors)"}
 Q_RANGES = 10_000
 UNIT_NOISE = {"laplace": Noise.laplace(1.0), "gaussian": Noise.gaussian(1.0)}  # the shapes of the draws
+GMC_METRIC = "RMSE per node, GMC (rmse_NQ)"
+RAW_METRIC = "RMSE per node, raw noisy (rmse_NQ)"
+EXPECTED_METRIC = "Expected sq. error, GMC (Thm 5)"
+TABLE_WIDTHS = {"rmse_NQ": 85, "rmse_RQ": 90, "bias": 70, "negatives": 80, "seconds": 65, "total_sq_error": 100}
+METHOD_HELP_NQ = "Root mean squared error per node: the typical distance between a released and a true count."
+EXPLAINER = {
+    "The tree, node by node": "Each tile is a node, as wide as its true count, children under their parent "
+    "(an icicle chart). Its colour is the error of the chosen method's release (released − true): white is "
+    "exact, blue too high, red too low. The release is GMC (Alg. 2): noisy counts per level, made consistent "
+    "by the optimal post-processing of Eq. (36). At most a few hundred tiles are drawn: zoom into a node to "
+    "see the levels below it.",
+    "Methods compared (table and bar chart)": "Every method post-processes the same noisy counts. Node RMSE "
+    "(rmse_NQ) is the typical error of one count, range RMSE (rmse_RQ) that of a sum over consecutive leaves, "
+    "bias the average signed error. The expected column is Theorem 5 (Eq. 28): the total squared error is "
+    "n σ² before and m σ² after optimal post-processing, n nodes and m leaves: consistency removes noise.",
+    "Error by level": "The RMSE of the nodes at each depth (1 = root) for every method; the dashed line is what "
+    "the theory predicts for the optimal release at that depth (the analytic variances Var(v̄ᵢ)). Post-processing "
+    "helps most near the root, whose count is also estimated from all its descendants.",
+    "Propagation": "Multiplying by the inverse Generation Matrix runs a recursion without walking the tree "
+    "(Props. 2-3 here, the paper's propagation properties): upward, G⁻ᵀ v turns each node's value into the sum "
+    "over its subtree; downward, G⁻¹ v into the sum over its ancestors. The step slider stops after that many "
+    "height levels; grey tiles are not reached yet.",
+    "Generation Matrix (expander above)": "The matrix the paper builds the release on (Def. 7): node weights on the "
+    "diagonal, minus the edge weights at (child, parent). With all weights 1 it is the Structure Matrix "
+    "G_T = G_T^(1,1). GMC uses the weighted G_{T⁽¹⁾←T} of Alg. 1 / Thm. 9, built once per tree.",
+}
 
 ss = st.session_state
 cap = capability("tree")
@@ -87,21 +113,39 @@ def get_ranges(source_key: tuple, m: int):
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def structure_views(source_key: tuple, k: int, _data) -> dict:
-    """Figures of G and G^{-1} (dense for tiny trees, k-order sparsity views otherwise)."""
+    """Figures of the Structure Matrix G_T = G_T^(1,1) and its inverse (dense for tiny trees, k-order
+    sparsity views otherwise). Built only when the Generation Matrix expander is open."""
     tree = _data.tree
     g = structure_matrix(tree)
     if tree.n <= vt.DENSE_MAX:
         labels = tree.label_of(np.arange(tree.n))
-        return {"G": matrix_heatmap(g, "Structure Matrix G", row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX),
-                "Ginv": matrix_heatmap(ancestor_indicator(tree), "G⁻¹ (ancestor indicator, Prop. 7)",
+        return {"G": matrix_heatmap(g, "Structure Matrix G_T = G_T^(1,1)", row_labels=labels, col_labels=labels,
+                                    max_n=vt.DENSE_MAX),
+                "Ginv": matrix_heatmap(ancestor_indicator(tree), "Its inverse G_T⁻¹ (ancestor indicator, Prop. 7)",
                                        row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)}
-    out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"G of T⁽{k}⁾")}
+    out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"Structure Matrix G_T of T⁽{k}⁾")}
     sub = tree if k == 0 else tree.subtree(k)
     try:
-        out["Ginv"] = vt.sparsity_figure(ancestor_indicator(sub, max_nnz=SPARSE_VIEW_NNZ), f"G⁻¹ of T⁽{k}⁾")
+        out["Ginv"] = vt.sparsity_figure(ancestor_indicator(sub, max_nnz=SPARSE_VIEW_NNZ), f"Its inverse G_T⁻¹ of T⁽{k}⁾")
     except ValueError:
         out["Ginv"] = None
     return out
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def weighted_view(source_key: tuple, k: int, split: str, family: str, _data, _plan):
+    """The weighted Generation Matrix G_{T⁽¹⁾←T} GMC builds in stage 1 (Alg. 1, Thm. 9): w_i = √t_i on the
+    diagonal, -w_{i→f_i} = -d_i / w_i at (i, f_i); its leading block for T⁽ᵏ⁾ on big trees."""
+    tree = _data.tree
+    if tree.n1 == 0:
+        return None
+    gw = generation_matrix(_plan.sub, _plan.w, _plan.w_edge)
+    title = "Weighted Generation Matrix G_{T⁽¹⁾←T} (Alg. 1)"
+    if tree.n1 <= vt.DENSE_MAX:
+        labels = tree.label_of(np.arange(tree.n1))
+        return matrix_heatmap(gw, title, row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)
+    nk = min(tree.n_k(k), tree.n1) if k else tree.n1
+    return vt.sparsity_figure(gw[:nk, :nk], title + (f", block of T⁽{k}⁾" if nk < tree.n1 else ""), by_value=True)
 
 
 # ---- callbacks -----------------------------------------------------------------------------------
@@ -128,9 +172,10 @@ def _file_stem(key: tuple) -> str:
 
 # ---- page --------------------------------------------------------------------------------------
 
+# Above this many levels a level picker is a plain slider: a select slider sends (and formats) every option,
+# which on a 10^6-node path (500,001 levels) cost seconds per rerun. (A comment, not a string: Streamlit's
+# "magic" prints a bare string literal on the page.)
 LEVEL_OPTIONS_LIMIT = 200
-"""Above this many levels a level picker is a plain slider: a select slider sends (and formats) every option,
-which on a 10^6-node path (500,001 levels) cost seconds per rerun."""
 
 
 def _level_slider(where, label: str, options: list[int], key: str, fmt=None) -> int:
@@ -147,6 +192,8 @@ st.title("Tree release")
 st.caption("Counts over a hierarchy released with differential privacy, then made consistent "
            "(every parent = sum of its children) by GMC, the Generation-Matrix-based optimal "
            f"post-processing, or a baseline. Unit of privacy: {cap.unit_of_privacy}.")
+with st.expander("What am I looking at?", icon=":material/school:"):
+    st.markdown("\n\n".join(f"**{name}.** {text}" for name, text in EXPLAINER.items()))
 
 # 1. Data ---------------------------------------------------------------------------------------------
 c_data, c_noise = st.columns(2, gap="large")
@@ -178,6 +225,9 @@ with c_data:
             st.info(f"No valid file loaded yet: still showing {data.name}.", icon=":material/info:")
     tree = data.tree
     ss["tree_last"] = (key, data)
+    d1, d2, _ = st.columns([1, 1, 2])
+    d1.metric("Nodes n", f"{tree.n:,}", help="Number of nodes of the tree, leaves included.")
+    d2.metric("Height h", f"{tree.h}", help="Number of depth levels (the root is level 1).")
     st.caption(f"**{data.name}**: n = {tree.n:,} nodes, m = {tree.m:,} leaves, height h = {tree.h} "
                + ("(the hierarchy as the file gives it: the simulation uses it; a private release takes a declared "
                   "hierarchy, see Private release)" if key[0] == "upload" else "(the hierarchy is public)"))
@@ -223,34 +273,42 @@ if big:
                f"default on trees above {BIG:,} nodes: they take seconds to minutes here, while GMC "
                "takes milliseconds. Select them to run them anyway.")
 
-with st.expander("Structure Matrix G and its inverse", icon=":material/grid_on:", expanded=True):
-    if tree.n <= vt.DENSE_MAX:
-        figs = structure_views(key, 0, data)
-        g1, g2 = st.columns(2)
-        g1.plotly_chart(figs["G"], key="g_heatmap", width="stretch")
-        g2.plotly_chart(figs["Ginv"], key="ginv_heatmap", width="stretch")
-        st.caption("G has 1 on the diagonal and −1 at (child, parent); G⁻¹ has a 1 at (i, j) iff j is i or an "
-                   "ancestor of i. Nodes are numbered in descending order of height (root first, leaves last).")
-    else:
-        k_opts = list(range(0, tree.h))
-        if ss.get("k_order") not in k_opts:
-            ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 2_000), k_opts[-1])
-        if len(k_opts) > 1:
-            k = _level_slider(st, "k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts, "k_order",
-                              lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
-        else:
-            k = 0
-        with st.spinner("Building the sparsity views ..."):
+GM_LABEL = ("Generation Matrix G (Def. 7): the Structure Matrix G_T = G_T^(1,1), its inverse, and the weighted "
+            "G_{T⁽¹⁾←T} the release uses")
+gm = st.expander(GM_LABEL, icon=":material/grid_on:", key="tree_gm_open", on_change="rerun")
+with gm:
+    if gm.open:  # built only when opened: nothing of it is computed or sent while it is closed
+        st.caption("The Generation Matrix G_T^(w_node, w_edge) (Def. 7) numbers the nodes in descending order of "
+                   "height (root first, leaves last) and holds each node's weight on the diagonal and minus its "
+                   "edge's weight at (child, parent). With every weight 1 it is the **Structure Matrix** "
+                   "G_T = G_T^(1,1): 1 on the diagonal, −1 at (child, parent). Its inverse G_T⁻¹ has a 1 at (i, j) "
+                   "iff j is i or an ancestor of i (Prop. 7). GMC's release uses a **weighted** Generation Matrix, "
+                   "G_{T⁽¹⁾←T} over the internal nodes, built once per tree and budget split (stage 1, Alg. 1; "
+                   "Thm. 9: w_i = √t_i, w_{i→f_i} = d_i / w_i, d_i the relative noise variance of node i), so that "
+                   "Gᵀ G = Mᵀ D M and the release is two propagations (Eq. 36).")
+        k = 0
+        if tree.n > vt.DENSE_MAX:
+            k_opts = list(range(0, tree.h))
+            if ss.get("k_order") not in k_opts:
+                ss["k_order"] = next((k for k in k_opts if tree.n_k(k) <= 2_000), k_opts[-1])
+            if len(k_opts) > 1:
+                k = _level_slider(st, "Part shown: the k-order subtree T⁽ᵏ⁾ (nodes of height > k)", k_opts,
+                                  "k_order", lambda k: f"k={k} ({tree.n_k(k):,} nodes)")
+        with st.spinner("Building the matrix views ..."):
             figs = structure_views(key, int(k), data)
+            gw_fig = weighted_view(key, int(k), split, family, data, get_plan(key, split, family, data))
         g1, g2 = st.columns(2)
-        g1.plotly_chart(figs["G"], key="g_sparsity", width="stretch")
+        g1.plotly_chart(figs["G"], key="g_view", width="stretch")
         if figs["Ginv"] is not None:
-            g2.plotly_chart(figs["Ginv"], key="ginv_sparsity", width="stretch")
+            g2.plotly_chart(figs["Ginv"], key="ginv_view", width="stretch")
         else:
-            g2.info(f"G⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
+            g2.info(f"G_T⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
                     icon=":material/info:")
-        st.caption(f"Too large for a labelled heatmap (n > {vt.DENSE_MAX}): the non-zeros of the leading "
-                   "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
+        if gw_fig is not None:
+            st.plotly_chart(gw_fig, key="gw_view", width="stretch")
+        if tree.n > vt.DENSE_MAX:
+            st.caption(f"Too large for a labelled heatmap (n > {vt.DENSE_MAX}): the non-zeros of the leading "
+                       "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
 
 # 4. Simulation ----------------------------------------------------------------------------------------
 seed = ui.simulation_section(cap)
@@ -267,53 +325,75 @@ if not methods:
 shown = "gmc" if "gmc" in results else (next(iter(results)) if results else None)
 
 
+def _human(x: float) -> str:
+    """A number for people: thousands separators, no exponent below 10^15, 4 significant digits."""
+    return f"{x:,.0f}" if 1e4 <= abs(x) < 1e15 else f"{x:,.4g}"
+
+
 def _rmse(method: str) -> str:
     if table is None or method not in results:
         return "—"
-    return f"{float(table.loc[table['method'] == method, 'rmse_NQ'].iloc[0]):.4g}"
+    return _human(float(table.loc[table['method'] == method, 'rmse_NQ'].iloc[0]))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def tree_view(source_key: tuple, root: int, what: tuple, _values: tuple, title: str):
+    """The icicle of the tree under ``root`` (the same inputs give the same figure JSON, which the browser
+    does not redraw). ``what`` names the values: ("counts", method, settings...) or ("propagation", ...)."""
+    if what[0] == "counts":
+        return vt.tree_figure(tree, _values[0], _values[1], title=title, root=root)
+    return vt.propagation_figure(tree, _values[0], title=title, root=root)
 
 
 st.caption(f":material/casino: noise seed **{seed}** — the same draw is rescaled when ε changes; "
            f"{sim_noise.describe} (continuous), per-node variance at the root {float(sim.noise.variance_at(level_scales[0])):.4g}")
-m1, m2, m3, m4, m5 = st.columns(5)
-m1.metric("Nodes n", f"{tree.n:,}")
-m2.metric("Height h", f"{tree.h}")
-m3.metric("GMC rmse_NQ", _rmse("gmc"))
-m4.metric("Processless rmse_NQ", _rmse("processless"))
-m5.metric("Expected sq. error (GMC)", f"{expected_var.sum():.3g}",
-          help="Expected total squared error of the optimal release over all nodes: m σ² for a uniform "
+m3, m4, m5 = st.columns(3)
+m3.metric(GMC_METRIC, _rmse("gmc"), help=METHOD_HELP_NQ + " After GMC, the optimal consistent post-processing.")
+m4.metric(RAW_METRIC, _rmse("processless"),
+          help=METHOD_HELP_NQ + " Of the noisy counts as measured, with no post-processing (Processless).")
+m5.metric(EXPECTED_METRIC, _human(float(expected_var.sum())),
+          help="Expected total squared error of the optimal release (GMC) over all nodes: m σ² for a uniform "
                "split (Theorem 5, Eq. 28); its weighted form Σ Var(v̄ᵢ) for the geometric split.")
 
-left, right = st.columns([1.1, 1], gap="large")
-with left:
-    st.plotly_chart(
-        vt.tree_figure(tree, data.v, None if shown is None else results[shown].released,
-                       title=f"{data.name}: sized by true counts, colour = error of {shown or 'no method'}"),
-        key="tree_view", width="stretch")
-    if tree.n > vt.TREE_VIEW_MAX_NODES:
-        st.caption("Large tree: only the top levels are drawn (click a tile to zoom in).")
-with right:
-    st.markdown("**Methods compared** (same noise draw for every method)")
-    if table is not None:
-        view = table.assign(method=[METHOD_LABELS.get(m, m) for m in table["method"]])
-        view = view.rename(columns={"total_sq_error": "total sq. error", "expected_sq_error": "expected (Thm 5)"})
-        st.dataframe(view, hide_index=True, key="sim_table",
-                     column_config={c: st.column_config.NumberColumn(format="%.4g")
-                                    for c in ("rmse_NQ", "rmse_RQ", "bias", "seconds",
-                                              "total sq. error", "expected (Thm 5)")})
-        st.caption(f"rmse_RQ over {len(ranges[0]):,} random leaf ranges (fixed per tree). Theorem 5: "
-                   "E[total squared error] = n σ² before and m σ² after optimal post-processing "
-                   "(uniform split); for the geometric split, the sums of the analytic variances. "
-                   "Boosting has no closed form (empty).")
-        st.plotly_chart(vt.error_by_level_figure(
-            vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS,
-            expected=expected_error_by_level(tree, expected_var)),
-            key="error_by_level", width="stretch")
-
+st.markdown("**Methods compared** (same noise draw for every method)")
 if table is not None:
-    st.plotly_chart(vt.method_comparison_figure(table, METHOD_LABELS), key="methods_chart", width="stretch")
+    st.dataframe(vt.methods_table_view(table, METHOD_LABELS), hide_index=True, key="sim_table", width="stretch",
+                 column_config={head: (st.column_config.TextColumn(head, help=tip, width=205) if col == "method" else
+                                       st.column_config.TextColumn(head, help=tip, width=110)
+                                       if col == "expected_sq_error" else
+                                       st.column_config.NumberColumn(head, help=tip, format="localized",
+                                                                     width=TABLE_WIDTHS.get(col, 80)))
+                                for col, (head, tip) in vt.METHOD_COLUMNS.items()})
+    st.caption(f"Range RMSE over {len(ranges[0]):,} random leaf ranges (fixed per tree). Theorem 5: "
+               "E[total squared error] = n σ² before and m σ² after optimal post-processing "
+               "(uniform split); for the geometric split, the sums of the analytic variances. "
+               "Boosting has no closed form. Hover a column header for its meaning.")
+    c1, c2 = st.columns(2, gap="medium")
+    c1.plotly_chart(vt.error_by_level_figure(
+        vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS,
+        expected=expected_error_by_level(tree, expected_var)), key="error_by_level", width="stretch")
+    c2.plotly_chart(vt.method_comparison_figure(table, METHOD_LABELS), key="methods_chart", width="stretch")
 
-st.markdown("**Propagation** (Props. 2-3)")
+st.markdown("**The tree, node by node**")
+zoom_opts = [int(i) for i in vt.zoom_options(tree)]
+if ss.get("tree_zoom") not in zoom_opts:
+    ss["tree_zoom"] = 0
+zoom_names = dict(zip(zoom_opts, tree.label_of(np.asarray(zoom_opts)).astype(str), strict=True))
+z1, z2 = st.columns([1, 2])
+root = int(z1.selectbox("Zoom into", zoom_opts, key="tree_zoom",
+                        format_func=lambda i: "the whole tree" if i == 0 else zoom_names[i],
+                        help=f"The tree views draw at most {vt.TREE_VIEW_MAX_NODES:,} tiles (whole levels); "
+                             "pick a node to see the levels below it. Click a tile to zoom inside a view."))
+z2.caption("Tile width = true count. Colour = the error of "
+           f"{METHOD_LABELS.get(shown, 'no method') if shown else 'no method'} (released − true): blue too high, "
+           "red too low. Hover a tile for its true and released counts.")
+settings = (float(eps), family, params["delta"], split, seed)
+st.plotly_chart(tree_view(key, root, ("counts", shown, settings),
+                          (data.v, None if shown is None else results[shown].released),
+                          f"Error per node of {METHOD_LABELS.get(shown, 'no method') if shown else 'no method'}"),
+                key="tree_view", width="stretch")
+
+st.markdown("**Propagation** (Props. 2-3): what G⁻ᵀ and G⁻¹ do to a vector, one height level at a time")
 p1, p2, p3 = st.columns([1, 1.4, 2])
 vec = p1.radio("Vector", list(VECTORS), format_func=VECTORS.get, key="prop_vector")
 direction = p2.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, key="prop_direction")
@@ -328,7 +408,8 @@ p3.caption(f"After step {step} of {tree.h}: {reached:,} of {tree.n:,} nodes reac
            + ("(leaves first)." if direction == "up" else "(root first).")
            + (" With all ones, upward gives subtree sizes (Prop. 5) and downward depths (Prop. 6)."
               if vec == "ones" else ""))
-st.plotly_chart(vt.propagation_figure(tree, z, title=f"{VECTORS[vec]}, {DIRECTIONS[direction]}"),
+st.plotly_chart(tree_view(key, root, ("propagation", vec, direction, int(step)) + (settings if vec == "noisy" else ()),
+                          (z,), f"{VECTORS[vec]}, {DIRECTIONS[direction]}"),
                 key="propagation", width="stretch")
 
 if results:

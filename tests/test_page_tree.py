@@ -1,5 +1,6 @@
 """pages/1_Tree.py: AppTest layer (in-process) + real-browser tests (Playwright)."""
 
+import json
 import re
 
 import numpy as np
@@ -9,6 +10,8 @@ from playwright.sync_api import expect
 from dpviz.core.modes import SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.registry import PAGE_SKELETON
+from dpviz.tree import synthetic
+from dpviz.tree.generation import consistency_matrix
 from dpviz.tree.io import load_source, load_tree_file
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
@@ -18,6 +21,10 @@ from tests.e2e_helpers import (draw_private_release, metric_value, open_page, se
                                wait_idle, wait_plotly)
 
 PAGE = "pages/1_Tree.py"
+GMC = "RMSE per node, GMC (rmse_NQ)"
+RAW = "RMSE per node, raw noisy (rmse_NQ)"
+EXPECTED = "Expected sq. error, GMC (Thm 5)"
+GM_OPEN = "tree_gm_open"  # the Generation Matrix expander's state (it builds its views only when open)
 DATA = ROOT / "tests" / "data"
 BAD_FILES = ["tree_bad_cycle.csv", "tree_bad_unknown_parent.csv", "tree_bad_negative.csv",
              "tree_bad_mismatch.csv", "tree_bad_empty.csv"]
@@ -45,6 +52,11 @@ def county():
     return load_source("sample:county")
 
 
+def num(text: str) -> float:
+    """A number as the page writes it for people ("157,100")."""
+    return float(text.replace(",", ""))
+
+
 def truth_in_file_order(data) -> np.ndarray:
     return data.v[np.argsort(data.tree.order)]
 
@@ -67,14 +79,95 @@ def validator_message(name: str) -> str:
 def test_loads_bundled_county_tree(at):
     m = metrics(at)
     assert m["Nodes n"] == "3,207" and m["Height h"] == "5"
-    assert float(m["GMC rmse_NQ"]) < float(m["Processless rmse_NQ"])
-    assert len(at.get("plotly_chart")) == 6  # G, G^-1, tree, error by level, methods, propagation
+    assert num(m[GMC]) < num(m[RAW])
+    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+    assert len(titles) == 4, titles  # error by level, methods, tree, propagation (the matrices are one click away)
     assert not at.error
     assert "simulation" in at.get("download_button")[0].proto.label
-    assert any(plotly_json(at, i)["data"][0]["type"] == "icicle" for i in range(6))
+    assert [plotly_json(at, i)["data"][0]["type"] for i in range(4)].count("icicle") == 2
     # the simulation table has every method with Theorem 5 next to the empirical error
     df = at.dataframe[0].value
     assert len(df) == 6 and {"total sq. error", "expected (Thm 5)"} <= set(df.columns)
+    assert len(df.columns) == 8
+
+
+def test_no_developer_text_above_the_title(at):
+    """A bare string literal in a page is printed by Streamlit's magic: the title comes first."""
+    first = [type(e).__name__ for e in at.main.children.values()][:3]
+    assert first == ["Title", "Caption", "Expander"], first
+    assert not any("level picker" in md.value for md in at.markdown)
+
+
+def test_what_am_i_looking_at_explains_every_figure_with_the_paper(at):
+    exp = next(e for e in at.expander if e.label == "What am I looking at?")
+    text = exp.markdown[0].value
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    assert len(paragraphs) == 5
+    for ref in ("Alg. 2", "Eq. (36)", "Theorem 5", "Props. 2-3", "Def. 7", "Alg. 1"):
+        assert ref in text, ref
+
+
+def test_methods_table_words_not_none_and_every_column(at):
+    df = at.dataframe[0].value
+    cells = df.astype(str).to_numpy().ravel().tolist()
+    assert not {"None", "nan", "NaN", "inf", "Infinity"} & set(cells)
+    row = df[df["method"].str.startswith("Boosting")].iloc[0]
+    assert row["expected (Thm 5)"] == "no closed form"
+    assert list(df.columns) == ["method", "node RMSE", "range RMSE", "bias", "negatives", "time (s)",
+                                "total sq. error", "expected (Thm 5)"]
+    config = {k: c for k, c in json.loads(at.dataframe[0].proto.columns).items() if not c.get("hidden")}
+    assert all(c.get("help") for c in config.values())  # every column says what it is
+    widths = [c.get("width") for c in config.values()]
+    assert all(isinstance(w, int) for w in widths) and sum(widths) <= 810  # all fit beside the sidebar at 1280 px
+
+
+def test_tree_views_are_bounded_and_zoom_into_a_node(at, county):
+    charts = [plotly_json(at, i) for i in range(len(at.get("plotly_chart")))]
+    icicles = [c["data"][0] for c in charts if c["data"][0]["type"] == "icicle"]
+    assert [len(decode_plotly_array(t["ids"])) for t in icicles] == [65, 65]  # top 4 levels, not 3,207 tiles
+    tree = county.tree
+    opts = at.selectbox(key="tree_zoom").options
+    assert len(opts) == 65 and opts[0] == "the whole tree"
+    state = next(i for i in range(1, tree.n1) if tree.depth[i] == 4)
+    ok(at.selectbox(key="tree_zoom").set_value(state).run())
+    charts = [plotly_json(at, i) for i in range(len(at.get("plotly_chart")))]
+    icicles = [c for c in charts if c["data"][0]["type"] == "icicle"]
+    kids = int((tree.parent == state).sum())
+    for c in icicles:
+        ids = decode_plotly_array(c["data"][0]["ids"]).astype(int)
+        assert ids.size == 1 + kids and ids[0] == state
+        assert "under " in c["layout"]["title"]["text"]
+
+
+def test_epsilon_updates_every_simulated_view_and_keeps_the_others_unchanged(at):
+    """One ε move redraws the views that depend on the noise (table, error charts, tree colours, noisy propagation)
+    and sends the others byte-identical (the browser skips them)."""
+    def specs():
+        return {json.loads(c.proto.spec)["layout"]["title"]["text"].split("<br>")[0]: c.proto.spec
+                for c in at.get("plotly_chart")}
+
+    before, table = specs(), at.dataframe[0].value
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())
+    after = specs()
+    assert not at.dataframe[0].value.equals(table)
+    changed = {t for t in before if before[t] != after[t]}
+    assert changed == {"Error by level", "Methods compared (same noise draw)", "Error per node of GMC (Alg. 2, Eq. 36)"}
+    ok(at.radio(key="prop_vector").set_value("noisy").run())
+    noisy = specs()
+    ok(at.select_slider(key="epsilon").set_value(2.0).run())
+    assert [t for t in noisy if t.startswith("Noisy") and noisy[t] != specs()[t]]  # the propagation follows ε
+
+
+def test_generation_matrix_is_built_only_when_its_expander_is_open(at):
+    exp = next(e for e in at.expander if e.label.startswith("Generation Matrix G (Def. 7)"))
+    assert "Structure Matrix G_T = G_T^(1,1)" in exp.label and "weighted" in exp.label
+    assert not list(exp.children.values())  # closed: nothing computed or sent
+    at.session_state[GM_OPEN] = True
+    ok(at.run())
+    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+    assert any(t.startswith("Structure Matrix G_T of T⁽1⁾") for t in titles), titles
+    assert any(t.startswith("Its inverse G_T⁻¹ of T⁽1⁾") for t in titles)
+    assert any(t.startswith("Weighted Generation Matrix G_{T⁽¹⁾←T}") for t in titles)
 
 
 def test_page_skeleton_and_the_simulation_banner_above_every_truth(at):
@@ -109,36 +202,42 @@ def test_epsilon_changes_metrics_and_only_rescales_noise(at):
     before = metrics(at)
     ok(at.select_slider(key="epsilon").set_value(0.1).run())
     after = metrics(at)
-    assert after["GMC rmse_NQ"] != before["GMC rmse_NQ"]
-    assert after["Processless rmse_NQ"] != before["Processless rmse_NQ"]
+    assert after[GMC] != before[GMC]
+    assert after[RAW] != before[RAW]
     # same unit draw rescaled: the error scales exactly with 1/ε (Laplace, uniform split)
-    assert float(after["GMC rmse_NQ"]) == pytest.approx(10 * float(before["GMC rmse_NQ"]), rel=1e-3)
-    assert float(after["Expected sq. error (GMC)"]) == pytest.approx(
-        100 * float(before["Expected sq. error (GMC)"]), rel=1e-2)
+    assert num(after[GMC]) == pytest.approx(10 * num(before[GMC]), rel=1e-3)
+    assert num(after[EXPECTED]) == pytest.approx(
+        100 * num(before[EXPECTED]), rel=1e-2)
 
 
 def test_gaussian_and_geometric_split(at):
     ok(at.radio(key="tree_noise").set_value("gaussian").run())
     assert not at.select_slider(key="delta").disabled
-    g = metrics(at)["GMC rmse_NQ"]
+    g = metrics(at)[GMC]
     ok(at.select_slider(key="delta").set_value(1e-3).run())
-    assert metrics(at)["GMC rmse_NQ"] != g
-    uniform = float(metrics(at)["Expected sq. error (GMC)"])
+    assert metrics(at)[GMC] != g
+    uniform = num(metrics(at)[EXPECTED])
     ok(at.radio(key="split").set_value("geometric").run())
-    geometric = float(metrics(at)["Expected sq. error (GMC)"])  # weighted form of Theorem 5
+    geometric = num(metrics(at)[EXPECTED])  # weighted form of Theorem 5
     assert np.isfinite(geometric) and geometric != uniform
 
 
 def test_synthetic_small_tree_shows_labelled_matrices(at):
+    at.session_state[GM_OPEN] = True
     ok(at.radio(key="tree_source").set_value("synthetic").run())
     ok(at.select_slider(key="synthetic_size").set_value(15).run())
     m = metrics(at)
     assert m["Nodes n"] == "15" and m["Height h"] == "4"
     zs = [plotly_z(at, i) for i, c in enumerate(at.get("plotly_chart"))
           if plotly_json(at, i)["data"][0]["type"] == "heatmap"]
-    assert [z.shape for z in zs] == [(15, 15), (15, 15)]
-    g, ginv = zs
+    assert [z.shape for z in zs] == [(15, 15), (15, 15), (7, 7)]
+    g, ginv, gw = zs
     np.testing.assert_allclose(g @ ginv, np.eye(15), atol=1e-12)
+    # the weighted Generation Matrix of the release: Gᵀ G = Mᵀ M (uniform split, Thm. 9), lower triangular
+    tree = synthetic.make("complete", 15, 10.0, np.random.default_rng(0)).tree
+    mm = consistency_matrix(tree).toarray()
+    np.testing.assert_allclose(gw.T @ gw, mm.T @ mm, atol=1e-9)
+    assert np.allclose(np.triu(gw, 1), 0) and not np.allclose(np.diag(gw), 1)  # weighted, not G_T^(1,1)
     ok(at.selectbox(key="synthetic_kind").set_value("path-like").run())
     assert int(metrics(at)["Nodes n"]) in (14, 15)  # "about" 15: the caterpillar generator rounds
     assert int(metrics(at)["Height h"]) >= 7
@@ -157,15 +256,19 @@ def test_upload_good_csv_changes_the_tree(at):
 
 
 @pytest.mark.parametrize("bad", BAD_FILES)
-def test_bad_upload_shows_validator_message_and_keeps_data(at, bad):
+def test_bad_upload_shows_validator_message_and_clears_the_earlier_file(at, bad):
+    """A rejected file names the problem and leaves nothing of the earlier upload: the bundled tree is shown."""
     ok(at.radio(key="tree_source").set_value("upload").run())
     upload_file(at, "tree_good.csv")
     before = metrics(at)
+    assert before["Nodes n"] == "8"
     upload_file(at, bad)
-    assert [e.value for e in at.error] == [validator_message(bad)]
-    assert metrics(at) == before  # the last good upload is still shown
+    [err] = [e.value for e in at.error]
+    assert err.startswith(f"{bad} was rejected: {validator_message(bad)}")
+    assert metrics(at)["Nodes n"] == "3,207"  # the bundled tree, said so by the page
+    assert any("still showing" in i.value and "county" in i.value for i in at.info)
     ok(at.select_slider(key="epsilon").set_value(0.5).run())  # page stays usable
-    assert metrics(at)["Nodes n"] == "8" and metrics(at)["GMC rmse_NQ"] != before["GMC rmse_NQ"]
+    assert metrics(at)["Nodes n"] == "3,207" and metrics(at)[GMC] != before[GMC]
 
 
 
@@ -185,16 +288,16 @@ HOSTILE_UPLOADS = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_UPLOADS))
-def test_hostile_upload_shows_the_parser_error_and_keeps_data(at, name):
+def test_hostile_upload_shows_the_parser_error_and_drops_the_earlier_file(at, name):
     raw = HOSTILE_UPLOADS[name]
     ok(at.radio(key="tree_source").set_value("upload").run())
     upload_file(at, "tree_good.csv")
-    before = metrics(at)
     upload_bytes(at, "upload", name, raw)  # asserts no exception
-    assert [e.value for e in at.error] == [input_error_message(load_tree_file, raw, name=name)]
-    assert metrics(at) == before  # the last good upload is still shown
+    [err] = [e.value for e in at.error]
+    assert err.startswith(f"{name} was rejected: {input_error_message(load_tree_file, raw, name=name)}")
+    assert metrics(at)["Nodes n"] == "3,207"  # nothing of the earlier upload stays
     ok(at.select_slider(key="epsilon").set_value(0.5).run())  # the page stays usable, the message stays
-    assert metrics(at)["Nodes n"] == "8" and len(at.error) == 1
+    assert metrics(at)["Nodes n"] == "3,207" and len(at.error) == 1
 
 
 def test_hostile_first_upload_keeps_the_bundled_tree(at):
@@ -217,14 +320,14 @@ def test_upload_caps_are_stated_and_enforced(at, monkeypatch):
 
 def test_new_noise_draw_changes_seed_and_numbers(at):
     seed0 = at.session_state["tree_seed"]
-    before = metrics(at)["GMC rmse_NQ"]
+    before = metrics(at)[GMC]
     ok(at.button(key="new_draw").click().run())
     assert at.session_state["tree_seed"] != seed0
     assert at.number_input(key="tree_seed").value == at.session_state["tree_seed"]
     assert any(f"seed **{at.session_state['tree_seed']}**" in c.value for c in at.caption)
-    assert metrics(at)["GMC rmse_NQ"] != before
+    assert metrics(at)[GMC] != before
     ok(at.number_input(key="tree_seed").set_value(seed0).run())  # a typed seed reproduces the draw
-    assert metrics(at)["GMC rmse_NQ"] == before
+    assert metrics(at)[GMC] == before
 
 
 def test_propagation_steps_and_k_order(at):
@@ -233,9 +336,11 @@ def test_propagation_steps_and_k_order(at):
     ok(at.radio(key="prop_direction").set_value("down").run())
     assert any("After step 1 of 5: 1 of 3,207 nodes reached" in c.value for c in at.caption)
     ok(at.radio(key="prop_vector").set_value("noisy").run())
+    at.session_state[GM_OPEN] = True
+    ok(at.run())
     ok(at.select_slider(key="k_order").set_value(2).run())
     titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
-    assert any(t.startswith("G of T⁽2⁾ — 14×14") for t in titles), titles
+    assert any(t.startswith("Structure Matrix G_T of T⁽2⁾<br><sup>14×14") for t in titles), titles
 
 
 def test_methods_default_on_big_tree_excludes_slow_baselines(at):
@@ -246,14 +351,15 @@ def test_methods_default_on_big_tree_excludes_slow_baselines(at):
     assert metrics(at)["Nodes n"] == "131,071"
     assert at.multiselect(key="methods").value == ["gmc", "gmc-nosqrt", "boosting", "processless"]
     assert any("off by default" in c.value for c in at.caption)
-    assert all(len(plotly_json(at, i)["data"][0].get("ids", [])) <= 4000 for i in range(len(at.get("plotly_chart"))))
+    assert all(len(decode_plotly_array(plotly_json(at, i)["data"][0].get("ids", []))) <= 400
+               for i in range(len(at.get("plotly_chart"))))
     ok(at.select_slider(key="synthetic_size").set_value(1_000).run())
     assert "privtrie" in at.multiselect(key="methods").value
 
 
 def test_no_methods_selected_keeps_page_alive(at):
     ok(at.multiselect(key="methods").set_value([]).run())
-    assert at.warning and metrics(at)["GMC rmse_NQ"] == "—"
+    assert at.warning and metrics(at)[GMC] == "—"
 
 
 def test_noisy_propagation_view_shows_the_noisy_draw_without_methods(at, county):
@@ -319,7 +425,7 @@ def test_private_release_geometric_gaussian_and_method_choice(at, county):
 def test_browser_epsilon_slider_changes_metrics(page, streamlit_server):
     open_page(page, streamlit_server, "Tree")
     wait_plotly(page, 3)
-    gmc, pl = metric_value(page, "GMC rmse_NQ"), metric_value(page, "Processless rmse_NQ")
+    gmc, pl = metric_value(page, GMC), metric_value(page, RAW)
     expect(gmc).to_have_text(re.compile(r"^\d"))
     g0, p0 = gmc.inner_text(), pl.inner_text()
     set_slider_keys(page, "Privacy budget ε (log scale)", "ArrowLeft", 3)  # 1 -> 0.7 -> 0.5 -> 0.3
@@ -346,7 +452,7 @@ def test_browser_upload_changes_tree(page, streamlit_server):
     upload(page, DATA / "tree_bad_negative.csv")
     expect(page.locator("[data-testid=stAlertContentError]")).to_contain_text("count -4 is negative")
     wait_idle(page)
-    expect(n).to_have_text("8")
+    expect(n).to_have_text("3,207")  # nothing of the earlier file stays: the bundled tree, said so
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
 
 

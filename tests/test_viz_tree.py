@@ -121,7 +121,7 @@ def test_sparsity_figure_all_and_sampled(binary):
     np.testing.assert_array_equal(t.parent[np.asarray(neg.y)], np.asarray(neg.x))  # -1 at (child, parent)
     big = vt.sparsity_figure(g, "G", max_points=500)
     assert sum(len(tr.x) for tr in big.data) == 500
-    assert "500 sampled of 8,189" in big.layout.title.text
+    assert "500 sampled of 8,189" in big.layout.title.text and "<br><sup>" in big.layout.title.text
     assert big.layout.yaxis.autorange == "reversed"
 
 
@@ -167,8 +167,10 @@ def test_method_comparison_figure():
     table = pd.DataFrame({"method": ["gmc", "processless"], "rmse_NQ": [1.0, 2.0], "rmse_RQ": [3.0, 40.0]})
     fig = vt.method_comparison_figure(table, {"gmc": "GMC"})
     assert [tr.type for tr in fig.data] == ["bar", "bar"]
-    assert list(fig.data[0].x) == ["GMC", "processless"]
-    np.testing.assert_allclose(fig.data[1].y, [3.0, 40.0])
+    assert list(fig.data[0].y) == ["GMC", "processless"] and fig.data[0].orientation == "h"  # labels read flat
+    np.testing.assert_allclose(fig.data[1].x, [3.0, 40.0])
+    assert [tr.name for tr in fig.data] == ["per node (rmse_NQ)", "per range query (rmse_RQ)"]
+    assert list(fig.layout.xaxis.ticktext) == ["1", "2", "5", "10", "20", "50"]
 
 
 def test_node_table_puts_doh_arrays_back_in_file_order():
@@ -191,3 +193,73 @@ def test_unlabelled_tree_works():
     t = tree_from_parents(np.array([-1, 0, 0, 1]))
     fig = vt.tree_figure(t, np.array([3.0, 2.0, 1.0, 2.0]))
     assert len(fig.data[0].ids) == 4
+
+
+def test_top_levels_under_a_node_fit_the_budget(binary):
+    t = binary.tree
+    child = 1  # the root's first child: a complete binary subtree of 11 levels
+    idx = vt.top_levels(t, max_nodes=100, root=child)
+    assert idx.size == 63 and idx[0] == child  # 6 whole levels under it (127 > 100)
+    assert set(t.parent[idx[1:]]) <= set(idx)
+    anc = idx.copy()
+    for _ in range(12):  # every node shown descends from ``child``
+        anc = np.where(anc > child, t.parent[anc], anc)
+    assert np.all(anc == child)
+    assert vt.top_levels(t, max_nodes=0, root=child).tolist() == [child]
+    leaf = t.n - 1
+    assert vt.top_levels(t, root=leaf).tolist() == [leaf]
+
+
+def test_tree_views_are_bounded_by_default_and_zoom(binary):
+    t = binary.tree
+    fig = vt.tree_figure(t, binary.v, binary.v + 1.0)
+    assert len(fig.data[0].ids) <= vt.TREE_VIEW_MAX_NODES == 400  # 4,095 nodes: 8 levels (255) drawn
+    assert "top 8 of 12 levels" in fig.layout.title.text
+    opts = vt.zoom_options(t)
+    assert opts[0] == 0 and len(opts) == 255  # the root, then the (all internal) other nodes of the view
+    sub = vt.tree_figure(t, binary.v, root=int(opts[5]))
+    ids = np.asarray(sub.data[0].ids).astype(int)
+    assert ids[0] == opts[5] and list(sub.data[0].parents).count("") == 1
+    assert "under " in sub.layout.title.text
+    prop = vt.propagation_figure(t, np.ones(t.n), root=int(opts[5]))
+    assert list(prop.data[0].ids) == list(sub.data[0].ids)
+    assert fig.layout.uirevision == "keep"  # a rerun keeps the reader's zoom and hover
+
+
+def test_titles_and_colour_bars_leave_room():
+    t = tree_from_parents(np.array([-1, 0, 0, 1]))
+    fig = vt.tree_figure(t, np.array([3.0, 2.0, 1.0, 2.0]), np.array([3.0, 2.5, 0.5, 2.5]), title="Error per node")
+    assert fig.layout.title.text == "Error per node" and fig.layout.title.x < 0.05
+    assert "<br>" in fig.data[0].marker.colorbar.title.text  # two short lines, not one long one
+    labels = [f"a long label {i}" for i in range(20)]
+    heat = matrix_heatmap(np.eye(20), "G", row_labels=labels, col_labels=labels)
+    # the column labels stand above the plot at -60°: the top margin holds them below the title
+    assert heat.layout.margin.t >= 60 + len(labels[0]) * 5 and heat.layout.title.yref == "container"
+    assert heat.layout.title.y == 1 and heat.layout.title.yanchor == "top"
+
+
+def test_log_ticks_are_readable():
+    assert vt.log_ticks(np.array([3.0, 40.0]))["ticktext"] == ["2", "5", "10", "20", "50"]
+    assert vt.log_ticks(np.array([0.02, 0.3]))["ticktext"] == ["0.02", "0.05", "0.1", "0.2", "0.5"]
+    assert vt.log_ticks(np.array([1.0, 1e6]))["ticktext"][-1] == "1,000,000"
+    assert vt.log_ticks(np.array([np.nan, -1.0])) == {}
+
+
+def test_methods_table_view_words_and_order():
+    table = pd.DataFrame({"method": ["gmc", "boosting"], "rmse_NQ": [6.891877, 14.4], "rmse_RQ": [43.6, 1869.2],
+                          "bias": [1e-13, 1012.3], "negatives": [0, 3], "seconds": [0.0012, 0.0004],
+                          "total_sq_error": [152325.97, 667582.3], "expected_sq_error": [157100.0, np.nan]})
+    view = vt.methods_table_view(table, {"gmc": "GMC"})
+    assert list(view.columns) == [vt.METHOD_COLUMNS[c][0] for c in table.columns]
+    assert view.iloc[0, 0] == "GMC" and view.iloc[1, 0] == "boosting"
+    assert list(view["expected (Thm 5)"]) == ["157,100", "no closed form"]
+    assert view["node RMSE"].tolist() == [6.892, 14.4] and view["total sq. error"].tolist() == [152300.0, 667600.0]
+    assert "None" not in view.astype(str).to_numpy() and "nan" not in view.astype(str).to_numpy()
+
+
+def test_sparsity_figure_by_value_colours_weights():
+    g = sp.csr_matrix(np.array([[2.0, 0, 0], [-0.5, 1.5, 0], [-0.25, 0, 3.0]]))
+    fig = vt.sparsity_figure(g, "weighted", by_value=True)
+    assert len(fig.data) == 1
+    np.testing.assert_allclose(sorted(fig.data[0].marker.color), sorted(g.data))
+    assert fig.data[0].marker.cmid == 0.0

@@ -37,8 +37,13 @@ def matrix_heatmap(matrix, title: str = "", *, row_labels: Sequence | None = Non
     fig = go.Figure(go.Heatmap(
         z=a, x=cols, y=rows, text=text, texttemplate="%{text}", xgap=1, ygap=1,
         hovertemplate=f"{row_name} %{{y}}, {col_name} %{{x}}: %{{z:.4g}}<extra></extra>", **scale))
-    fig.update_yaxes(autorange="reversed", type="category", title=row_name)
-    fig.update_xaxes(type="category", side="top", tickangle=-60, title=col_name)
-    side = max(320, min(700, 22 * len(rows) + 160))
-    fig.update_layout(title=title, height=side, margin=dict(t=90, l=10, r=10, b=10))
+    fig.update_yaxes(autorange="reversed", type="category", title=row_name, automargin=True)
+    fig.update_xaxes(type="category", side="top", tickangle=-60, title=col_name, automargin=True)
+    # the column labels stand at -60° above the plot: leave them room under the title (no overlap)
+    longest = max((len(c) for c in cols), default=1)
+    top = 60 + int(min(longest, 40) * 6.5 * 0.87) + 24
+    side = max(320, min(760, 22 * len(rows) + top + 30))
+    fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", y=1, yanchor="top", yref="container",
+                                 pad=dict(t=14), font=dict(size=16)),
+                      height=side, margin=dict(t=top, l=10, r=10, b=10))
     return fig

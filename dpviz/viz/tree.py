@@ -21,27 +21,73 @@ __all__ = [
     "DENSE_MAX",
     "TREE_VIEW_MAX_NODES",
     "top_levels",
+    "zoom_options",
     "tree_figure",
     "propagation_figure",
     "sparsity_figure",
     "error_by_level_frame",
     "error_by_level_figure",
     "method_comparison_figure",
+    "METHOD_COLUMNS",
+    "methods_table_view",
 ]
 
 DENSE_MAX = 60  # largest n drawn as a labelled dense heatmap
-TREE_VIEW_MAX_NODES = 4000  # node budget of the tree (icicle) views
+TREE_VIEW_MAX_NODES = 400
+"""Node budget of the tree (icicle) views: the browser lays out and labels every tile on every redraw
+(3,207 tiles took seconds per ε move); deeper levels are one zoom away (:func:`zoom_options`)."""
+MAX_ZOOM_OPTIONS = 300  # zoom targets offered (the internal nodes of the top view, the biggest first)
 NOT_REACHED = "#d9d9d9"
 
 
-def top_levels(tree: Tree, max_depth: int | None = None, max_nodes: int = TREE_VIEW_MAX_NODES) -> np.ndarray:
+def _below(tree: Tree, root: int, max_depth: int | None, max_nodes: int) -> np.ndarray:
+    """DOH indices of ``root`` and its descendants down to the deepest whole level (at most ``max_depth``
+    levels counting ``root`` as 1) that keeps them within ``max_nodes`` (always at least ``root``)."""
+    kids = np.argsort(tree.parent[1:], kind="stable") + 1  # children grouped by parent
+    start = np.searchsorted(tree.parent[kids], np.arange(tree.n + 1))
+    cap = tree.h if max_depth is None else max(1, int(max_depth))
+    levels, total, frontier = [np.array([root])], 1, np.array([root])
+    while len(levels) < cap:
+        lo, cnt = start[frontier], start[frontier + 1] - start[frontier]
+        if cnt.sum() == 0 or total + cnt.sum() > max_nodes:
+            break
+        pos = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(cnt.sum())
+        frontier = kids[pos]
+        levels.append(frontier)
+        total += frontier.size
+    return np.sort(np.concatenate(levels))
+
+
+def top_levels(tree: Tree, max_depth: int | None = None, max_nodes: int = TREE_VIEW_MAX_NODES,
+               root: int = 0) -> np.ndarray:
     """DOH indices of the nodes of depth <= D, D the deepest level (<= ``max_depth``) whose top part
-    has at most ``max_nodes`` nodes (always at least the root). Parents are always included."""
+    has at most ``max_nodes`` nodes (always at least the root). Parents are always included.
+    With ``root`` > 0: the same for the subtree under node ``root`` (its depth counted as 1)."""
+    if root:
+        return _below(tree, int(root), max_depth, max_nodes)
     counts = np.cumsum(np.bincount(tree.depth, minlength=tree.h + 1)[1:])  # nodes with depth <= d
     depth_cap = tree.h if max_depth is None else max(1, min(int(max_depth), tree.h))
     fits = np.flatnonzero(counts[:depth_cap] <= max_nodes)
     d = int(fits[-1]) + 1 if fits.size else 1
     return np.flatnonzero(tree.depth <= d)
+
+
+def zoom_options(tree: Tree, max_nodes: int = TREE_VIEW_MAX_NODES, limit: int = MAX_ZOOM_OPTIONS) -> np.ndarray:
+    """Nodes a tree view can be zoomed into: the root, then the internal nodes of the whole-tree view
+    (:func:`top_levels`) in DOH order (highest first), at most ``limit``."""
+    idx = top_levels(tree, max_nodes=max_nodes)
+    internal = idx[(idx > 0) & (tree.children_count[idx] > 0)]
+    return np.concatenate([[0], internal[: max(0, limit - 1)]]).astype(int)
+
+
+def _view_note(tree: Tree, idx: np.ndarray, root: int, labels: np.ndarray | None) -> str:
+    """What part of the tree a view shows ("" when all of it)."""
+    if root:
+        name = _labels(tree, np.array([root]), labels)[0]
+        below = int(tree.depth[idx].max() - tree.depth[root])
+        return f"under {name} ({below} level{'s' * (below != 1)} below it, {idx.size:,} nodes)"
+    shown_depth = int(tree.depth[idx].max())
+    return "" if shown_depth == tree.h else f"top {shown_depth} of {tree.h} levels, {idx.size:,} of {tree.n:,} nodes"
 
 
 def _labels(tree: Tree, idx: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
@@ -62,17 +108,19 @@ def tree_figure(
     max_nodes: int = TREE_VIEW_MAX_NODES,
     visible_levels: int = 3,
     title: str | None = None,
+    root: int = 0,
 ) -> go.Figure:
-    """Icicle of the top levels of the tree, sized by the true counts ``true`` (a consistent,
-    non-negative node vector in DOH order). With ``released``, tiles are coloured by the release
-    error (released - true) and the hover shows both values.
+    """Icicle of the top levels of the tree (of the subtree under ``root``), sized by the true counts
+    ``true`` (a consistent, non-negative node vector in DOH order). With ``released``, tiles are
+    coloured by the release error (released - true) and the hover shows both values. At most
+    ``max_nodes`` tiles (whole levels); the part shown is said under the title.
 
     ``visible_levels`` levels are visible at once (click a tile to drill down).
     """
-    idx = top_levels(tree, max_depth, max_nodes)
+    idx = top_levels(tree, max_depth, max_nodes, root)
     true = np.asarray(true, float)
     ids = idx.astype(str)
-    parents = np.where(idx == 0, "", tree.parent[idx].astype(str))
+    parents = np.where(idx == root, "", tree.parent[idx].astype(str))
     names = _labels(tree, idx, labels)
     tv = true[idx]
     consistent = bool(np.all(tv >= 0))
@@ -86,7 +134,8 @@ def tree_figure(
         hover += "<br>released: %{customdata[1]:,.6g}<br>error: %{customdata[2]:,.6g}"
         lim = float(np.max(np.abs(err))) if err.size and np.isfinite(err).all() else 1.0
         marker = dict(colors=err, colorscale="RdBu", cmid=0.0, cmin=-lim or -1, cmax=lim or 1,
-                      colorbar=dict(title="released − true"))
+                      colorbar=dict(title=dict(text="error<br>(released − true)", side="top"),
+                                    tickformat=",~g", thickness=14))
     fig = go.Figure(
         go.Icicle(
             ids=ids,
@@ -101,10 +150,31 @@ def tree_figure(
             root_color="lightgrey",
         )
     )
-    shown_depth = int(tree.depth[idx].max())
-    note = "" if shown_depth == tree.h else f" (top {shown_depth} of {tree.h} levels, {idx.size:,} of {tree.n:,} nodes)"
-    fig.update_layout(title=(title or "Tree") + note, margin=dict(t=50, l=10, r=10, b=10), height=420)
+    _titled(fig, title or "Tree", _view_note(tree, idx, root, labels), height=440)
     return fig
+
+
+def _titled(fig: go.Figure, title: str, note: str, height: int) -> None:
+    """Title on one line at the top left, the note as a smaller second line; margins that keep both clear."""
+    text = title + (f"<br><sup>{note}</sup>" if note else "")
+    fig.update_layout(title=dict(text=text, x=0.01, xanchor="left", font=dict(size=16)),
+                      margin=dict(t=75 if note else 50, l=10, r=10, b=10), height=height, uirevision="keep")
+
+
+def log_ticks(values: np.ndarray) -> dict:
+    """Tick values 1-2-5 per decade spanning the positive finite ``values`` (at most ~8 ticks), written for
+    people ("20", "1,000", "0.05"): a log axis over less than a decade still gets several labels."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not v.size:
+        return {}
+    lo, hi = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
+    steps = (1, 2, 5) if hi - lo <= 3 else (1,) if hi - lo <= 8 else ()
+    if not steps:
+        return {}
+    ticks = np.array([m * 10.0 ** e for e in np.arange(lo, hi + 1) for m in steps])
+    ticks = ticks[(ticks > v.min() / 2) & (ticks < v.max() * 2)]
+    return dict(tickvals=ticks, ticktext=[f"{t:,.10g}" for t in ticks])
 
 
 def propagation_figure(
@@ -114,11 +184,12 @@ def propagation_figure(
     max_depth: int | None = None,
     max_nodes: int = TREE_VIEW_MAX_NODES,
     title: str = "Propagation",
+    root: int = 0,
 ) -> go.Figure:
-    """The tree's top levels with every tile showing and coloured by its entry of ``values``
-    (a node vector, NaN = not reached yet, drawn grey). Tiles have equal weight per node, so the
-    picture does not depend on the values' signs."""
-    idx = top_levels(tree, max_depth, max_nodes)
+    """The tree's top levels (under ``root``) with every tile showing and coloured by its entry of
+    ``values`` (a node vector, NaN = not reached yet, drawn grey). Tiles have equal weight per node, so
+    the picture does not depend on the values' signs."""
+    idx = top_levels(tree, max_depth, max_nodes, root)
     vals = np.asarray(values, float)[idx]
     finite = np.isfinite(vals)
     colors = np.full(idx.size, NOT_REACHED, dtype="<U32")
@@ -133,7 +204,7 @@ def propagation_figure(
         go.Icicle(
             ids=idx.astype(str),
             labels=names,
-            parents=np.where(idx == 0, "", tree.parent[idx].astype(str)),
+            parents=np.where(idx == root, "", tree.parent[idx].astype(str)),
             values=np.ones(idx.size),
             branchvalues="remainder",
             text=text,
@@ -141,18 +212,18 @@ def propagation_figure(
             hovertemplate="<b>%{label}</b><br>value: %{text}<extra></extra>",
             marker=dict(colors=colors),
             customdata=vals,
-            maxdepth=4,
+            maxdepth=3,
         )
     )
-    shown_depth = int(tree.depth[idx].max())
-    note = "" if shown_depth == tree.h else f" (top {shown_depth} of {tree.h} levels)"
-    fig.update_layout(title=title + note, margin=dict(t=50, l=10, r=10, b=10), height=360)
+    _titled(fig, title, _view_note(tree, idx, root, labels), height=380)
     return fig
 
 
-def sparsity_figure(matrix, title: str = "", max_points: int = 20_000, seed: int = 0) -> go.Figure:
+def sparsity_figure(matrix, title: str = "", max_points: int = 20_000, seed: int = 0,
+                    by_value: bool = False) -> go.Figure:
     """Scatter of the non-zeros of a sparse matrix (row 0 at the top), a uniform sample of at most
-    ``max_points`` of them (deterministic for a given ``seed``); colour = sign of the entry."""
+    ``max_points`` of them (deterministic for a given ``seed``); colour = sign of the entry, or with
+    ``by_value`` its value (a diverging scale centred on 0, for a weighted Generation Matrix)."""
     coo = sp.coo_matrix(matrix)
     r, c, v = coo.row, coo.col, coo.data
     keep = v != 0
@@ -161,21 +232,26 @@ def sparsity_figure(matrix, title: str = "", max_points: int = 20_000, seed: int
     if nnz > max_points:
         pick = np.sort(np.random.default_rng(seed).choice(nnz, size=max_points, replace=False))
         r, c, v = r[pick], c[pick], v[pick]
+    size = 3 if nnz > 2000 else 6
     fig = go.Figure()
-    for mask, name, color in ((v > 0, "positive", "#2166ac"), (v < 0, "negative", "#b2182b")):
-        if mask.any():
-            fig.add_trace(go.Scattergl(x=c[mask], y=r[mask], mode="markers", name=name,
-                                       marker=dict(size=3 if nnz > 2000 else 6, color=color)))
+    if by_value:
+        lim = float(np.abs(v).max()) if v.size else 1.0
+        fig.add_trace(go.Scattergl(
+            x=c, y=r, mode="markers", name="entry", showlegend=False,
+            marker=dict(size=size, color=v, colorscale="RdBu", cmid=0.0, cmin=-lim, cmax=lim,
+                        colorbar=dict(title=dict(text="value", side="top"), tickformat=".3~g", thickness=14)),
+            hovertemplate="row %{y}, column %{x}: %{marker.color:.4g}<extra></extra>"))
+    else:
+        for mask, name, color in ((v > 0, "positive", "#2166ac"), (v < 0, "negative", "#b2182b")):
+            if mask.any():
+                fig.add_trace(go.Scattergl(x=c[mask], y=r[mask], mode="markers", name=name,
+                                           marker=dict(size=size, color=color)))
     n_rows, n_cols = coo.shape
-    fig.update_yaxes(autorange="reversed", range=None, title="row")
-    fig.update_xaxes(title="column", side="top")
+    fig.update_yaxes(autorange="reversed", range=None, title="row", tickformat=",~d")
+    fig.update_xaxes(title=None, side="top", tickformat=",~d")
     shown = "all" if nnz <= max_points else f"{r.size:,} sampled of"
-    fig.update_layout(
-        title=f"{title} — {n_rows:,}×{n_cols:,}, {shown} {nnz:,} non-zeros",
-        height=460,
-        margin=dict(t=90, l=10, r=10, b=10),
-        legend=dict(orientation="h", y=-0.05),
-    )
+    _titled(fig, title, f"{n_rows:,}×{n_cols:,}, {shown} {nnz:,} non-zeros (columns along the top)", height=460)
+    fig.update_layout(margin=dict(t=100, l=10, r=10, b=10), legend=dict(orientation="h", y=-0.05))
     return fig
 
 
@@ -229,10 +305,11 @@ def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None
         fig.add_trace(go.Scatter(x=1 + width * np.arange(y.size), y=y, mode="lines",
                                  line=dict(dash="dash", color="black"), name="optimal release: expected"))
     pooled = f"; levels pooled in bins of {width:,}" if width > 1 else ""
-    fig.update_xaxes(title=f"depth (1 = root{pooled})", dtick=None if many else 1)
-    fig.update_yaxes(title="RMSE at this depth", type="log", dtick=1)
-    fig.update_layout(title="Error by level", height=420, margin=dict(t=50, l=10, r=10, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    fig.update_xaxes(title=f"depth (1 = root{pooled})", dtick=None if many else 1, tickformat=",~d")
+    fig.update_yaxes(title="RMSE of the nodes at this depth", type="log", dtick=1, tickformat=",~g",
+                     **log_ticks(np.concatenate([df["rmse"].to_numpy(float)] + [t.y for t in fig.data[-1:]])))
+    _titled(fig, "Error by level", "", height=440)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0), margin=dict(b=10))
     return fig
 
 
@@ -241,10 +318,60 @@ def method_comparison_figure(table: pd.DataFrame, labels: dict[str, str] | None 
     :func:`dpviz.tree.release.simulate` (its ``table``)."""
     names = [(labels or {}).get(m, m) for m in table["method"]]
     fig = go.Figure()
-    for col in ("rmse_NQ", "rmse_RQ"):
+    shown = []
+    for col, name in (("rmse_NQ", "per node (rmse_NQ)"), ("rmse_RQ", "per range query (rmse_RQ)")):
         if col in table:
-            fig.add_trace(go.Bar(x=names, y=table[col].to_numpy(float), name=col))
-    fig.update_yaxes(type="log", title="RMSE", dtick=1)
-    fig.update_layout(barmode="group", title="Methods compared (same noise draw)", height=380,
-                      margin=dict(t=50, l=10, r=10, b=10))
+            x = table[col].to_numpy(float)
+            shown.append(x)
+            fig.add_trace(go.Bar(y=names, x=x, name=name, orientation="h",
+                                 hovertemplate="%{y}: %{x:,.4g}<extra>" + name + "</extra>"))
+    fig.update_xaxes(type="log", title="RMSE (log scale)", dtick=1, tickformat=",~g",
+                     **log_ticks(np.concatenate(shown) if shown else np.ones(1)))
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    _titled(fig, "Methods compared (same noise draw)", "", height=440)
+    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
     return fig
+
+METHOD_COLUMNS: dict[str, tuple[str, str]] = {
+    "method": ("method", "The post-processing applied to the same noisy counts."),
+    "rmse_NQ": ("node RMSE", "rmse_NQ: root mean squared error per node, how far a released count is from the "
+                "true one, on average over all nodes."),
+    "rmse_RQ": ("range RMSE", "rmse_RQ: root mean squared error of random range queries (sums over consecutive "
+                "leaves) answered from the released tree."),
+    "bias": ("bias", "Mean error: the average of released − true over all nodes (0 for an unbiased method)."),
+    "negatives": ("negatives", "How many released counts are below zero."),
+    "seconds": ("time (s)", "Wall-clock seconds of the post-processing on this draw."),
+    "total_sq_error": ("total sq. error", "Total squared error: the sum over all nodes of (released − true)²."),
+    "expected_sq_error": ("expected (Thm 5)", "Expected total squared error from the analytic variances: n σ² before "
+                          "and m σ² after optimal post-processing (Theorem 5, uniform split). Boosting has no closed "
+                          "form."),
+}
+"""Column header (plain words, the symbol after) and one-line help of the Tree page's methods table."""
+NO_CLOSED_FORM = "no closed form"
+
+
+def _sig(x: np.ndarray, digits: int = 4) -> np.ndarray:
+    """``x`` rounded to ``digits`` significant digits (0 and non-finite values kept)."""
+    x = np.asarray(x, float)
+    mag = np.floor(np.log10(np.abs(np.where((x == 0) | ~np.isfinite(x), 1.0, x))))
+    scale = 10.0 ** (digits - 1 - mag)
+    return np.where(np.isfinite(x), np.round(x * scale) / scale, x)
+
+
+def methods_table_view(table: pd.DataFrame, labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """The simulation table of :func:`dpviz.tree.release.simulate` for people: plain-word method names and
+    headers (:data:`METHOD_COLUMNS`), numbers to 4 significant digits, and the expected error of a method
+    without a closed form written as words (never "None"/"nan")."""
+    view = pd.DataFrame(index=table.index)
+    for col in table.columns:
+        if col == "method":
+            view[col] = [(labels or {}).get(m, m) for m in table["method"]]
+        elif col == "negatives":
+            view[col] = table[col].to_numpy(int)
+        elif col == "expected_sq_error":
+            exp = _sig(table[col].to_numpy(float))
+            view[col] = [NO_CLOSED_FORM if not np.isfinite(x) else f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:,.4g}"
+                         for x in exp]
+        elif col in METHOD_COLUMNS:
+            view[col] = _sig(table[col].to_numpy(float))
+    return view.rename(columns={c: METHOD_COLUMNS[c][0] for c in view.columns})
