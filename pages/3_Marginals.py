@@ -477,13 +477,13 @@ else:
                 "per cell)")
     view, helps = vm.method_error_table(table, names, baseline="mle" if "mle" in sim.results else None)
     st.dataframe(view, hide_index=True, key="marginals_error_table", width="stretch",
-                 column_config={c: st.column_config.Column(c, help=helps.get(c), width="small" if c == "seconds"
-                                                           else None) for c in view.columns}
-                 | {c: st.column_config.NumberColumn(c, help=helps.get(c), format="%.4g") for c in view.columns
-                    if view[c].dtype.kind == "f"})
+                 column_config={c: st.column_config.Column(c, help=helps.get(c), width="small") for c in view.columns}
+                 | {c: st.column_config.NumberColumn(c, help=helps.get(c), format="%.4g", width="small")
+                    for c in view.columns if view[c].dtype.kind == "f"})
     st.caption("Errors are averaged over the workload marginals γ ∈ 𝒲 and divided by the cells n_γ of each (the "
                "paper's workload error, §5). Hover a column name for its meaning. *No closed form*: only the "
-               "unbiased GReM-MLE / EMP has an analytic variance (paper Thm. 3; digest §1.5).")
+               "unbiased GReM-MLE / EMP has an analytic variance (derived from Prop. 1 and the noise scales; "
+               "rem-digest §1.5).")
     if sim.selected:
         st.caption("Marginals selected by Scalable MWEM, in order: "
                    + ", ".join(_label(data, g) for g in sim.selected) + ".")

@@ -25,7 +25,7 @@ PAGE = "pages/3_Marginals.py"
 DATA = ROOT / "tests" / "data"
 GOOD = (DATA / "marginals_cli_good.csv").read_bytes()  # 240 rows: color 3, size 4, age 10 bins, flag 2
 ALL_LABELS = [method_label(m) for m in METHODS]
-L1, L2, VAR = "mean |error| per cell (ℓ1)", "ℓ2 error per cell (ℓ2)", "expected variance per cell"
+L1, L2, VAR = "|error| per cell (ℓ1)", "ℓ2 per cell", "variance (analytic)"
 
 
 @pytest.fixture(scope="module")
