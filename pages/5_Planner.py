@@ -216,6 +216,17 @@ def readable(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame
     return out, gaps
 
 
+def table_config(config: dict, gaps: list[str]) -> dict:
+    """``config`` with every column that :func:`readable` turned into text shown as text (a number column would
+    show its empty cells as "None")."""
+    out = dict(config)
+    for col in gaps:
+        old = config.get(col)
+        out[col] = st.column_config.TextColumn(old["label"] if old else col, help=(old or {}).get("help"),
+                                               width=(old or {}).get("width"))
+    return out
+
+
 def simulation_section() -> int:
     """The Simulation heading, its banner (this page publishes nothing: no Private release panel) and the seed."""
     key = f"{PAGE.name}_seed"
@@ -381,7 +392,8 @@ try:
         table = plans_table(plans).drop(columns=["delta"])
         table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
         shown, gaps = readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
-        st.dataframe(shown, hide_index=True, key="plan_table", column_config=PLAN_CONFIG, width="stretch")
+        st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
+                     width="stretch")
         if gaps:
             st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
         if any(p.family == "gaussian" and p.delta is not None for p in plans):
@@ -422,16 +434,16 @@ except InputError as exc:
 
 # 2. One budget, several releases --------------------------------------------------------------------------
 SPLIT_CONFIG = {
-    "name": st.column_config.TextColumn("release", width="small"),
+    "name": st.column_config.TextColumn("release", help="The planned release (a ready-made example)."),
     "capability": st.column_config.TextColumn("shape", width="small"),
-    "mechanism": st.column_config.TextColumn("mechanism", width="small"),
+    "mechanism": st.column_config.TextColumn("mechanism", help="The mechanism with the smallest error for it."),
     "weight": st.column_config.NumberColumn("weight wᵢ", width="small", format="%g"),
     "share": st.column_config.NumberColumn("share", width="small", format="percent", help="Its share of the total."),
     "epsilon": st.column_config.NumberColumn("εᵢ", width="small", format="%.4g"),
     "rho": st.column_config.NumberColumn("ρᵢ", width="small", format="%.4g"),
     "error": st.column_config.NumberColumn("error", width="small", format="%.4g",
                                            help="The error it gets at its share (RMSE, or the graph metric)."),
-    "metric": st.column_config.TextColumn("error of", help="What the error measures."),
+    "metric": st.column_config.TextColumn("error of", width="medium", help="What the error measures."),
 }
 
 
@@ -490,7 +502,8 @@ def split_section(seed: int) -> None:
             mcols[i % len(mcols)].metric(f"{a.name}: error", f"{a.error:.4g}", help=f"{a.metric}; {budget} "
                                          f"({a.share:.1%} of the total)")
         shown, gaps = readable(result.table(), {"epsilon": ".4g", "rho": ".4g"})
-        st.dataframe(shown, hide_index=True, key="split_table", column_config=SPLIT_CONFIG, width="stretch")
+        st.dataframe(shown, hide_index=True, key="split_table", column_config=table_config(SPLIT_CONFIG, gaps),
+                     column_order=[c for c in shown.columns if c != "capability"], width="stretch")
         notes = {"epsilon": "εᵢ empty: a Gaussian release under a ρ or (ε, δ) total spends ρ, which has no ε of its "
                             "own (the total's ε holds for all releases together).",
                  "rho": "ρᵢ empty: under basic composition each release spends ε, not ρ."}

@@ -182,3 +182,24 @@ def test_home_in_browser(page, streamlit_server):
         expect(heading(page, TITLE)).to_be_visible(timeout=SLOW)
         expect(page).to_have_url(f"{streamlit_server}/", timeout=SLOW)
         wait_idle(page, SLOW)
+
+
+# ---- readable (issue 19) -------------------------------------------------------------------------------
+def _first_element_type(at) -> str:
+    from tests.apptest_helpers import walk
+
+    return next(e.type for e in walk(at.main) if getattr(e, "type", None) not in (None, "block"))
+
+
+def test_home_planner_and_ledger_open_with_their_title(home):
+    """Nothing (e.g. a bare string Streamlit's magic prints) comes before a page's title."""
+    assert _first_element_type(home) == "title"
+    for rel in ("pages/5_Planner.py", "pages/7_Ledger.py"):
+        at = ok(app_test(rel, timeout=120))
+        assert _first_element_type(at) == "title", rel
+
+
+def test_thumbnail_labels_too_small_to_read_are_hidden():
+    fig = T.thumbnail("tree", load_sample("tree", "sample:county"))
+    lay = fig.to_plotly_json()["layout"]
+    assert lay["uniformtext"] == {"minsize": T.THUMB_MIN_FONT, "mode": "hide"} and T.THUMB_MIN_FONT >= 9

@@ -157,6 +157,10 @@ def test_tables_show_no_none_and_gaps_are_explained(at):
     eps = list(table["epsilon"])
     assert eps[-1] == "" and all(e != "" for e in eps[:-1]) and "None" not in eps
     assert any("εᵢ empty" in c.value for c in at.caption)
+    import json
+
+    config = json.loads(at.dataframe[-1].proto.columns)  # a number column would draw the empty cell as "None"
+    assert config["epsilon"]["type_config"]["type"] == "text" and config["rho"]["type_config"]["type"] == "number"
     ok(at.radio(key="plan_noise").set_value("both").run())
     shown = at.dataframe[0].value.astype(str).to_numpy().ravel()
     assert not any(v in ("None", "nan") for v in shown)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -171,10 +172,11 @@ def what_if_figure(frame: pd.DataFrame, current: float | None = None, *, currenc
         fig.add_trace(go.Scatter(x=part["total"], y=part["error"], mode="lines", name=str(name),
                                  line={"color": _color(i)},
                                  hovertemplate=f"{name}: error %{{y:.4g}} at total {currency} = %{{x:.3g}}<extra></extra>"))
-    if current is not None:
-        fig.add_vline(x=current, line={"color": "black", "dash": "dash", "width": 1},
-                      annotation_text=f"total {currency} = {current:g}", annotation_position="top right")
     xs = frame["total"].to_numpy(float) if len(frame) else np.array([1.0])
+    if current is not None:  # the label on the side with more room, at the bottom (the curves fall to the right)
+        side = "left" if current > math.sqrt(xs.min() * xs.max()) else "right"
+        fig.add_vline(x=current, line={"color": "black", "dash": "dash", "width": 1},
+                      annotation_text=f"total {currency} = {current:g}", annotation_position=f"bottom {side}")
     ys = frame["error"].to_numpy(float) if len(frame) else np.array([1.0])
     ys = ys[np.isfinite(ys) & (ys > 0)]
     xr = [float(np.log10(xs.min())), float(np.log10(xs.max()))]

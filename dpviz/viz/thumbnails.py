@@ -25,18 +25,22 @@ from dpviz.viz.heatmap import matrix_heatmap
 from dpviz.viz.stream import minmax_index
 from dpviz.viz.tree import tree_figure
 
-__all__ = ["THUMB_HEIGHT", "PLOT_CONFIG", "shrink", "tree_thumbnail", "stream_thumbnail",
+__all__ = ["THUMB_HEIGHT", "THUMB_MIN_FONT", "PLOT_CONFIG", "shrink", "tree_thumbnail", "stream_thumbnail",
            "marginals_thumbnail", "graph_thumbnail", "THUMBNAILS", "thumbnail"]
 
 THUMB_HEIGHT = 170
 """Height of a thumbnail in pixels."""
+THUMB_MIN_FONT = 10
+"""Smallest label font (px) a thumbnail draws; smaller labels are hidden."""
 PLOT_CONFIG = {"staticPlot": True, "displayModeBar": False}
 """Plotly config for a thumbnail: a picture, no hover, zoom or toolbar."""
 
 
 def shrink(fig: go.Figure, height: int = THUMB_HEIGHT) -> go.Figure:
     """``fig`` as a small picture: no title, legend, colour bars, axis titles, tick labels or cell text."""
-    fig.update_layout(title=None, showlegend=False, height=int(height), margin={"t": 4, "l": 4, "r": 4, "b": 4})
+    # labels too small to read at thumbnail size are hidden, not drawn as specks
+    fig.update_layout(title=None, showlegend=False, height=int(height), margin={"t": 4, "l": 4, "r": 4, "b": 4},
+                      uniformtext={"minsize": THUMB_MIN_FONT, "mode": "hide"})
     fig.update_xaxes(title=None, showticklabels=False)
     fig.update_yaxes(title=None, showticklabels=False)
     for trace in fig.data:
