@@ -128,8 +128,11 @@ def act(page, w: Widget, step: str = "ArrowRight") -> str:
     if w.kind == "stSlider":
         thumb = el.get_by_role("slider").first
         thumb.focus()
-        now, top = thumb.get_attribute("aria-valuenow"), thumb.get_attribute("aria-valuemax")
-        key = "ArrowLeft" if step == "ArrowRight" and now is not None and now == top else step
+        # an <input type=range> (react-aria): at its max a right step would change nothing, so step left
+        now, top = thumb.input_value(), thumb.get_attribute("max")
+        low = thumb.get_attribute("min")
+        key = ("ArrowLeft" if step == "ArrowRight" and now == top else
+               "ArrowRight" if step == "ArrowLeft" and now == low else step)
         mark(page)
         thumb.press(key)
         return key

@@ -82,11 +82,11 @@ def test_the_browser_bench_probe_times_an_eps_move(page: Page, streamlit_server)
     eps = next(w for w in found if w.kind == "stSlider" and bl.EPS_LABEL.search(w.label))
     thumb = page.locator("[data-testid=stMain] [data-testid=stSlider]").filter(
         has_text=eps.label).get_by_role("slider").first
-    before = thumb.get_attribute("aria-valuenow")
+    before = thumb.input_value()
     assert bl.act(page, eps) in ("ArrowRight", "ArrowLeft")
     seconds = settled(page, 120_000)
     assert 0 < seconds < 120
-    assert thumb.get_attribute("aria-valuenow") != before  # the move happened, and the probe saw its rerun
+    assert thumb.input_value() != before  # the move happened, and the probe saw its rerun
     assert page.evaluate("() => window.__dpv.ran") is True
     wait_idle(page)
     mark(page)  # nothing happens after a mark: the probe waits for a rerun and does not report a stale time

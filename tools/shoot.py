@@ -1,32 +1,31 @@
 """Start the app, screenshot pages for a human, stop the app.
 
 usage: python tools/shoot.py [--out DIR] [page ...]
-  python tools/shoot.py "" Tree          -> shots/page_main.png, shots/page_Tree.png
-  python tools/shoot.py --out docs Tree  -> docs/page_Tree.png (the README screenshot)
-  python tools/shoot.py                  -> home + every page found in pages/
+  python tools/shoot.py "" Tree          -> shots/home.png, shots/page_Tree.png
+  python tools/shoot.py --out docs       -> docs/home.png + docs/page_<Name>.png of every page (the README's)
+  python tools/shoot.py                  -> home + every page found in pages/, into shots/
 
-A page is its URL path: "" is the home page, "Tree" is pages/1_Tree.py.
+A page is its URL path: "" is the home page, "Tree" is pages/1_Tree.py. Each page is opened in a fresh
+browser context (a new Streamlit session, bundled defaults) at 1280 px, shot once the script is idle and every
+visible Plotly chart has drawn (the probe of tests/e2e_helpers.py), the window grown to the page's height.
 Uses Debian's Chromium ($CHROMIUM_PATH or /usr/bin/chromium), never a Playwright download.
 """
 
 import argparse
-import os
 import re
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-WIDTH = 1280
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e_helpers import (  # noqa: E402
+    CHROMIUM_ARGS, StreamlitServer, chromium_path, install_probe, timed_goto,
+)
+
+WIDTH, MAX_HEIGHT = 1280, 8000
 
 
 def all_pages() -> list[str]:
@@ -38,10 +37,26 @@ def all_pages() -> list[str]:
     return [""] + names
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def file_name(page: str) -> str:
+    return f"page_{page}.png" if page else "home.png"
+
+
+def shoot(browser, url: str, page_path: str, out: Path) -> tuple[Path, float, int]:
+    """Screenshot one page: (file, load seconds, exception boxes shown)."""
+    ctx = browser.new_context(viewport={"width": WIDTH, "height": 900})
+    try:
+        page = ctx.new_page()
+        install_probe(page)
+        load = timed_goto(page, f"{url}/{page_path}", 180_000)
+        # content scrolls inside stMain, so full_page=True is not enough: grow the viewport
+        h = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+        page.set_viewport_size({"width": WIDTH, "height": min(h + 40, MAX_HEIGHT)})
+        page.wait_for_timeout(800)  # plotly relayout after the resize
+        f = out / file_name(page_path)
+        page.screenshot(path=str(f))
+        return f, load, page.locator("[data-testid=stException]").count()
+    finally:
+        ctx.close()
 
 
 def main(argv=None) -> int:
@@ -50,62 +65,18 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
     ap.add_argument("pages", nargs="*", help='URL paths, "" = home (default: home + all pages)')
     a = ap.parse_args(argv)
-    pages = a.pages or all_pages()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    port = a.port or free_port()
-    url = f"http://127.0.0.1:{port}"
-    srv = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     bad = 0
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if srv.poll() is not None:
-                raise SystemExit(f"streamlit exited with {srv.returncode}")
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("streamlit not healthy within 60 s")
-            time.sleep(0.2)
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = b.new_page(viewport={"width": WIDTH, "height": 900})
-            for name in pages:
-                page.set_viewport_size({"width": WIDTH, "height": 900})
-                page.goto(f"{url}/{name}")
-                app = page.locator("[data-testid=stApp]")
-                expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=60_000)
-                expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=60_000)
-                expect(page.locator("[data-testid=stSkeleton]")).to_have_count(0, timeout=30_000)
-                charts = page.locator("[data-testid=stPlotlyChart]")
-                for i in range(charts.count()):      # plotly draws lazily
-                    expect(charts.nth(i).locator(".main-svg").first).to_be_visible(timeout=30_000)
-                # content scrolls inside stMain, so full_page=True is not enough: grow the viewport
-                h = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
-                page.set_viewport_size({"width": WIDTH, "height": min(h + 40, 8000)})
-                page.wait_for_timeout(500)          # plotly relayout after resize
-                f = out / f"page_{name or 'main'}.png"
-                page.screenshot(path=str(f))
-                n_exc = page.locator("[data-testid=stException]").count()
-                if n_exc:
-                    bad += 1
-                    print(f"{f}  WARNING: page shows {n_exc} exception(s)", file=sys.stderr)
-                print(f)
-            b.close()
-    finally:
-        srv.send_signal(signal.SIGTERM)
-        try:
-            srv.wait(15)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+    with StreamlitServer(a.port) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        for name in a.pages or all_pages():
+            f, load, n_exc = shoot(browser, url, name, out)
+            if n_exc:
+                bad += 1
+                print(f"{f}  WARNING: page shows {n_exc} exception(s)", file=sys.stderr)
+            print(f"{f}  ({load:.1f} s to the last chart)")
+        browser.close()
     return 1 if bad else 0
 
 
