@@ -375,11 +375,16 @@ def test_private_release_panel(at, titanic):
 def test_browser_run_simulation(page, streamlit_server):
     open_page(page, streamlit_server, "Marginals")
     expect(metric_value(page, "Records N")).to_have_text("1,312")
-    page.get_by_role("button", name="Run the simulation").click()
+    # live: no Run button; the default simulation is on the page, and an ε key press redraws it
+    expect(page.get_by_role("button", name=re.compile(r"^Run the simulation"))).to_have_count(0)
     expect(metric_value(page, "Workload marginals")).to_have_text("4", timeout=30_000)
     wait_idle(page)
-    expect(page.get_by_text("Error per method")).to_be_visible()
-    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="ℓ1 error")).to_have_count(1)
+    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="per cell (ℓ1)")).to_have_count(1)
+    budget = page.get_by_text(re.compile(r"simulation seed .*\(ε, δ\) = \(1, "))
+    expect(budget).to_have_count(1)
+    page.get_by_role("slider").first.press("ArrowRight")  # ε 1 -> 2
+    expect(page.get_by_text(re.compile(r"simulation seed .*\(ε, δ\) = \(2, "))).to_have_count(1, timeout=30_000)
+    wait_idle(page)
     bars = page.locator("[data-testid=stPlotlyChart]").filter(has_text="Error per workload marginal")
     expect(bars.locator(".main-svg").first).to_be_visible(timeout=30_000)  # plotly draws lazily
     explorer = page.locator("[data-testid=stPlotlyChart]").filter(has_text="class × sex × age_group: 36 cells")
