@@ -332,7 +332,7 @@ def dots_controls(enabled: bool) -> tuple[int, bool, int]:
     show = d1.toggle("Monte-Carlo dots (a seeded sweep)", value=cap != "marginals", key=f"plan_dots_{cap}",
                      disabled=not enabled)
     trials = int(d2.select_slider("Trials per ε", TRIAL_CHOICES,
-                                  value=5 if cap in ("marginals", "graph") else 20, key=f"plan_trials_{cap}"))
+                                  value=5 if cap in ("marginals", "graph") else 10, key=f"plan_trials_{cap}"))
     return seed, show and enabled, trials
 
 
