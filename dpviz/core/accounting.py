@@ -53,6 +53,7 @@ Brent's method on a log-scale variable and then step the answer to the safe side
 from __future__ import annotations
 
 import math
+import struct
 import numbers
 from typing import Callable
 
@@ -170,15 +171,40 @@ def _find_bracket(f: Callable[[float], float], lo: float, hi: float,
     return lo, hi
 
 
+def _ordered(x: float) -> int:
+    """An integer key that orders doubles as the reals: consecutive doubles get consecutive keys."""
+    i = struct.unpack("<q", struct.pack("<d", x))[0]
+    return i if i >= 0 else -(i & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _from_ordered(k: int) -> float:
+    bits = k if k >= 0 else (-k) | 0x8000_0000_0000_0000
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def _bisect(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """The smallest double x in (lo, hi] with f(x) ≥ 0 for an increasing f with f(lo) < 0 ≤ f(hi):
+    bisection on the doubles themselves (≤ 64 halvings of the ordered bit patterns), so the root is exact to
+    one unit in the last place, with no SciPy import (``scipy.optimize`` pulls in ``scipy.sparse.linalg``,
+    a tenth of a second of every release's ledger line)."""
+    klo, khi = _ordered(lo), _ordered(hi)
+    while khi - klo > 1:
+        mid = (klo + khi) // 2
+        if f(_from_ordered(mid)) < 0.0:
+            klo = mid
+        else:
+            khi = mid
+    return _from_ordered(khi)
+
+
 def _root(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """Root of an increasing f on a bracket, to (near) machine precision."""
-    from scipy.optimize import brentq  # lazy: keeps `import dpviz` and --help light
+    """Root of an increasing f on a bracket, to machine precision (:func:`_bisect`)."""
     flo, fhi = f(lo), f(hi)
     if flo == 0.0:
         return lo
     if fhi == 0.0:
         return hi
-    return float(brentq(f, lo, hi, xtol=1e-15, rtol=4.0 * _EPS, maxiter=500))
+    return _bisect(f, lo, hi)
 
 
 def _step_down(x: float, ok: Callable[[float], bool]) -> float:
@@ -292,7 +318,6 @@ def gaussian_epsilon(rho: float, delta: float) -> float:
     >>> round(gaussian_epsilon(0.5, 1e-6), 6)
     4.886554
     """
-    from scipy.optimize import brentq  # lazy: keeps `import dpviz` and --help light
     from scipy.special import ndtri  # lazy: keeps `import dpviz` and --help light
     rho = positive("rho", rho)
     delta = probability("delta", delta)
@@ -310,7 +335,7 @@ def gaussian_epsilon(rho: float, delta: float) -> float:
     lo, hi = _find_bracket(f, 0.0, hi, step=1.0 + hi)
     if lo < 0.0:  # δ(0) via erf and via the log form disagree in the last bit: ε = 0
         return 0.0
-    eps = float(brentq(f, lo, hi, xtol=1e-300, rtol=4.0 * _EPS, maxiter=500))
+    eps = _root(f, lo, hi)
     if eps <= 0.0:
         return 0.0
     return _step_up(eps, lambda e: math.exp(_gaussian_log_delta(mu, e)) <= delta)
