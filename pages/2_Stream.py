@@ -61,7 +61,7 @@ WHAT_IS_THIS = (
     "(Eq. 5.6), so W = B M. One count sits in at most ⌊log₂ N⌋ + 1 nodes (Theorem 5.1: the sensitivity) and "
     "a total uses popcount(t) nodes, the number of 1-bits of t (Theorem 5.2). Noise goes on the nodes: "
     "B (M a + noise) (Eq. 5.7).\n\n"
-    "**FDA weights λ (Eq. 5.8–5.11).** Fenwick + FDA measures node i louder or softer by a weight λ_i: it "
+    "**FDA weights λ (Eq. 5.8–5.11).** Fenwick + FDA measures node i louder or softer by a weight λᵢ: it "
     "releases B Σ⁻¹ (Σ M a + noise) with Σ = diag(λ) (Eq. 5.8), whose total squared error is "
     "Eq. 5.9. The weights minimise that error with every count's weights adding up to at most 1 "
     "(problem 5.10), and FDA computes them fast from the recursion of Theorem 5.4 (Eq. 5.11).\n\n"
@@ -71,10 +71,11 @@ WHAT_IS_THIS = (
     "**Error table.** Per mechanism: its sensitivity (how far one event can move what is measured), the "
     "total squared error over the N totals (Eq. 5.2; Eq. 5.9 with weights), its mean per step and the worst "
     "step. The summary under it says which is best for which error and why the release default may differ.\n\n"
-    "**λ chart.** Top: the FDA weight of every node, coloured by its tree level. A louder node (larger λ_i) "
+    "**λ chart.** Top: the FDA weight of every node, coloured by its tree level. A louder node (larger λᵢ) "
     "gets less noise, but every count's weights over the nodes that contain it must add up to at most 1 "
     "(that keeps the sensitivity at 1), so the weights trade accuracy between nodes where it lowers the total "
-    "error most. Bottom: the noise standard deviation each node actually gets at this budget (scale / λ_i). **M, B, Σ** (N ≤ 64): the three matrices of Eq. 5.8 as heatmaps.\n\n"
+    "error most. Bottom: the noise standard deviation each node actually gets at this budget (scale / λᵢ). "
+    "**M, B, Σ** (N ≤ 64): the three matrices of Eq. 5.8 as heatmaps, one tab each.\n\n"
     "**Simulation.** One seeded draw of every mechanism against the true totals, with a ±2σ band from the "
     "exact variance: fine for learning, never a release. **Private release** draws discrete noise once "
     "(Eq. 5.8 with integer node sums) and charges the ledger.")
@@ -238,7 +239,7 @@ table = vs.mse_table(list(mechs.values())) if mechs else None
 if not methods:
     st.warning("Select at least one mechanism.", icon=":material/warning:")
 st.markdown("**Noise curves**: how uncertain each released running total is, step by step — its exact "
-            "variance Var(ŝ_t) (log scale; no data involved; it moves with ε)")
+            "variance Var(ŝₜ) (log scale; no data involved; it moves with ε)")
 if mechs:
     st.plotly_chart(vs.variance_figure(list(mechs.values())), key="variance_chart", width="stretch")
 st.markdown("**Error table** (exact, over the N released totals; hover a column name for its meaning)")

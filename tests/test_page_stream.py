@@ -235,16 +235,21 @@ def test_upload_good_csv(at):
 
 
 @pytest.mark.parametrize("bad", BAD_FILES + ["stream_bad_too_long.csv"])
-def test_bad_upload_shows_validator_message_and_keeps_data(at, bad):
+def test_bad_upload_shows_validator_message_and_clears_the_earlier_file(at, bad):
+    """A rejected file names the problem and leaves nothing of the earlier upload (ui.handle_upload): the
+    bundled flights series is shown again, and the page says so."""
     raw = TOO_LONG if bad == "stream_bad_too_long.csv" else (DATA / bad).read_bytes()
     ok(at.radio(key="stream_source").set_value("upload").run())
     upload_file(at, "stream_good.csv")
-    before = metrics(at)
+    assert metrics(at)["Horizon N"] == "20"
     upload_file(at, bad, raw)
-    assert [e.value for e in at.error] == [validator_message(raw)]
-    assert metrics(at) == before  # the last good upload is still shown
+    [err] = [e.value for e in at.error]
+    assert err.startswith(f"{bad} was rejected: {validator_message(raw)}")
+    assert metrics(at)["Horizon N"] == "181"  # the bundled series, not the earlier file
+    assert any("still showing" in i.value and "flights" in i.value for i in at.info)
+    before = metrics(at)
     ok(at.select_slider(key="epsilon").set_value(0.5).run())  # the page stays usable
-    assert metrics(at)["Horizon N"] == "20" and metrics(at)[FDA_RMSE] != before[FDA_RMSE]
+    assert metrics(at)["Horizon N"] == "181" and metrics(at)[FDA_RMSE] != before[FDA_RMSE]
 
 
 def test_bad_upload_messages_are_specific():
@@ -255,7 +260,7 @@ def test_bad_upload_messages_are_specific():
 
 
 
-HOSTILE_UPLOADS = {  # issue 12: each is refused with st.error, no exception, the last good data kept
+HOSTILE_UPLOADS = {  # issue 12: each is refused with st.error, no exception; issue 19: the earlier file dropped
     "ragged.csv": b"count\n1,2\n3,4\n",
     "overflow.csv": b"count\n1e308\n1e308\n",
     "total.csv": b"count\n" + b"900000000000\n" * 10_010,
@@ -269,17 +274,18 @@ HOSTILE_UPLOADS = {  # issue 12: each is refused with st.error, no exception, th
 }
 
 
-def test_hostile_uploads_show_an_error_and_keep_the_last_good_data(at):
+def test_hostile_uploads_show_an_error_and_drop_the_earlier_file(at):
     ok(at.radio(key="stream_source").set_value("upload").run())
     assert any(CAPS_HELP in c.value for c in at.caption)  # the caps are stated next to the uploader
-    upload_file(at, "stream_good.csv")
-    before = metrics(at)
     for name, raw in HOSTILE_UPLOADS.items():
+        upload_file(at, "stream_good.csv")
+        assert metrics(at)["Horizon N"] == "20", name
         upload_file(at, name, raw)  # ok(): no exception
-        assert [e.value for e in at.error] == [validator_message(raw)], name
-        assert metrics(at) == before, name
-    ok(at.select_slider(key="epsilon").set_value(0.5).run())  # still usable, on the last good upload
-    assert metrics(at)["Horizon N"] == "20"
+        [err] = [e.value for e in at.error]
+        assert err.startswith(f"{name} was rejected: {validator_message(raw)}"), name
+        assert metrics(at)["Horizon N"] == "181", name  # nothing of the earlier upload stays
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())  # still usable, on the bundled series
+    assert metrics(at)["Horizon N"] == "181"
     upload_file(at, "zoned.csv", b"date,count\n2024-01-01T00:00+01:00,3\n2024-01-02T00:00+01:00,4\n")
     assert metrics(at)["Horizon N"] == "2" and not at.error  # one time zone: read as wall-clock times
 
@@ -519,5 +525,5 @@ def test_browser_play_and_upload(page, streamlit_server):
     upload(page, DATA / "stream_bad_negative.csv")
     expect(page.locator("[data-testid=stAlertContentError]")).to_contain_text("-2 is negative")
     wait_idle(page)
-    expect(metric_value(page, "Horizon N")).to_have_text("20")
+    expect(metric_value(page, "Horizon N")).to_have_text("181")  # the earlier file is dropped: bundled flights
     expect(page.locator("[data-testid=stException]")).to_have_count(0)

@@ -121,7 +121,17 @@ def test_heatmaps_and_lambda_figure_layout():
     for fig in maps.values():
         assert fig.layout.title.yanchor == "top" and fig.layout.margin.t >= 100 and fig.layout.yaxis.scaleanchor == "x"
     fig = V.lambda_figure(lam, 2.0 / lam)
-    assert len(fig.data) == 2 and fig.layout.yaxis2.type == "log" and fig.layout.yaxis.title.text == "weight λ_i"
+    assert len(fig.data) == 2 and fig.layout.yaxis2.type == "log" and fig.layout.yaxis.title.text == "weight λᵢ"
     np.testing.assert_allclose(fig.data[1].y, 2.0 / lam)
     big = make_mechanism("fenwick-fda", 20_000, Noise.laplace(1.0)).lam
     assert len(V.lambda_figure(big).data[0].x) <= V.MAX_POINTS + 2  # long profiles are reduced
+
+
+def test_timestamps_are_sent_as_short_dates():
+    n = 5
+    mech = make_mechanism("naive", n, Noise.laplace(1.0))
+    rel = {"naive": mech.simulate(np.ones(n), np.random.default_rng(0))}
+    days = np.arange("2001-01-01", "2001-01-06", dtype="datetime64[D]").astype("datetime64[ns]")
+    assert list(V.release_figure(np.ones(n), rel, days).data[-1].x) == [f"2001-01-0{d}" for d in range(1, 6)]
+    hours = np.arange(np.datetime64("2011-01-01T00:00"), np.datetime64("2011-01-01T05:00"), np.timedelta64(1, "h"))
+    assert V.release_figure(np.ones(n), rel, hours).data[-1].x[1] == "2011-01-01T01:00"
