@@ -14,7 +14,7 @@ from dpviz.graph.io import read_edges
 from dpviz.viz.graph import MEASURES, METHOD_SHORT, TIME_ROW, method_label
 from tests.apptest_helpers import app_test, decode_plotly_array, input_error_message, metrics, ok, plotly_json, \
     upload_bytes
-from tests.e2e_helpers import metric_value, open_page, wait_idle, wait_plotly
+from tests.e2e_helpers import metric_value, open_page, set_slider_keys, wait_idle, wait_plotly
 
 PAGE = "pages/4_Graph.py"
 GOOD = b"source,target\nalice,bob\nbob,carol\ncarol,alice\ncarol,dave\ndave,erin\nerin,alice\nbob,alice\n"
@@ -285,7 +285,7 @@ def test_browser_graph_page_renders(page, streamlit_server):
         expect(page.get_by_role("heading", name=re.compile(rf"{name}$"))).to_be_visible()
     expect(metric_value(page, "Vertices |V|")).to_have_text("34")
     expect(metric_value(page, "Edges |E|")).to_have_text("78")
-    charts = wait_plotly(page, 7, timeout=60_000)
+    charts = wait_plotly(page, 6, timeout=60_000)  # the budget chart became the table's share bars
     expect(charts.filter(has_text="Degree distribution")).to_have_count(1)
     expect(charts.filter(has_text="decomposition")).to_have_count(1)
     expect(page.locator("[data-testid=stDataFrame]")).not_to_have_count(0)
@@ -294,3 +294,25 @@ def test_browser_graph_page_renders(page, streamlit_server):
     expect(page.get_by_role("button", name="Draw a private release")).to_be_visible()
     wait_idle(page)
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
+    # the defect: the depth fell back to 0 (one rectangle) after an ε move; the reader's depth is kept
+    set_slider_keys(page, "Privacy budget ε", "End")  # ε = 50: the deepest tree of the ε range
+    expect(page.get_by_text("at ε = 50").first).to_be_attached(timeout=60_000)
+    wait_idle(page, 60_000)
+    box = page.locator("[data-testid=stSlider]").filter(has_text="Depth of the decomposition")
+    depth = page.get_by_role("slider", name="Depth of the decomposition")
+    depth.focus()
+    depth.press("End")
+    top = box.locator("[data-testid=stSliderTickBar]").inner_text().split()[-1]
+    expect(box.locator("[data-testid=stSliderThumbValue]")).to_have_text(top)
+    expect(charts.filter(has_text=f"depth {top}: ")).to_have_count(1, timeout=30_000)
+    wait_idle(page)
+    set_slider_keys(page, "Privacy budget ε", "ArrowLeft")  # ε = 20: a tree at most as deep
+    expect(page.get_by_text("at ε = 20").first).to_be_attached(timeout=60_000)
+    wait_idle(page, 60_000)
+    shown = int(box.locator("[data-testid=stSliderThumbValue]").inner_text())
+    assert 0 < shown == min(int(top), int(box.locator("[data-testid=stSliderTickBar]").inner_text().split()[-1]))
+    set_slider_keys(page, "Privacy budget ε", "ArrowRight")  # back to 50: the chosen depth again
+    expect(page.get_by_text("at ε = 50").first).to_be_attached(timeout=60_000)
+    wait_idle(page, 60_000)
+    expect(box.locator("[data-testid=stSliderThumbValue]")).to_have_text(top)
+    expect(charts.filter(has_text=f"depth {top}: ")).to_have_count(1)

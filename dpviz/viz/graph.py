@@ -380,8 +380,7 @@ def partition_figure(partition: Partition, n_nodes: int, depth: int, *, symmetri
     bounds = _grid(n, max_bins)
     z = _paint(_log_density(dens), p.r0[idx], p.r1[idx], p.c0[idx], p.c1[idx], bounds)
     leaves = int(np.count_nonzero(p.leaf[idx]))
-    sub = (f"depth {depth}: {idx.size:,} regions ({leaves:,} final); colour: released edges per cell "
-           f"(noisy density); dotted red line: the diagonal")
+    sub = f"depth {depth}: {idx.size:,} regions ({leaves:,} final); red dots: the diagonal"
     fig = _raster(z, bounds, _title(title, sub), "released edges<br>per cell", "released edges per cell")
     if 0 < idx.size <= outline_max:
         xs, ys = _outlines(p.r0[idx], p.r1[idx], p.c0[idx], p.c1[idx])
@@ -453,7 +452,7 @@ MEASURES: dict[str, tuple[str, str]] = {
                   "edges between a random vertex set S and the rest: mean relative error, |S| = 0.2..0.8 |V|"),
     "clustering_rel_error": ("Clustering error ↓ (relative)",
                              "relative error of the average local clustering coefficient"),
-    "modularity_rel_error": ("Community-structure error ↓ (modularity, relative)",
+    "modularity_rel_error": ("Community error ↓ (modularity, relative)",
                              "relative error of the modularity of the true graph's Louvain communities"),
     "eigen_top1_overlap": ("Central vertices kept ↑ (eigenvector top 1%)",
                            "share of the true top-1% vertices by eigenvector centrality still top 1% after release"),
