@@ -302,7 +302,12 @@ elif cap == "marginals":
     kind = ""
 else:
     data_key, data = data_source("graph", c2, "Graph", samples_shown=2)
-    metric = c2.selectbox("Metric", list(montecarlo.GRAPH_METRICS), index=2, key="plan_graph_metric")
+    from dpviz.graph.metrics import METRIC_INFO
+
+    metric = c2.selectbox("Metric", list(montecarlo.GRAPH_METRICS), index=2, key="plan_graph_metric",
+                          format_func=lambda m: f"{METRIC_INFO[m][0]} ({m})" if m in METRIC_INFO else m,
+                          help="; ".join(f"{METRIC_INFO[m][0]}: {METRIC_INFO[m][2]}" for m in montecarlo.GRAPH_METRICS
+                                         if m in METRIC_INFO))
     kind = ""
 
 if cap in ("tree", "stream"):

@@ -183,6 +183,13 @@ def test_what_if_covers_the_whole_slider_with_readable_ticks(at):
     xa = fig["layout"]["xaxis"]
     assert xa["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
     assert fig["layout"]["shapes"][0]["x0"] == 5.0  # the current total
+    import math
+
+    # labels of lines on log axes sit at log10 of the value (add_vline/add_hline's own sat at 10^value: off-chart)
+    (label,) = [a for a in fig["layout"]["annotations"] if a["text"] == "total ε = 5"]
+    assert label["x"] == pytest.approx(math.log10(5.0))
+    (target,) = [a for a in chart(at, "error_chart")["layout"]["annotations"] if a["text"] == "target 50"]
+    assert target["y"] == pytest.approx(math.log10(50.0)) and target["yref"] == "y"
 
 
 def test_uploaded_files_are_planned(at, tmp_path):

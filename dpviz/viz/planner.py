@@ -114,8 +114,9 @@ def error_figure(curves: Sequence[Curve | MonteCarloCurve], budgets: np.ndarray,
                                  marker={"symbol": "x", "size": 11, "color": _color(i)},
                                  hovertemplate=f"{p.mechanism}: planned {p.budget.describe}<extra></extra>"))
     if target is not None:
-        fig.add_hline(y=target, line={"color": "black", "dash": "dash", "width": 1},
-                      annotation_text=f"target {target:g}", annotation_position="top left")
+        fig.add_hline(y=target, line={"color": "black", "dash": "dash", "width": 1})
+        fig.add_annotation(x=1.0, xref="paper", y=math.log10(target), yref="y", showarrow=False, text=f"target {target:g}",
+                           xanchor="right", yanchor="bottom", font={"size": 12})  # add_hline's own sits at 10^y on log
     analytic = [c for c in curves if isinstance(c, Curve)]
     if axis == "epsilon" and len(analytic) > 1 and (delta is not None or all(c.family == "laplace" for c in analytic)):
         names = [c.mechanism for c in analytic]
@@ -175,8 +176,11 @@ def what_if_figure(frame: pd.DataFrame, current: float | None = None, *, currenc
     xs = frame["total"].to_numpy(float) if len(frame) else np.array([1.0])
     if current is not None:  # the label on the side with more room, at the bottom (the curves fall to the right)
         side = "left" if current > math.sqrt(xs.min() * xs.max()) else "right"
-        fig.add_vline(x=current, line={"color": "black", "dash": "dash", "width": 1},
-                      annotation_text=f"total {currency} = {current:g}", annotation_position=f"bottom {side}")
+        fig.add_vline(x=current, line={"color": "black", "dash": "dash", "width": 1})
+        # a separate annotation: add_vline's own is placed at x = 10^current on a log axis (plotly.py)
+        fig.add_annotation(x=math.log10(current), xref="x", y=0.02, yref="paper", showarrow=False,
+                           text=f"total {currency} = {current:g}", xanchor="right" if side == "left" else "left",
+                           yanchor="bottom", xshift=-4 if side == "left" else 4)
     ys = frame["error"].to_numpy(float) if len(frame) else np.array([1.0])
     ys = ys[np.isfinite(ys) & (ys > 0)]
     xr = [float(np.log10(xs.min())), float(np.log10(xs.max()))]
