@@ -45,6 +45,6 @@ def spent_figure(frame: pd.DataFrame, budget_epsilon: float | None = None) -> go
     fig.update_xaxes(title="releases so far", tickformat="d", dtick=1 if len(frame) <= 20 else None,
                      range=[0.5, len(frame) + 0.5])
     fig.update_yaxes(title="spent ε", tickformat=".3~g", rangemode="tozero")
-    fig.update_layout(height=340, margin={"t": 40, "b": 50, "l": 60, "r": 20},
+    fig.update_layout(height=340, margin={"t": 40, "b": 50, "l": 60, "r": 20}, showlegend=True,
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
     return fig
