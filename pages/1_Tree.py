@@ -315,11 +315,33 @@ seed = ui.simulation_section(cap)
 
 with st.spinner("Preparing the GMC plan (stage 1, once per tree) ..."):
     sim_plan = get_plan(key, split, family, data)
-unit = get_unit(key, seed, family, tree.n)
-ranges = get_ranges(key, tree.m)
-expected_var = expected_variance(tree, sim_noise, split, sim_plan)  # Var(v̄_i) of the optimal release, O(n)
-sim = simulate(data, sim_noise, methods, split=split, unit=unit, plan=sim_plan, ranges=ranges, expected=expected_var)
-results, table = sim.results, (sim.table if sim.results else None)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def simulated(source_key: tuple, settings: tuple, methods: tuple, _noise, _plan):
+    """The simulation of one setting (ε, family, δ, split, seed) and the views built from it: the methods
+    table and its two charts. Cached by these small inputs: moving ε back to a value seen before, or
+    returning to a seed, redraws nothing new."""
+    split_, seed_ = settings[3], settings[4]
+    unit = get_unit(source_key, seed_, settings[1], tree.n)
+    ranges = get_ranges(source_key, tree.m)
+    expected = expected_variance(tree, _noise, split_, _plan)  # Var(v̄_i) of the optimal release, O(n)
+    sim = simulate(data, _noise, list(methods), split=split_, unit=unit, plan=_plan, ranges=ranges,
+                   expected=expected)
+    table = sim.table if sim.results else None
+    views = None
+    if table is not None:
+        views = (vt.methods_table_view(table, METHOD_LABELS),
+                 vt.error_by_level_figure(vt.error_by_level_frame(
+                     tree, {m: r.released for m, r in sim.results.items()}, data.v), METHOD_LABELS,
+                     expected=expected_error_by_level(tree, expected)),
+                 vt.method_comparison_figure(table, METHOD_LABELS))
+    return sim, table, views, expected, len(ranges[0])
+
+
+settings = (float(eps), family, params["delta"], split, seed)
+sim, table, sim_views, expected_var, n_ranges = simulated(key, settings, tuple(methods), sim_noise, sim_plan)
+results = sim.results
 if not methods:
     st.warning("Select at least one post-processing method.", icon=":material/warning:")
 shown = "gmc" if "gmc" in results else (next(iter(results)) if results else None)
@@ -333,7 +355,7 @@ def _human(x: float) -> str:
 def _rmse(method: str) -> str:
     if table is None or method not in results:
         return "—"
-    return _human(float(table.loc[table['method'] == method, 'rmse_NQ'].iloc[0]))
+    return _human(float(dict(zip(table["method"], table["rmse_NQ"]))[method]))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -357,22 +379,21 @@ m5.metric(EXPECTED_METRIC, _human(float(expected_var.sum())),
 
 st.markdown("**Methods compared** (same noise draw for every method)")
 if table is not None:
-    st.dataframe(vt.methods_table_view(table, METHOD_LABELS), hide_index=True, key="sim_table", width="stretch",
+    view, ebl_figure, bars_figure = sim_views
+    st.dataframe(view, hide_index=True, key="sim_table", width="stretch",
                  column_config={head: (st.column_config.TextColumn(head, help=tip, width=205) if col == "method" else
                                        st.column_config.TextColumn(head, help=tip, width=110)
                                        if col == "expected_sq_error" else
                                        st.column_config.NumberColumn(head, help=tip, format="localized",
                                                                      width=TABLE_WIDTHS.get(col, 80)))
                                 for col, (head, tip) in vt.METHOD_COLUMNS.items()})
-    st.caption(f"Range RMSE over {len(ranges[0]):,} random leaf ranges (fixed per tree). Theorem 5: "
+    st.caption(f"Range RMSE over {n_ranges:,} random leaf ranges (fixed per tree). Theorem 5: "
                "E[total squared error] = n σ² before and m σ² after optimal post-processing "
                "(uniform split); for the geometric split, the sums of the analytic variances. "
                "Boosting has no closed form. Hover a column header for its meaning.")
     c1, c2 = st.columns(2, gap="medium")
-    c1.plotly_chart(vt.error_by_level_figure(
-        vt.error_by_level_frame(tree, {m: r.released for m, r in results.items()}, data.v), METHOD_LABELS,
-        expected=expected_error_by_level(tree, expected_var)), key="error_by_level", width="stretch")
-    c2.plotly_chart(vt.method_comparison_figure(table, METHOD_LABELS), key="methods_chart", width="stretch")
+    c1.plotly_chart(ebl_figure, key="error_by_level", width="stretch")
+    c2.plotly_chart(bars_figure, key="methods_chart", width="stretch")
 
 st.markdown("**The tree, node by node**")
 zoom_opts = [int(i) for i in vt.zoom_options(tree)]
@@ -387,7 +408,6 @@ root = int(z1.selectbox("Zoom into", zoom_opts, key="tree_zoom",
 z2.caption("Tile width = true count. Colour = the error of "
            f"{METHOD_LABELS.get(shown, 'no method') if shown else 'no method'} (released − true): blue too high, "
            "red too low. Hover a tile for its true and released counts.")
-settings = (float(eps), family, params["delta"], split, seed)
 st.plotly_chart(tree_view(key, root, ("counts", shown, settings),
                           (data.v, None if shown is None else results[shown].released),
                           f"Error per node of {METHOD_LABELS.get(shown, 'no method') if shown else 'no method'}"),

@@ -4,6 +4,7 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
@@ -156,6 +157,16 @@ def test_epsilon_updates_every_simulated_view_and_keeps_the_others_unchanged(at)
     noisy = specs()
     ok(at.select_slider(key="epsilon").set_value(2.0).run())
     assert [t for t in noisy if t.startswith("Noisy") and noisy[t] != specs()[t]]  # the propagation follows ε
+
+
+def test_a_setting_seen_before_is_not_simulated_again(at):
+    """The simulation and its views are cached by (source, ε, family, δ, split, seed, methods): back at ε = 1 the
+    page shows the very same run (its measured seconds included), not a new one."""
+    first = at.dataframe[0].value
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())
+    assert not at.dataframe[0].value.equals(first)
+    ok(at.select_slider(key="epsilon").set_value(1.0).run())
+    pd.testing.assert_frame_equal(at.dataframe[0].value, first)
 
 
 def test_generation_matrix_is_built_only_when_its_expander_is_open(at):

@@ -156,9 +156,14 @@ def tree_figure(
 
 def _titled(fig: go.Figure, title: str, note: str, height: int) -> None:
     """Title on one line at the top left, the note as a smaller second line; margins that keep both clear."""
+    fig.update_layout(**_title_layout(title, note, height))
+
+
+def _title_layout(title: str, note: str, height: int) -> dict:
+    """The layout keys of :func:`_titled`, for figures built in one pass."""
     text = title + (f"<br><sup>{note}</sup>" if note else "")
-    fig.update_layout(title=dict(text=text, x=0.01, xanchor="left", font=dict(size=16)),
-                      margin=dict(t=75 if note else 50, l=10, r=10, b=10), height=height, uirevision="keep")
+    return dict(title=dict(text=text, x=0.01, xanchor="left", font=dict(size=16)),
+                margin=dict(t=75 if note else 50, l=10, r=10, b=10), height=height, uirevision="keep")
 
 
 def log_ticks(values: np.ndarray) -> dict:
@@ -291,46 +296,48 @@ def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None
                           expected: np.ndarray | None = None) -> go.Figure:
     """One line per method: RMSE of the nodes at each depth (1 = root), log y axis; ``expected``
     (RMSE by depth predicted for the optimal release, one value per depth) is drawn dashed, pooled
-    like the frame when its levels are."""
+    like the frame when its levels are. Built in one pass (plotly validates each ``update_*`` call anew:
+    this figure is rebuilt on every ε move)."""
     width = int(df.attrs.get("bin_width", 1))
     many = df["depth"].nunique() > 60
-    fig = go.Figure()
-    for method, g in df.groupby("method", sort=False):
-        fig.add_trace(go.Scatter(x=g["depth"], y=g["rmse"], mode="lines" if many else "lines+markers",
-                                 name=(labels or {}).get(method, method)))
+    mode = "lines" if many else "lines+markers"
+    methods, depth, rmse = df["method"].to_numpy(), df["depth"].to_numpy(), df["rmse"].to_numpy(float)
+    traces = [dict(type="scatter", x=depth[methods == m], y=rmse[methods == m], mode=mode,
+                   name=(labels or {}).get(m, m)) for m in pd.unique(methods)]
     if expected is not None:
         y = np.asarray(expected, float)
         if width > 1:
             y = pooled_by_level(y, np.asarray(df.attrs["level_counts"], float), width)
-        fig.add_trace(go.Scatter(x=1 + width * np.arange(y.size), y=y, mode="lines",
-                                 line=dict(dash="dash", color="black"), name="optimal release: expected"))
+        traces.append(dict(type="scatter", x=1 + width * np.arange(y.size), y=y, mode="lines",
+                           line=dict(dash="dash", color="black"), name="optimal release: expected"))
     pooled = f"; levels pooled in bins of {width:,}" if width > 1 else ""
-    fig.update_xaxes(title=f"depth (1 = root{pooled})", dtick=None if many else 1, tickformat=",~d")
-    fig.update_yaxes(title="RMSE of the nodes at this depth", type="log", dtick=1, tickformat=",~g",
-                     **log_ticks(np.concatenate([df["rmse"].to_numpy(float)] + [t.y for t in fig.data[-1:]])))
-    _titled(fig, "Error by level", "", height=440)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0), margin=dict(b=10))
-    return fig
+    ys = np.concatenate([rmse] + [np.asarray(t["y"], float) for t in traces[-1:]])
+    layout = dict(
+        xaxis=dict(title=dict(text=f"depth (1 = root{pooled})"), dtick=None if many else 1, tickformat=",~d"),
+        yaxis=dict(title=dict(text="RMSE of the nodes at this depth"), type="log", dtick=1, tickformat=",~g",
+                   **log_ticks(ys)),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0), **_title_layout("Error by level", "", 440))
+    return go.Figure(data=traces, layout=layout)
 
 
 def method_comparison_figure(table: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
     """Grouped bars of rmse_NQ and rmse_RQ per method (log y), from the table of
     :func:`dpviz.tree.release.simulate` (its ``table``)."""
     names = [(labels or {}).get(m, m) for m in table["method"]]
-    fig = go.Figure()
-    shown = []
+    traces, shown = [], []
     for col, name in (("rmse_NQ", "per node (rmse_NQ)"), ("rmse_RQ", "per range query (rmse_RQ)")):
         if col in table:
             x = table[col].to_numpy(float)
             shown.append(x)
-            fig.add_trace(go.Bar(y=names, x=x, name=name, orientation="h",
-                                 hovertemplate="%{y}: %{x:,.4g}<extra>" + name + "</extra>"))
-    fig.update_xaxes(type="log", title="RMSE (log scale)", dtick=1, tickformat=",~g",
-                     **log_ticks(np.concatenate(shown) if shown else np.ones(1)))
-    fig.update_yaxes(autorange="reversed", automargin=True)
-    _titled(fig, "Methods compared (same noise draw)", "", height=440)
-    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
-    return fig
+            traces.append(dict(type="bar", y=names, x=x, name=name, orientation="h",
+                               hovertemplate="%{y}: %{x:,.4g}<extra>" + name + "</extra>"))
+    layout = dict(
+        xaxis=dict(type="log", title=dict(text="RMSE (log scale)"), dtick=1, tickformat=",~g",
+                   **log_ticks(np.concatenate(shown) if shown else np.ones(1))),
+        yaxis=dict(autorange="reversed", automargin=True), barmode="group",
+        legend=dict(orientation="h", yanchor="top", y=-0.15, x=0),
+        **_title_layout("Methods compared (same noise draw)", "", 440))
+    return go.Figure(data=traces, layout=layout)
 
 METHOD_COLUMNS: dict[str, tuple[str, str]] = {
     "method": ("method", "The post-processing applied to the same noisy counts."),
