@@ -42,3 +42,11 @@ def test_every_page_is_a_readme_row(tmp_path, monkeypatch):
     assert {f"browser.{n.lower()}" for n in bl.PAGES} <= keys
     table = readme_table.render(json.loads(out.read_text(encoding="utf-8")), out)
     assert table.count("load 1 s; ε move 0.5 s median") == len(bl.PAGES)
+
+
+def test_a_control_an_earlier_change_removed_is_skipped_not_failed():
+    r = bl.PageResult("Marginals", 2.0, [0.4], [("slider “k”", None, bl.GONE), ("radio “Budget”", 0.3, "")])
+    now, goal, _ = bl.row(r)
+    assert goal.endswith("pass (stretch met)") and "not settled" not in now
+    assert bl.row(bl.PageResult("Graph", 2.0, [0.4], [("slider “d”", None, "no settled page: Timeout")]))[1].endswith(
+        "**not met**")
