@@ -49,9 +49,9 @@ MECH_HELP = ("Naive: noise on every count, the total adds them up (error grows w
              "Fenwick + FDA: the same tree with the optimal node weights λ of problem (5.10). Honaker: the binary "
              "tree with the best linear estimator. Square-root factorisation: Gaussian noise only.")
 WHAT_IS_THIS = (
-    "Paper: *the Fenwick-tree matrix mechanism for continual release* (chapter 5; equation, algorithm and theorem "
-    "numbers below are its own).\n\n"
-    "**The problem.** A count a_t arrives at every step and the running total s_t = a_1 + … + a_t (Eq. 5.3) is "
+    "Source: the chapter on the Fenwick-tree matrix mechanism for continual release (chapter 5 of the bundled "
+    "paper; the equation, algorithm and theorem numbers below are its own).\n\n"
+    "**The problem.** A count aₜ arrives at every step and the running total sₜ = a₁ + … + aₜ (Eq. 5.3) is "
     "published after each one, N times (Definition 5.2). Written as a matrix, the N totals are W a with W the "
     "lower-triangular matrix of ones (Eq. 5.4).\n\n"
     "**Fenwick tree (Alg. 5.1–5.3).** Instead of adding noise to every total, the mechanism measures N tree "
