@@ -53,7 +53,7 @@ UNIT_NOISE = {"laplace": Noise.laplace(1.0), "gaussian": Noise.gaussian(1.0)}  #
 GMC_METRIC = "RMSE per node, GMC (rmse_NQ)"
 RAW_METRIC = "RMSE per node, raw noisy (rmse_NQ)"
 EXPECTED_METRIC = "Expected sq. error, GMC (Thm 5)"
-TABLE_WIDTHS = {"rmse_NQ": 85, "rmse_RQ": 90, "bias": 70, "negatives": 80, "seconds": 65, "total_sq_error": 100}
+TABLE_WIDTHS = {"rmse_NQ": 85, "rmse_RQ": 88, "bias": 65, "negatives": 75, "seconds": 70, "total_sq_error": 100}
 METHOD_HELP_NQ = "Root mean squared error per node: the typical distance between a released and a true count."
 EXPLAINER = {
     "The tree, node by node": "Each tile is a node, as wide as its true count, children under their parent "
@@ -74,7 +74,7 @@ EXPLAINER = {
     "height levels; grey tiles are not reached yet.",
     "Generation Matrix (expander above)": "The matrix the paper builds the release on (Def. 7): node weights on the "
     "diagonal, minus the edge weights at (child, parent). With all weights 1 it is the Structure Matrix "
-    "G_T = G_T^(1,1). GMC uses the weighted G_{T⁽¹⁾←T} of Alg. 1 / Thm. 9, built once per tree.",
+    "G⁽¹'¹⁾. GMC uses the weighted G(T⁽¹⁾←T) of Alg. 1 / Thm. 9, built once per tree.",
 }
 
 ss = st.session_state
@@ -113,20 +113,20 @@ def get_ranges(source_key: tuple, m: int):
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def structure_views(source_key: tuple, k: int, _data) -> dict:
-    """Figures of the Structure Matrix G_T = G_T^(1,1) and its inverse (dense for tiny trees, k-order
+    """Figures of the Structure Matrix G⁽¹'¹⁾ and its inverse (dense for tiny trees, k-order
     sparsity views otherwise). Built only when the Generation Matrix expander is open."""
     tree = _data.tree
     g = structure_matrix(tree)
     if tree.n <= vt.DENSE_MAX:
         labels = tree.label_of(np.arange(tree.n))
-        return {"G": matrix_heatmap(g, "Structure Matrix G_T = G_T^(1,1)", row_labels=labels, col_labels=labels,
+        return {"G": matrix_heatmap(g, "Structure Matrix G⁽¹'¹⁾ (all weights 1)", row_labels=labels, col_labels=labels,
                                     max_n=vt.DENSE_MAX),
-                "Ginv": matrix_heatmap(ancestor_indicator(tree), "Its inverse G_T⁻¹ (ancestor indicator, Prop. 7)",
+                "Ginv": matrix_heatmap(ancestor_indicator(tree), "Its inverse G⁻¹ (ancestor indicator, Prop. 7)",
                                        row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)}
-    out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"Structure Matrix G_T of T⁽{k}⁾")}
+    out = {"G": vt.sparsity_figure(k_order_submatrix(g, tree, k), f"Structure Matrix G⁽¹'¹⁾ of T⁽{k}⁾")}
     sub = tree if k == 0 else tree.subtree(k)
     try:
-        out["Ginv"] = vt.sparsity_figure(ancestor_indicator(sub, max_nnz=SPARSE_VIEW_NNZ), f"Its inverse G_T⁻¹ of T⁽{k}⁾")
+        out["Ginv"] = vt.sparsity_figure(ancestor_indicator(sub, max_nnz=SPARSE_VIEW_NNZ), f"Its inverse G⁻¹ of T⁽{k}⁾")
     except ValueError:
         out["Ginv"] = None
     return out
@@ -134,13 +134,13 @@ def structure_views(source_key: tuple, k: int, _data) -> dict:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def weighted_view(source_key: tuple, k: int, split: str, family: str, _data, _plan):
-    """The weighted Generation Matrix G_{T⁽¹⁾←T} GMC builds in stage 1 (Alg. 1, Thm. 9): w_i = √t_i on the
+    """The weighted Generation Matrix G(T⁽¹⁾←T) GMC builds in stage 1 (Alg. 1, Thm. 9): w_i = √t_i on the
     diagonal, -w_{i→f_i} = -d_i / w_i at (i, f_i); its leading block for T⁽ᵏ⁾ on big trees."""
     tree = _data.tree
     if tree.n1 == 0:
         return None
     gw = generation_matrix(_plan.sub, _plan.w, _plan.w_edge)
-    title = "Weighted Generation Matrix G_{T⁽¹⁾←T} (Alg. 1)"
+    title = "Weighted Generation Matrix G(T⁽¹⁾←T), built by Alg. 1"
     if tree.n1 <= vt.DENSE_MAX:
         labels = tree.label_of(np.arange(tree.n1))
         return matrix_heatmap(gw, title, row_labels=labels, col_labels=labels, max_n=vt.DENSE_MAX)
@@ -273,19 +273,20 @@ if big:
                f"default on trees above {BIG:,} nodes: they take seconds to minutes here, while GMC "
                "takes milliseconds. Select them to run them anyway.")
 
-GM_LABEL = ("Generation Matrix G (Def. 7): the Structure Matrix G_T = G_T^(1,1), its inverse, and the weighted "
-            "G_{T⁽¹⁾←T} the release uses")
+GM_LABEL = ("Generation Matrix G (Def. 7): the Structure Matrix G⁽¹'¹⁾, its inverse, and the weighted "
+            "G(T⁽¹⁾←T) the release uses")
 gm = st.expander(GM_LABEL, icon=":material/grid_on:", key="tree_gm_open", on_change="rerun")
 with gm:
     if gm.open:  # built only when opened: nothing of it is computed or sent while it is closed
-        st.caption("The Generation Matrix G_T^(w_node, w_edge) (Def. 7) numbers the nodes in descending order of "
-                   "height (root first, leaves last) and holds each node's weight on the diagonal and minus its "
-                   "edge's weight at (child, parent). With every weight 1 it is the **Structure Matrix** "
-                   "G_T = G_T^(1,1): 1 on the diagonal, −1 at (child, parent). Its inverse G_T⁻¹ has a 1 at (i, j) "
-                   "iff j is i or an ancestor of i (Prop. 7). GMC's release uses a **weighted** Generation Matrix, "
-                   "G_{T⁽¹⁾←T} over the internal nodes, built once per tree and budget split (stage 1, Alg. 1; "
-                   "Thm. 9: w_i = √t_i, w_{i→f_i} = d_i / w_i, d_i the relative noise variance of node i), so that "
-                   "Gᵀ G = Mᵀ D M and the release is two propagations (Eq. 36).")
+        st.caption(r"The Generation Matrix $G^{(w_{node},\, w_{edge})}$ of a tree (Def. 7) numbers the nodes in "
+                   r"descending order of height (root first, leaves last) and holds each node's weight on the "
+                   r"diagonal and minus its edge's weight at (child, parent). With every weight 1 it is the "
+                   r"**Structure Matrix** $G^{(1,1)}$: 1 on the diagonal, −1 at (child, parent). Its inverse "
+                   r"$G^{-1}$ has a 1 at (i, j) iff j is i or an ancestor of i (Prop. 7). GMC's release uses a "
+                   r"**weighted** Generation Matrix $G_{T^{(1)} \leftarrow T}$ over the internal nodes, built once "
+                   r"per tree and budget split (stage 1, Alg. 1; Thm. 9: $w_i = \sqrt{t_i}$, "
+                   r"$w_{i \to f_i} = d_i / w_i$, $d_i$ the relative noise variance of node i), so that "
+                   r"$G^\top G = M^\top D M$ and the release is two propagations (Eq. 36).")
         k = 0
         if tree.n > vt.DENSE_MAX:
             k_opts = list(range(0, tree.h))
@@ -302,7 +303,7 @@ with gm:
         if figs["Ginv"] is not None:
             g2.plotly_chart(figs["Ginv"], key="ginv_view", width="stretch")
         else:
-            g2.info(f"G_T⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
+            g2.info(f"G⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
                     icon=":material/info:")
         if gw_fig is not None:
             st.plotly_chart(gw_fig, key="gw_view", width="stretch")
@@ -381,7 +382,7 @@ st.markdown("**Methods compared** (same noise draw for every method)")
 if table is not None:
     view, ebl_figure, bars_figure = sim_views
     st.dataframe(view, hide_index=True, key="sim_table", width="stretch",
-                 column_config={head: (st.column_config.TextColumn(head, help=tip, width=205) if col == "method" else
+                 column_config={head: (st.column_config.TextColumn(head, help=tip, width=215) if col == "method" else
                                        st.column_config.TextColumn(head, help=tip, width=110)
                                        if col == "expected_sq_error" else
                                        st.column_config.NumberColumn(head, help=tip, format="localized",

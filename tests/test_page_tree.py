@@ -114,7 +114,7 @@ def test_methods_table_words_not_none_and_every_column(at):
     assert not {"None", "nan", "NaN", "inf", "Infinity"} & set(cells)
     row = df[df["method"].str.startswith("Boosting")].iloc[0]
     assert row["expected (Thm 5)"] == "no closed form"
-    assert list(df.columns) == ["method", "node RMSE", "range RMSE", "bias", "negatives", "time (s)",
+    assert list(df.columns) == ["method", "node RMSE", "range RMSE", "bias", "negatives", "time (ms)",
                                 "total sq. error", "expected (Thm 5)"]
     config = {k: c for k, c in json.loads(at.dataframe[0].proto.columns).items() if not c.get("hidden")}
     assert all(c.get("help") for c in config.values())  # every column says what it is
@@ -171,14 +171,14 @@ def test_a_setting_seen_before_is_not_simulated_again(at):
 
 def test_generation_matrix_is_built_only_when_its_expander_is_open(at):
     exp = next(e for e in at.expander if e.label.startswith("Generation Matrix G (Def. 7)"))
-    assert "Structure Matrix G_T = G_T^(1,1)" in exp.label and "weighted" in exp.label
+    assert "Structure Matrix G⁽¹'¹⁾" in exp.label and "weighted G(T⁽¹⁾←T)" in exp.label
     assert not list(exp.children.values())  # closed: nothing computed or sent
     at.session_state[GM_OPEN] = True
     ok(at.run())
     titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
-    assert any(t.startswith("Structure Matrix G_T of T⁽1⁾") for t in titles), titles
-    assert any(t.startswith("Its inverse G_T⁻¹ of T⁽1⁾") for t in titles)
-    assert any(t.startswith("Weighted Generation Matrix G_{T⁽¹⁾←T}") for t in titles)
+    assert any(t.startswith("Structure Matrix G⁽¹'¹⁾ of T⁽1⁾") for t in titles), titles
+    assert any(t.startswith("Its inverse G⁻¹ of T⁽1⁾") for t in titles)
+    assert any(t.startswith("Weighted Generation Matrix G(T⁽¹⁾←T)") for t in titles)
 
 
 def test_page_skeleton_and_the_simulation_banner_above_every_truth(at):
@@ -351,7 +351,7 @@ def test_propagation_steps_and_k_order(at):
     ok(at.run())
     ok(at.select_slider(key="k_order").set_value(2).run())
     titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
-    assert any(t.startswith("Structure Matrix G_T of T⁽2⁾<br><sup>14×14") for t in titles), titles
+    assert any(t.startswith("Structure Matrix G⁽¹'¹⁾ of T⁽2⁾<br><sup>14×14") for t in titles), titles
 
 
 def test_methods_default_on_big_tree_excludes_slow_baselines(at):

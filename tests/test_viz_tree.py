@@ -254,6 +254,7 @@ def test_methods_table_view_words_and_order():
     assert view.iloc[0, 0] == "GMC" and view.iloc[1, 0] == "boosting"
     assert list(view["expected (Thm 5)"]) == ["157,100", "no closed form"]
     assert view["node RMSE"].tolist() == [6.892, 14.4] and view["total sq. error"].tolist() == [152300.0, 667600.0]
+    assert view["time (ms)"].tolist() == [1.2, 0.4]  # milliseconds: a 0.3 ms method does not read "0"
     assert "None" not in view.astype(str).to_numpy() and "nan" not in view.astype(str).to_numpy()
 
 

@@ -41,7 +41,7 @@ def matrix_heatmap(matrix, title: str = "", *, row_labels: Sequence | None = Non
     fig.update_xaxes(type="category", side="top", tickangle=-60, title=col_name, automargin=True)
     # the column labels stand at -60° above the plot: leave them room under the title (no overlap)
     longest = max((len(c) for c in cols), default=1)
-    top = 60 + int(min(longest, 40) * 6.5 * 0.87) + 24
+    top = 60 + int(min(longest, 40) * 6.5 * 0.87) + 40
     side = max(320, min(760, 22 * len(rows) + top + 30))
     fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", y=1, yanchor="top", yref="container",
                                  pad=dict(t=14), font=dict(size=16)),

@@ -228,7 +228,8 @@ def sparsity_figure(matrix, title: str = "", max_points: int = 20_000, seed: int
                     by_value: bool = False) -> go.Figure:
     """Scatter of the non-zeros of a sparse matrix (row 0 at the top), a uniform sample of at most
     ``max_points`` of them (deterministic for a given ``seed``); colour = sign of the entry, or with
-    ``by_value`` its value (a diverging scale centred on 0, for a weighted Generation Matrix)."""
+    ``by_value`` its value (a diverging scale centred on 0 up to the 90th percentile of |value|, for a
+    weighted Generation Matrix)."""
     coo = sp.coo_matrix(matrix)
     r, c, v = coo.row, coo.col, coo.data
     keep = v != 0
@@ -240,7 +241,7 @@ def sparsity_figure(matrix, title: str = "", max_points: int = 20_000, seed: int
     size = 3 if nnz > 2000 else 6
     fig = go.Figure()
     if by_value:
-        lim = float(np.abs(v).max()) if v.size else 1.0
+        lim = float(np.quantile(np.abs(v), 0.9)) if v.size else 1.0  # a few large weights do not wash out the rest
         fig.add_trace(go.Scattergl(
             x=c, y=r, mode="markers", name="entry", showlegend=False,
             marker=dict(size=size, color=v, colorscale="RdBu", cmid=0.0, cmin=-lim, cmax=lim,
@@ -347,7 +348,7 @@ METHOD_COLUMNS: dict[str, tuple[str, str]] = {
                 "leaves) answered from the released tree."),
     "bias": ("bias", "Mean error: the average of released − true over all nodes (0 for an unbiased method)."),
     "negatives": ("negatives", "How many released counts are below zero."),
-    "seconds": ("time (s)", "Wall-clock seconds of the post-processing on this draw."),
+    "seconds": ("time (ms)", "Wall-clock milliseconds of the post-processing on this draw."),
     "total_sq_error": ("total sq. error", "Total squared error: the sum over all nodes of (released − true)²."),
     "expected_sq_error": ("expected (Thm 5)", "Expected total squared error from the analytic variances: n σ² before "
                           "and m σ² after optimal post-processing (Theorem 5, uniform split). Boosting has no closed "
@@ -379,6 +380,8 @@ def methods_table_view(table: pd.DataFrame, labels: dict[str, str] | None = None
             exp = _sig(table[col].to_numpy(float))
             view[col] = [NO_CLOSED_FORM if not np.isfinite(x) else f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:,.4g}"
                          for x in exp]
+        elif col == "seconds":
+            view[col] = _sig(1e3 * table[col].to_numpy(float), 2)
         elif col in METHOD_COLUMNS:
             view[col] = _sig(table[col].to_numpy(float))
     return view.rename(columns={c: METHOD_COLUMNS[c][0] for c in view.columns})
