@@ -2,7 +2,8 @@
 
 Each page, opened fresh with its bundled defaults, must show no exception box, nothing above its title (the
 first h1 of the main block comes first), and no "None", "nan", "NaN" or "Infinity" as a word in the main
-block's visible text (Plotly's SVG text included; collapsed expanders are not visible, so not read). Also:
+block's visible text (Plotly's SVG text included; collapsed expanders are not visible, so not read) nor in a
+shown table cell (st.dataframe draws on a canvas: its accessible grid holds the cells' text). Also:
 the measuring helpers of bench/browser_latency.py time a real ε move (the probe sees the rerun and the
 repaint).
 """
@@ -42,6 +43,16 @@ def visible_main_text(page: Page) -> str:
     return page.locator("[data-testid=stMain]").inner_text()
 
 
+def visible_table_cells(page: Page) -> list[str]:
+    """The cells of every shown st.dataframe: the grid is drawn on a canvas, its accessible table holds the
+    text of the cells on screen (header cells included)."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stDataFrame] [role=gridcell], '
+        + '[data-testid=stMain] [data-testid=stDataFrame] [role=columnheader]'))
+      .filter(c => c.closest('[data-testid=stDataFrame]').getClientRects().length)
+      .map(c => c.textContent.trim())""")
+
+
 def settle_charts(page: Page) -> None:
     """Every visible Plotly chart has drawn (plotly loads lazily)."""
     charts = page.locator("[data-testid=stPlotlyChart]")
@@ -68,6 +79,9 @@ def test_every_page_reads_cleanly_at_1280px(page: Page, streamlit_server, path):
     text = visible_main_text(page)
     for m in FORBIDDEN.finditer(text):
         problems.append(f"visible {m.group(0)!r}: …{text[max(0, m.start() - 80):m.end() + 40]!r}…")
+    bad_cells = sorted({c for c in visible_table_cells(page) if FORBIDDEN.search(c)})
+    if bad_cells:
+        problems.append(f"table cells {bad_cells}")
     assert not problems, f"/{path}:\n  " + "\n  ".join(problems)
 
 
