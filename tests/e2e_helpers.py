@@ -126,10 +126,14 @@ def chromium_path() -> str:
 
 class StreamlitServer:
     """``with StreamlitServer() as url:`` a real ``streamlit run app.py`` on 127.0.0.1 (a free port unless
-    ``port``), no file watcher, no usage statistics; stopped (SIGTERM to its one PID, then kill) on exit."""
+    ``port``), no file watcher, no usage statistics; stopped (SIGTERM to its one PID, then kill) on exit.
+
+    The server never sees the developer's privacy ledger: ``XDG_DATA_HOME`` is a fresh temporary folder
+    (removed on exit) and ``DPVIZ_LEDGER`` is unset, so a bench's or a screenshot's clicks on "Draw a
+    private release" charge a throw-away ledger and the Ledger page shows only this server's draws."""
 
     def __init__(self, port: int = 0, log=None, timeout: float = 60.0):
-        self.port, self.log, self.timeout, self.proc = port or free_port(), log, timeout, None
+        self.port, self.log, self.timeout, self.proc, self.data_home = port or free_port(), log, timeout, None, None
 
     def __enter__(self) -> str:
         import subprocess
@@ -138,13 +142,19 @@ class StreamlitServer:
         import urllib.request
         from pathlib import Path
 
+        import os
+        import tempfile
+
         root = Path(__file__).resolve().parents[1]
         url = f"http://127.0.0.1:{self.port}"
+        self.data_home = tempfile.mkdtemp(prefix="dpviz-server-data-")
+        env = {k: v for k, v in os.environ.items() if k != "DPVIZ_LEDGER"} | {"XDG_DATA_HOME": self.data_home}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats",
              "false", "--server.fileWatcherType", "none", "--server.runOnSave", "false"],
-            cwd=root, stdin=subprocess.DEVNULL, stdout=self.log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=self.log or subprocess.DEVNULL,
+            stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.timeout
         while True:
             if self.proc.poll() is not None:
@@ -161,17 +171,20 @@ class StreamlitServer:
             time.sleep(0.2)
 
     def __exit__(self, *exc) -> None:
+        import shutil
         import subprocess
 
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        if self.data_home is not None:
+            shutil.rmtree(self.data_home, ignore_errors=True)
+            self.data_home = None
 
 
 # ---- timing a page as a person sees it: action -> last chart painted -------------------------------------
