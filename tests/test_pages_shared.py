@@ -18,9 +18,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("page, radio, uploader, bad, words, kept", CASES, ids=["tree", "stream"])
-def test_bad_first_upload_shows_error_and_keeps_bundled_data(page, radio, uploader, bad, words, kept):
-    at = ok(app_test(page))
+@pytest.mark.parametrize("page_path, radio, uploader, bad, words, kept", CASES, ids=["tree", "stream"])
+def test_bad_first_upload_shows_error_and_keeps_bundled_data(page_path, radio, uploader, bad, words, kept):
+    at = ok(app_test(page_path))
     ok(at.radio(key=radio).set_value("upload").run())
     upload_bytes(at, uploader, bad, (DATA / bad).read_bytes())
     assert words in at.error[0].value
@@ -39,15 +39,15 @@ RELEASE_PAGES = [
 ]
 
 
-@pytest.mark.parametrize("page, cap, sample, accounting", RELEASE_PAGES, ids=[c[1] for c in RELEASE_PAGES])
-def test_every_page_draw_is_charged_to_the_cli_identity_of_its_data(page, cap, sample, accounting):
+@pytest.mark.parametrize("page_path, cap, sample, accounting", RELEASE_PAGES, ids=[c[1] for c in RELEASE_PAGES])
+def test_every_page_draw_is_charged_to_the_cli_identity_of_its_data(page_path, cap, sample, accounting):
     from dpviz.core.registry import load_sample
     from dpviz.ledger.identity import identify
     from dpviz.ledger.store import open_ledger
 
     import ui
 
-    at = ok(app_test(page))
+    at = ok(app_test(page_path))
     assert not at.text_input and not at.text_area  # data comes from bundles or uploaded bytes, never a path
     assert any("charged to the privacy ledger before it is shown" in c.value for c in at.caption)
     assert not any("not charged" in c.value for c in at.caption)
@@ -90,11 +90,11 @@ def release_shown(at, cap: str) -> dict:
             "downloads": [d for d in downloads if d.startswith(("Download the release", "Download its description"))]}
 
 
-@pytest.mark.parametrize("page, cap, radio, uploader, good, bad, words, opt_out", STALE_CASES,
+@pytest.mark.parametrize("page_path, cap, radio, uploader, good, bad, words, opt_out", STALE_CASES,
                          ids=[c[1] for c in STALE_CASES])
-def test_a_rejected_upload_clears_the_results_release_and_downloads(page, cap, radio, uploader, good, bad, words,
+def test_a_rejected_upload_clears_the_results_release_and_downloads(page_path, cap, radio, uploader, good, bad, words,
                                                                       opt_out):
-    at = ok(app_test(page))
+    at = ok(app_test(page_path))
     ok(at.radio(key=radio).set_value("upload").run())
     upload_bytes(at, uploader, *good)
     assert not at.error, [e.value for e in at.error]
@@ -143,8 +143,8 @@ def by_section(at) -> tuple[list[str], list[tuple[str, str, str]]]:
     return sections, widgets
 
 
-def skeleton_of(page: str, cap: str):
-    at = ok(app_test(page))
+def skeleton_of(page_path: str, cap: str):
+    at = ok(app_test(page_path))
     ok(at.button(key=f"{cap}_release_button").click().run())  # a drawn release shows its downloads
     return by_section(at)
 
