@@ -23,7 +23,7 @@ from dpviz.core.modes import check_seed, fresh_seed
 from dpviz.core.noise import (FAMILIES, MAX_RELEASE_EPSILON, MAX_RELEASE_RHO, MAX_SIMULATION_EPSILON, Noise,
                               check_release_budget, check_simulation_budget, vanishing_noise_warning)
 from dpviz.errors import InputError
-from dpviz.ledger import add_ledger_arg
+from dpviz.core.charging import add_ledger_arg
 
 __all__ = ["add_noise_args", "noise_from_args", "checked_noise", "add_simulate_args", "add_release_args",
            "add_seed_arg", "seed_arg", "seed_from_args", "refuse_seed", "add_ledger_arg", "EPSILON_BOUND_HELP"]

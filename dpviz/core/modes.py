@@ -82,30 +82,7 @@ SEEDED_NOTE = "discrete noise from a caller-supplied numpy Generator (testing on
 
 
 def release_metadata(capability: str, noise, *, seeded: bool, sensitivity: float, **fields) -> dict:
-    """The description every release writes beside its table (``OUT.meta.json``): mode, capability,
-    noise and budget, sensitivity, unit of privacy, samplers, version and time, plus the capability's
-    own ``fields`` (settings and structure only). Nothing in it may be computed from the private data.
-    Every release builds it, so it also refuses a budget whose noise vanishes
-    (:func:`dpviz.core.noise.check_release_budget`; the commands check it earlier, before any work)."""
-    import datetime as _dt
+    """Moved to :func:`dpviz.core.release.release_metadata` (the one place a release's description is built)."""
+    from dpviz.core.release import release_metadata as build
 
-    import dpviz
-    from dpviz.core.noise import check_release_budget
-    from dpviz.core.registry import capability as _capability
-
-    check_release_budget(noise)
-
-    return {
-        "mode": "release",
-        "notice": RELEASE_NOTICE,
-        "capability": capability,
-        "noise": noise.as_dict(),
-        "noise_text": noise.describe,
-        "budget_text": noise.budget.describe,
-        "sensitivity": {"norm": "L1" if noise.family == "laplace" else "L2", "value": float(sensitivity)},
-        **fields,
-        "unit_of_privacy": _capability(capability).unit_of_privacy,
-        "samplers": SEEDED_NOTE if seeded else SAMPLERS_NOTE,
-        "dpviz_version": dpviz.__version__,
-        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-    }
+    return build(capability, noise, seeded=seeded, sensitivity=sensitivity, **fields)

@@ -18,7 +18,7 @@ from typing import Any
 
 from dpviz.errors import InputError
 
-__all__ = ["Sample", "Capability", "CAPABILITIES", "Tool", "TOOLS", "tool", "PAGE_SKELETON", "capability", "resolve", "load_sample",
+__all__ = ["Sample", "Capability", "Hooks", "HOOK_NAMES", "hook", "RELEASE_GATE", "CAPABILITIES", "Tool", "TOOLS", "tool", "PAGE_SKELETON", "capability", "resolve", "load_sample",
            "load_source", "source_stem", "SAMPLE_PREFIX"]
 
 SAMPLE_PREFIX = "sample:"
@@ -44,6 +44,46 @@ class Sample:
         return resolve(self.loader)()
 
 
+HOOK_NAMES: tuple[str, ...] = ("load", "canonical_bytes", "audit_target", "sweep_target", "plan_curves", "thumbnail")
+"""What a capability plugs into the cross-capability tools (see :class:`Hooks`)."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """A capability's entries into the tools, each a ``"module:function"`` imported only when called, so
+    that the ledger, audit, sweep, planner and the figure gallery never name or import a capability
+    (docs/ARCHITECTURE.md has the table of signatures):
+
+    * ``load(spec, **options) -> data`` — ``sample:NAME`` or a file (``dpviz.<cap>.io``);
+    * ``canonical_bytes(source, data) -> bytes`` — the ledger's identity of a dataset (same content, same bytes);
+    * ``audit_target(epsilon, **options) -> dpviz.core.events.AuditTarget`` — a neighbouring pair and events;
+    * ``sweep_target(spec) -> dpviz.core.trials.Target`` — one Monte-Carlo trial of the capability's simulation;
+    * ``plan_curves(params, *, seed, max_seconds) -> list[dpviz.core.curves.Curve]`` — error against budget;
+    * ``thumbnail(data) -> plotly Figure`` — the home page's picture (a ``dpviz.viz`` module: called by the UI
+      layer only).
+    """
+
+    load: str
+    canonical_bytes: str
+    audit_target: str
+    sweep_target: str
+    plan_curves: str
+    thumbnail: str
+
+    def __call__(self, name: str) -> Callable[..., Any]:
+        if name not in HOOK_NAMES:
+            raise InputError(f"unknown hook {name!r}; expected one of {', '.join(HOOK_NAMES)}")
+        return resolve(getattr(self, name))
+
+
+def _hooks(cap: str) -> Hooks:
+    """The conventional hook targets of capability ``cap`` (``dpviz/<cap>/hooks.py`` and ``dpviz/viz/<cap>.py``)."""
+    mod = f"dpviz.{cap}.hooks"
+    return Hooks(load=f"{mod}:load", canonical_bytes=f"{mod}:canonical_bytes", audit_target=f"{mod}:audit_target",
+                 sweep_target=f"{mod}:sweep_target", plan_curves=f"{mod}:plan_curves",
+                 thumbnail=f"dpviz.viz.{cap}:thumbnail")
+
+
 @dataclass(frozen=True)
 class Capability:
     name: str
@@ -57,6 +97,12 @@ class Capability:
     sections: tuple[str, ...] = PAGE_SKELETON
     cli_help: str = ""
     """One line for ``python -m dpviz --help``: shown without importing the capability (fast startup)."""
+    hooks: Hooks | None = None
+    """Entries into the tools (:class:`Hooks`); ``None`` → the conventional ``dpviz/<name>/hooks.py``."""
+
+    def hook(self, name: str) -> Callable[..., Any]:
+        """The capability's hook ``name`` (imported now): what the tools call instead of naming a capability."""
+        return (self.hooks or _hooks(self.name))(name)
 
     def register_cli(self, groups: Any) -> None:
         resolve(self.cli)(groups)
@@ -162,6 +208,16 @@ TOOLS: tuple[Tool, ...] = (
     Tool("plan", "accuracy-first budget planning: the smallest ε for a target error; split a total budget over "
                  "several releases", "dpviz.planner.cli:register"),
 )
+
+
+RELEASE_GATE = "dpviz.ledger:charge"
+"""The context manager every release runs inside (:func:`dpviz.core.charging.charge`): the privacy ledger's
+charge. Named here, like the tools' CLI registrars, so that core and the capabilities never import the ledger."""
+
+
+def hook(capability_name: str, name: str) -> Callable[..., Any]:
+    """``capability(capability_name).hook(name)``."""
+    return capability(capability_name).hook(name)
 
 
 def tool(name: str) -> Tool:

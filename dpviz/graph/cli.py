@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpviz import ledger
+from dpviz.core import charging as ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import MIN_EPSILON as _MIN_EPSILON

@@ -36,13 +36,8 @@ from typing import Any
 __all__ = ["LEDGER_ENV", "PAUSE_AFTER_CHARGE_ENV", "EXIT_BUDGET", "default_path", "ledger_path", "LedgerPath",
            "add_ledger_arg", "charge", "receipt_line", "file_sha256", "PAGE", "PageInfo"]
 
-LEDGER_ENV = "DPVIZ_LEDGER"
-PAUSE_AFTER_CHARGE_ENV = "DPVIZ_LEDGER_TEST_PAUSE_AFTER_CHARGE"
-"""Test only: seconds to sleep after the charge is committed and before the output is written (the
-window a SIGKILL test aims at)."""
-EXIT_BUDGET = 3
-"""Exit code of a release refused by the ledger."""
-FILE_NAME = "ledger.sqlite3"
+from dpviz.core.charging import (EXIT_BUDGET, FILE_NAME, LEDGER_ENV, PAUSE_AFTER_CHARGE_ENV, LedgerPath,  # noqa: F401
+                                 add_ledger_arg, data_dir, default_path, ledger_path)
 
 
 @dataclass(frozen=True)
@@ -54,53 +49,6 @@ class PageInfo:
 
 
 PAGE = PageInfo("Privacy ledger", ":material/receipt_long:")
-
-
-def data_dir() -> Path:
-    """The user's data directory: ``$XDG_DATA_HOME`` if set (absolute), else the platform's usual place."""
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg)
-    if sys.platform == "win32":  # pragma: no cover - platform-specific
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    if sys.platform == "darwin":  # pragma: no cover - platform-specific
-        return Path.home() / "Library" / "Application Support"
-    return Path.home() / ".local" / "share"
-
-
-def default_path() -> Path:
-    """Where the ledger lives when neither ``--ledger`` nor ``$DPVIZ_LEDGER`` names one."""
-    return data_dir() / "dpviz" / FILE_NAME
-
-
-@dataclass(frozen=True)
-class LedgerPath:
-    """The ledger a command uses: ``explicit`` (``--ledger`` or the environment: created if absent) or the
-    default (used only if it exists, except by ``ledger init``/``set-budget``)."""
-
-    path: Path
-    origin: str
-
-    @property
-    def explicit(self) -> bool:
-        return self.origin != "default"
-
-
-def ledger_path(flag: str | Path | None = None) -> LedgerPath:
-    """``--ledger`` if given, else ``$DPVIZ_LEDGER`` if set and not empty, else :func:`default_path`."""
-    if flag is not None and str(flag):
-        return LedgerPath(Path(flag).expanduser(), "--ledger")
-    env = os.environ.get(LEDGER_ENV, "")
-    if env:
-        return LedgerPath(Path(env).expanduser(), LEDGER_ENV)
-    return LedgerPath(default_path(), "default")
-
-
-def add_ledger_arg(p: Any) -> None:
-    """The ``--ledger PATH`` flag (release commands and the ``ledger`` group)."""
-    p.add_argument("--ledger", metavar="PATH", default=None,
-                   help=f"privacy ledger (SQLite) to charge; default ${LEDGER_ENV}, else {default_path()} "
-                        "(a release creates it if absent: every release is charged)")
 
 
 def file_sha256(path: str | Path) -> str:

@@ -26,7 +26,7 @@ import math
 import os
 from pathlib import Path
 
-from dpviz import ledger
+from dpviz.core import charging as ledger
 from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
@@ -36,7 +36,7 @@ from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STR
                                   add_structure_from_data_arg, missing_declaration)
 from dpviz.core.tables import meta_path, write_release_text, write_text
 from dpviz.errors import InputError
-from dpviz.ledger import add_ledger_arg
+from dpviz.core.charging import add_ledger_arg
 from dpviz.marginals import pipeline
 from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, DEFAULT_ROUNDS, MAX_ROUNDS
 

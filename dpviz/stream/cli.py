@@ -255,7 +255,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from dpviz import ledger
+    from dpviz.core import charging as ledger
     from dpviz.core.modes import RELEASE_NOTICE
     from dpviz.core.tables import check_destination, write_release
     from dpviz.stream.private_release import check_release, release, release_metadata, release_table

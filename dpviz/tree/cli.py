@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpviz import ledger
+from dpviz.core import charging as ledger
 from dpviz.core import cliargs
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
