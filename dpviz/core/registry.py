@@ -77,9 +77,11 @@ class Hooks:
 
 
 def _hooks(cap: str) -> Hooks:
-    """The conventional hook targets of capability ``cap`` (``dpviz/<cap>/hooks.py`` and ``dpviz/viz/<cap>.py``)."""
+    """The conventional hook targets of capability ``cap``: ``load`` and ``canonical_bytes`` in ``dpviz/<cap>/io.py``,
+    the tools' entries in ``dpviz/<cap>/hooks.py``, the thumbnail in ``dpviz/viz/<cap>.py``."""
     mod = f"dpviz.{cap}.hooks"
-    return Hooks(load=f"{mod}:load", canonical_bytes=f"{mod}:canonical_bytes", audit_target=f"{mod}:audit_target",
+    return Hooks(load=f"dpviz.{cap}.io:load", canonical_bytes=f"dpviz.{cap}.io:canonical_bytes",
+                 audit_target=f"{mod}:audit_target",
                  sweep_target=f"{mod}:sweep_target", plan_curves=f"{mod}:plan_curves",
                  thumbnail=f"dpviz.viz.{cap}:thumbnail")
 
@@ -98,7 +100,7 @@ class Capability:
     cli_help: str = ""
     """One line for ``python -m dpviz --help``: shown without importing the capability (fast startup)."""
     hooks: Hooks | None = None
-    """Entries into the tools (:class:`Hooks`); ``None`` → the conventional ``dpviz/<name>/hooks.py``."""
+    """Entries into the tools (:class:`Hooks`); ``None`` → the conventional places (:func:`_hooks`)."""
 
     def hook(self, name: str) -> Callable[..., Any]:
         """The capability's hook ``name`` (imported now): what the tools call instead of naming a capability."""
