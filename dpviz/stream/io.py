@@ -33,19 +33,20 @@ import io
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
+from dpviz.core.canonical import number
 from dpviz.errors import InputError
 from dpviz.stream.fenwick import MAX_COUNT, MAX_STEPS, MAX_TOTAL, bound_violation
+from dpviz.stream.model import StreamData
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["StreamData", "read_stream_csv", "load_source", "load_flights_sample", "load_bike_sample",
+__all__ = ["read_stream_csv", "load", "canonical_bytes", "CANONICAL",
            "MAX_BYTES", "MAX_STEPS", "MAX_COUNT", "MAX_TOTAL", "MAX_LINE_BYTES", "COUNT_NAMES", "TIME_NAMES",
            "CAPS_HELP"]
 
@@ -61,6 +62,8 @@ TIME_NAMES = ("timestamp", "date", "time", "datetime", "period")
 CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} MB, lines of at most "
              f"{MAX_LINE_BYTES:,} bytes, counts at most {MAX_COUNT:,} per step and a running total below 2^53")
 """The caps and bounds in one phrase, for ``--help`` and the page."""
+CANONICAL = "parsed count series in time order, one count a line"
+"""What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
 _CHUNK = 1 << 22
 _BOM = b"\xef\xbb\xbf"
@@ -70,19 +73,6 @@ _ZONE = r"(Z|[+-]\d\d:?\d\d|\b[A-Z]{3,4})$"
 """A time-zone suffix of a timestamp (``Z``, ``+01:00``, ``UTC``), for the message on mixed zones."""
 _RELATIVE = ("now", "today", "yesterday", "tomorrow")
 """Words pandas reads as the current time: never a date in a data file."""
-
-
-@dataclass(frozen=True)
-class StreamData:
-    """A parsed stream: ``counts`` (float64, >= 0) and optional ``timestamps`` (datetime64)."""
-
-    counts: np.ndarray
-    timestamps: np.ndarray | None
-    count_column: str
-    time_column: str | None
-
-    def __len__(self) -> int:
-        return int(self.counts.size)
 
 
 def _cap_hint(flag: str, value: int, what: str) -> str:
@@ -402,33 +392,10 @@ def _timestamps(col: pd.Series, name: str, lines) -> np.ndarray:
     return out
 
 
-def _bundled(alias: str) -> StreamData:
-    from dpviz.data import samples
-
-    if alias == "flights":
-        df, tcol = samples.load_flights_daily(), "date"
-    elif alias == "bike":
-        df, tcol = samples.load_bike_hourly(complete_hours=True), "timestamp"
-    else:  # pragma: no cover - the registry lists the names
-        raise InputError(f"sample: unknown stream sample {alias!r}")
-    return StreamData(counts=df["count"].to_numpy(dtype=float), timestamps=df[tcol].to_numpy(),
-                      count_column="count", time_column=tcol)
-
-
-def load_flights_sample() -> StreamData:
-    """``sample:flights``: US domestic flights per day, Jan–Jun 2001 (181 steps)."""
-    return _bundled("flights")
-
-
-def load_bike_sample() -> StreamData:
-    """``sample:bike``: Capital Bikeshare rentals per hour, 2011–12 (all 17,544 hours, 0 where absent)."""
-    return _bundled("bike")
-
-
-def load_source(source: str | Path, *, count_column: str | None = None, time_column: str | None = None,
-                max_steps: int = MAX_STEPS, max_bytes: int = MAX_BYTES,
-                max_line_bytes: int = MAX_LINE_BYTES) -> StreamData:
-    """``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`) or a CSV path, under the same caps.
+def load(source: str | Path, *, count_column: str | None = None, time_column: str | None = None,
+         max_steps: int = MAX_STEPS, max_bytes: int = MAX_BYTES, max_line_bytes: int = MAX_LINE_BYTES) -> StreamData:
+    """The registry's ``load`` hook: ``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`;
+    :mod:`dpviz.stream.samples`) or a CSV path read by :func:`read_stream_csv`, under the same caps.
 
     A bundled sample has fixed columns: a ``count_column`` / ``time_column`` that is not one of them is
     refused (never silently ignored)."""
@@ -448,3 +415,12 @@ def load_source(source: str | Path, *, count_column: str | None = None, time_col
         if len(data) > max_steps:
             raise _too_long(str(source), f"{len(data):,}", max_steps)
     return data
+
+
+def canonical_bytes(source: str | Path, data: StreamData) -> bytes:
+    """The registry's ``canonical_bytes`` hook (the ledger's dataset identity, after its
+    ``dpviz-ledger/1 stream`` line): the parsed count series in time order (every step, before any
+    ``--horizon``), one number a line, integral counts without a decimal point. Column names, timestamps and
+    formatting do not matter; the order does (it is the data). ``source`` is not needed: ``data`` is what
+    :func:`load` read from it."""
+    return ("\n".join(str(number(v)) for v in data.counts.tolist()) + "\n").encode("ascii")

@@ -210,7 +210,8 @@ class StreamTarget:
 
 
 def _stream(spec: SweepSpec, opts: dict[str, Any]) -> StreamTarget:
-    from dpviz.stream.io import StreamData, load_source
+    from dpviz.stream.io import load_source
+    from dpviz.stream.model import StreamData
     from dpviz.stream.simulation import checked_horizon
     from dpviz.stream.strategies import available
 
