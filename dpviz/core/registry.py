@@ -2,8 +2,9 @@
 
 Each :class:`Capability` declares its CLI verbs (a ``"module:function"`` that adds them to the
 argument parser, imported only when that capability's command runs), its bundled samples (reachable
-as ``sample:NAME`` from the CLI, the pages and Python), its unit of privacy, and its page with the
-shared page skeleton. ``dpviz/cli.py``, ``app.py`` and the pages read this list instead of keeping
+as ``sample:NAME`` from the CLI, the pages and Python), its unit of privacy, and the sections of the
+shared page skeleton (the pages themselves, their titles and icons, live with the UI: :mod:`dpviz.ui.pages`).
+``dpviz/cli.py``, ``app.py`` and the pages read this list instead of keeping
 their own.
 """
 
@@ -93,8 +94,6 @@ class Capability:
     description: str
     unit_of_privacy: str
     cli: str
-    page: str | None
-    icon: str
     samples: tuple[Sample, ...] = ()
     sections: tuple[str, ...] = PAGE_SKELETON
     cli_help: str = ""
@@ -128,9 +127,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                         "the hierarchy itself is public",
         cli="dpviz.tree.cli:register",
         cli_help="hierarchical tree release (Generation Matrix, GMC)",
-        page="pages/1_Tree.py",
-        icon=":material/account_tree:",
-        samples=(Sample("county", "US resident population by county, 2019", "dpviz.tree.io:load_county_sample"),),
+        samples=(Sample("county", "US resident population by county, 2019", "dpviz.tree.samples:load_county_sample"),),
     ),
     Capability(
         name="stream",
@@ -140,10 +137,8 @@ CAPABILITIES: tuple[Capability, ...] = (
                         "contributes many events is not covered — user-level privacy is not offered)",
         cli="dpviz.stream.cli:register",
         cli_help="continual release of running totals (Fenwick / FDA and peers)",
-        page="pages/2_Stream.py",
-        icon=":material/timeline:",
-        samples=(Sample("flights", "US domestic flights per day, Jan–Jun 2001", "dpviz.stream.io:load_flights_sample"),
-                 Sample("bike", "Capital Bikeshare rentals per hour, 2011–12", "dpviz.stream.io:load_bike_sample")),
+        samples=(Sample("flights", "US domestic flights per day, Jan–Jun 2001", "dpviz.stream.samples:load_flights_sample"),
+                 Sample("bike", "Capital Bikeshare rentals per hour, 2011–12", "dpviz.stream.samples:load_bike_sample")),
     ),
     Capability(
         name="marginals",
@@ -153,10 +148,8 @@ CAPABILITIES: tuple[Capability, ...] = (
         unit_of_privacy="one record (add or remove one row): every marginal changes in exactly one cell by 1",
         cli="dpviz.marginals.cli:register",
         cli_help="marginal tables of categorical data (ResidualPlanner, Scalable MWEM; GReM-MLE, EMP, GReM-LNN)",
-        page="pages/3_Marginals.py",
-        icon=":material/table_chart:",
-        samples=(Sample("adult", "UCI Adult (census income), 48,842 rows, discretised", "dpviz.marginals.data:load_adult_sample"),
-                 Sample("titanic", "Titanic passengers (teaching)", "dpviz.marginals.data:load_titanic_sample")),
+        samples=(Sample("adult", "UCI Adult (census income), 48,842 rows, discretised", "dpviz.marginals.samples:load_adult_sample"),
+                 Sample("titanic", "Titanic passengers (teaching)", "dpviz.marginals.samples:load_titanic_sample")),
     ),
     Capability(
         name="graph",
@@ -170,19 +163,32 @@ CAPABILITIES: tuple[Capability, ...] = (
                         "all its edges are not protected: no node-level privacy)",
         cli="dpviz.graph.cli:register",
         cli_help="edge-private release of a graph (DRF flattening kd-tree made edge-DP, baselines)",
-        page="pages/4_Graph.py",
-        icon=":material/hub:",
         samples=(Sample("karate", "Zachary's karate club, 34 nodes / 78 edges (teaching)",
-                        "dpviz.graph.data:load_karate_sample"),
+                        "dpviz.graph.samples:load_karate_sample"),
                  Sample("netscience", "Network-science co-authorships, 1,589 / 2,742",
-                        "dpviz.graph.data:load_netscience_sample"),
+                        "dpviz.graph.samples:load_netscience_sample"),
                  Sample("polblogs", "US political blogs 2005, 1,490 / 16,715 (symmetrised)",
-                        "dpviz.graph.data:load_polblogs_sample"),
-                 Sample("power", "US Western power grid, 4,941 / 6,594", "dpviz.graph.data:load_power_sample"),
+                        "dpviz.graph.samples:load_polblogs_sample"),
+                 Sample("power", "US Western power grid, 4,941 / 6,594", "dpviz.graph.samples:load_power_sample"),
                  Sample("hep-th", "hep-th co-authorships 1995-99, 8,361 / 15,751",
-                        "dpviz.graph.data:load_hepth_sample"),
+                        "dpviz.graph.samples:load_hepth_sample"),
                  Sample("email-enron", "Enron e-mail network, 36,692 / 183,831",
-                        "dpviz.graph.data:load_enron_sample")),
+                        "dpviz.graph.samples:load_enron_sample")),
+    ),
+    Capability(
+        name="histogram",
+        title="Histogram release",
+        description="Counts of records in declared, ordered bins and every range of bins: a hierarchical "
+                    "histogram (Hay et al. 2010) made consistent by GMC — the tree engine reused — or flat counts.",
+        unit_of_privacy="one record, counted in exactly one bin: each level of the hierarchy over the bins changes "
+                        "in one count by 1 (L1 sensitivity h, L2 √h for h levels; flat counts: 1); the bins are public "
+                        "(declared)",
+        cli="dpviz.histogram.cli:register",
+        cli_help="histograms and range queries over declared bins (hierarchical + GMC, flat)",
+        samples=(Sample("education", "Years of education, UCI Adult 1994 (48,842 people, 16 bins)",
+                        "dpviz.histogram.samples:load_education_sample"),
+                 Sample("bike-hours", "Hours by bike rentals, Capital Bikeshare 2011–12 (17,379 hours, 40 bins)",
+                        "dpviz.histogram.samples:load_bike_hours_sample")),
     ),
 )
 
