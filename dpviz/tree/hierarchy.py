@@ -60,7 +60,7 @@ from dpviz.tree.io import (
 from dpviz.tree.model import Tree
 
 __all__ = ["Hierarchy", "NodeCounts", "read_hierarchy", "read_counts", "counts_of", "join_counts",
-           "sample_hierarchy", "declared_county_sample", "describe_structure", "HIERARCHY_HELP",
+           "sample_hierarchy", "describe_structure", "HIERARCHY_HELP",
            "SAMPLE_DECLARATIONS"]
 
 SAMPLE_DECLARATIONS = {"county": "us_county_hierarchy_2019.csv"}
@@ -165,7 +165,7 @@ def sample_hierarchy(name: str) -> Hierarchy | None:
     file = SAMPLE_DECLARATIONS.get(name.removeprefix("sample:"))
     if file is None:
         return None
-    from dpviz.data import asset
+    from dpviz.core.assets import asset
 
     hier = read_hierarchy(asset(file), file)
     return Hierarchy(hier.tree, f"{file}, bundled with sample:{name.removeprefix('sample:')}")
@@ -306,17 +306,6 @@ def _refuse_duplicates(pos: np.ndarray, rows: np.ndarray, counts: NodeCounts) ->
     r, first = int(rows[second[k]]), int(rows[by_node[same[k]]])
     raise InputError(f"{counts.where(r)}: duplicate node id {counts.ids[r].as_py()!r} (first on "
                      f"{counts.where(first).removeprefix(counts.name + ': ')})")
-
-
-def declared_county_sample() -> TreeData:
-    """``sample:county`` joined onto its bundled declaration (the public list of US counties)."""
-    from dpviz.data import asset
-    from dpviz.data.samples import COUNTY_POPULATION_CSV
-    from dpviz.tree.io import load_tree_file
-
-    data = load_tree_file(asset(COUNTY_POPULATION_CSV), name="sample:county")
-    hier = sample_hierarchy("county")
-    return data if hier is None else join_counts(hier, data)
 
 
 def describe_structure(data: TreeData) -> pa.Table:

@@ -54,10 +54,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from dpviz.core import arrow
-from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
-from dpviz.tree.model import INDEX, Tree, tree_from_parents
-from dpviz.tree.propagation import upward
+from dpviz.tree.model import INDEX, Tree, TreeData, build_tree, tree_from_parents
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,8 +79,8 @@ __all__ = [
     "Table",
     "TreeData",
     "build_tree",
-    "load_county_sample",
-    "load_source",
+    "canonical_bytes",
+    "load",
     "load_tree_file",
     "node_columns",
     "node_parent_structure",
@@ -101,36 +99,6 @@ __all__ = [
 CAPS_HELP = (f"Caps: {MAX_NODES:,} nodes (--max-nodes), {MAX_BYTES:,} bytes per file (--max-bytes), "
              f"counts up to 2^53 per node and in total.")
 """The caps, as stated in ``--help`` and on the page."""
-
-
-@dataclass(frozen=True, eq=False)
-class TreeData:
-    """A tree structure with its private unit counts ``x`` (one per leaf, in leaf order). ``structure``:
-    where the hierarchy came from (a declaration, :mod:`dpviz.tree.hierarchy`); None = read from the data."""
-
-    tree: Tree
-    x: np.ndarray
-    name: str = "tree"
-    structure: StructureSource | None = None
-
-    @cached_property
-    def v(self) -> np.ndarray:
-        """The node vector v = BuildTree(x) (Eq. 25)."""
-        return build_tree(self.tree, self.x)
-
-    @property
-    def node_ids(self) -> np.ndarray:
-        return self.tree.label_of(np.arange(self.tree.n))
-
-    @property
-    def parent_ids(self) -> np.ndarray:
-        return _parent_ids(self.tree, self.node_ids)
-
-
-def _parent_ids(tree: Tree, ids: np.ndarray) -> np.ndarray:
-    out = np.full(tree.n, "", dtype=object)
-    out[1:] = ids[tree.parent[1:]]
-    return out
 
 
 def _input_positions(tree: Tree) -> np.ndarray:
@@ -222,16 +190,6 @@ def node_table(tree: Tree, **columns: Any) -> pd.DataFrame:
         else:
             out[name] = col.to_numpy()
     return pd.DataFrame(out, copy=False)  # no copy into 2-D blocks: the columns go to Arrow one by one
-
-
-def build_tree(tree: Tree, x: np.ndarray) -> np.ndarray:
-    """BuildTree_T(x) = G_T^{-T} H_Hᵀ x (Eq. 25): place x on the leaves, propagate upward."""
-    x = np.asarray(x, float)
-    if x.shape != (tree.m,):
-        raise ValueError(f"expected {tree.m} leaf counts, got shape {x.shape}")
-    placed = np.zeros(tree.n)
-    placed[tree.n1 :] = x
-    return upward(tree, placed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1374,18 +1332,86 @@ def tree_from_levels(
     return _finish(tree, counts, lambda i: f"node {node_ids[i].as_py()!r}", name)
 
 
-def load_source(spec: str | Path, *, max_nodes: int = MAX_NODES, max_bytes: int = MAX_BYTES,
-                count_column: str | None = None) -> TreeData:
-    """A tree file path, or bundled data named ``sample:NAME`` (e.g. ``sample:county``)."""
-    from dpviz.core.registry import load_source as _load_source
+def load(spec: str | Path, *, max_nodes: int = MAX_NODES, max_bytes: int = MAX_BYTES,
+         count_column: str | None = None) -> TreeData:
+    """The ``load`` hook: a tree file path (read under the caps by :func:`load_tree_file`), or bundled data
+    named ``sample:NAME`` (e.g. ``sample:county``, :mod:`dpviz.tree.samples`)."""
+    from dpviz.core.registry import load_source
 
-    return _load_source("tree", spec, lambda p: load_tree_file(p, max_nodes=max_nodes, max_bytes=max_bytes,
-                                                                count_column=count_column))
+    return load_source("tree", spec, lambda p: load_tree_file(p, max_nodes=max_nodes, max_bytes=max_bytes,
+                                                               count_column=count_column))
 
 
-def load_county_sample() -> TreeData:
-    """``sample:county``: the bundled US Region > Division > State > County population tree (2019), joined
-    onto its bundled public declaration (:func:`dpviz.tree.hierarchy.declared_county_sample`)."""
-    from dpviz.tree.hierarchy import declared_county_sample
+# ---------------------------------------------------------------------------------------------
+# the ledger's identity of a tree (hook ``canonical_bytes``)
+_JSON_ESCAPE = r'[\x00-\x1f\\"]'  # what json.dumps escapes with ensure_ascii=False (json.encoder.ESCAPE)
 
-    return declared_county_sample()
+
+def _const(text: str, n: int) -> pa.Array:
+    """``n`` copies of ``text`` as an Arrow string array, from buffers (a Python scalar argument to an
+    Arrow kernel would import pandas: :mod:`dpviz.core.arrow`)."""
+    raw = text.encode()
+    offsets = np.arange(n + 1, dtype=np.int64) * len(raw)
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(raw * n)]).cast(
+        pa.string())
+
+
+def _json_string_array(text: pa.Array) -> pa.Array:
+    """Each string as its JSON literal (``json.dumps(s, ensure_ascii=False)``): quotes around the plain
+    ones in one Arrow kernel; the rare value with a quote, backslash or control character by ``json``."""
+    n = len(text)
+    quoted = pc.binary_join_element_wise(_const('"', n), text, _const('"', n), _const("", n))
+    special = pc.match_substring_regex(text, _JSON_ESCAPE)
+    if not pc.any(special).as_py():
+        return quoted
+    rows = arrow.values(pc.indices_nonzero(special)).astype(np.int64)
+    fixed = [json.dumps(s, ensure_ascii=False) for s in text.take(arrow.from_numpy(rows)).to_pylist()]
+    out = quoted.to_numpy(zero_copy_only=False).astype(object)
+    out[rows] = fixed
+    return pa.array(out, pa.string())
+
+
+def _json_number_array(x: np.ndarray) -> pa.Array:
+    """Counts as JSON numbers the way the ledger has always written them: an integral value as an
+    integer (``65435``), any other as Python's ``repr`` of the float (``json.dumps(float)``)."""
+    v = np.asarray(x, dtype=float)
+    integral = np.isfinite(v) & (v == np.floor(v)) & (np.abs(v) < 2.0**63)
+    text = pc.cast(arrow.from_numpy(np.where(integral, v, 0).astype(np.int64)), pa.string())
+    if integral.all():
+        return text
+    out = text.to_numpy(zero_copy_only=False).astype(object)
+    for i in np.flatnonzero(~integral):
+        f = float(v[i])
+        out[i] = json.dumps(int(f) if f.is_integer() else f)
+    return pa.array(out, pa.string())
+
+
+def _id_strings(tree: Tree) -> pa.Array:
+    """The node ids in DOH order as Arrow strings (``str`` of each label; input positions when unlabelled)."""
+    src = tree.label_source
+    if src is None:
+        return pc.cast(arrow.from_numpy(np.ascontiguousarray(tree.order, dtype=np.int64)), pa.string())
+    if isinstance(src, np.ndarray):
+        return pa.array([str(v) for v in src.tolist()], pa.string())
+    arr = src.combine_chunks() if isinstance(src, pa.ChunkedArray) else src
+    return arr if pa.types.is_string(arr.type) else arr.cast(pa.string())
+
+
+def canonical_bytes(source: str | Path, data: TreeData) -> bytes:
+    """The ledger's canonical form of a tree (hook ``canonical_bytes``; the ledger puts its header line
+    ``dpviz-ledger/1 tree`` in front): one JSON line ``[node, parent, count]`` per node (count null on
+    an inner node, an integral count as an integer), the lines sorted, each ending in ``\\n``. Invariant
+    to the file format and the row order (``source`` does not enter it). Built with Arrow kernels: the
+    bytes equal ``sorted(json.dumps([str(id), str(parent), count], ensure_ascii=False,
+    separators=(",", ":")))`` joined by newlines, as the ledger has always hashed them (UTF-8 byte order
+    is code-point order, so the byte sort is Python's string sort)."""
+    tree = data.tree
+    ids = _id_strings(tree)
+    parents = pa.concat_arrays([_const("", 1), ids.take(arrow.from_numpy(np.asarray(tree.parent[1:], np.int64)))])
+    counts = pa.concat_arrays([_const("null", tree.n1), _json_number_array(data.x)])
+    n = tree.n
+    lines = pc.binary_join_element_wise(_const("[", n), _json_string_array(ids), _const(",", n),
+                                        _json_string_array(parents), _const(",", n), counts, _const("]\n", n),
+                                        _const("", n)).cast(pa.large_string())
+    # no line is a prefix of another (each is one whole JSON array), so the newline does not change the order
+    return arrow.value_bytes(lines.take(pc.sort_indices(lines))).tobytes()

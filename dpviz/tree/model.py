@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
 
 INDEX = np.int32  # node indices; trees up to 2^31 - 1 nodes
@@ -409,3 +410,42 @@ def _depths_heights_deep(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _fmt(idx: np.ndarray, where: Callable[[int], str] = str, limit: int = 3) -> str:
     shown = ", ".join(where(int(i)) for i in idx[:limit])
     return shown + (f" (and {idx.size - limit} more)" if idx.size > limit else "")
+
+
+@dataclass(frozen=True, eq=False)
+class TreeData:
+    """A tree structure with its private unit counts ``x`` (one per leaf, in leaf order). ``structure``:
+    where the hierarchy came from (a declaration, :mod:`dpviz.tree.hierarchy`); None = read from the data."""
+
+    tree: Tree
+    x: np.ndarray
+    name: str = "tree"
+    structure: StructureSource | None = None
+
+    @cached_property
+    def v(self) -> np.ndarray:
+        """The node vector v = BuildTree(x) (Eq. 25)."""
+        return build_tree(self.tree, self.x)
+
+    @property
+    def node_ids(self) -> np.ndarray:
+        return self.tree.label_of(np.arange(self.tree.n))
+
+    @property
+    def parent_ids(self) -> np.ndarray:
+        ids = self.node_ids
+        out = np.full(self.tree.n, "", dtype=object)
+        out[1:] = ids[self.tree.parent[1:]]
+        return out
+
+
+def build_tree(tree: Tree, x: np.ndarray) -> np.ndarray:
+    """BuildTree_T(x) = G_T^{-T} H_Hᵀ x (Eq. 25): place x on the leaves, propagate upward."""
+    from dpviz.tree.propagation import upward  # propagation imports this module
+
+    x = np.asarray(x, float)
+    if x.shape != (tree.m,):
+        raise ValueError(f"expected {tree.m} leaf counts, got shape {x.shape}")
+    placed = np.zeros(tree.n)
+    placed[tree.n1 :] = x
+    return upward(tree, placed)
