@@ -35,7 +35,7 @@ def chart(at, key: str) -> dict:
 
 
 def test_default_view_plans_the_county_tree_with_dots_and_a_split(at):
-    from dpviz.tree.io import load_county_sample
+    from dpviz.tree.samples import load_county_sample
 
     plan = plan_target(tree_curves(load_county_sample().tree, query="range"), 50.0)[0]
     assert best(at) == (plan.mechanism, plan.budget.describe)

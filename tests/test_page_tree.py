@@ -13,7 +13,7 @@ from dpviz.core.noise import Noise
 from dpviz.core.registry import PAGE_SKELETON
 from dpviz.tree import synthetic
 from dpviz.tree.generation import consistency_matrix
-from dpviz.tree.io import load_source, load_tree_file
+from dpviz.tree.io import load as load_source, load_tree_file
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
 from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,

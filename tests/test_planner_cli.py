@@ -20,7 +20,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_plan_tree_prints_and_writes_the_epsilon(capsys, tmp_path):
-    from dpviz.tree.io import load_county_sample
+    from dpviz.tree.samples import load_county_sample
 
     out_json = tmp_path / "plan.json"
     rc, out, _ = run(capsys, "tree", "sample:county", "--target-rmse", "10", "--output", str(out_json))

@@ -28,7 +28,7 @@ from dpviz.tree.release import node_variances
 
 @pytest.fixture(scope="module")
 def county():
-    from dpviz.tree.io import load_county_sample
+    from dpviz.tree.samples import load_county_sample
 
     return load_county_sample()
 

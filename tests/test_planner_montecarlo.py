@@ -20,7 +20,7 @@ TOL = 0.10
 
 @pytest.fixture(scope="module")
 def county():
-    from dpviz.tree.io import load_county_sample
+    from dpviz.tree.samples import load_county_sample
 
     return load_county_sample()
 

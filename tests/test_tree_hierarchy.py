@@ -26,7 +26,7 @@ from dpviz.tree.hierarchy import (
     read_hierarchy,
     sample_hierarchy,
 )
-from dpviz.tree.io import load_source, load_tree_file
+from dpviz.tree.io import load as load_source, load_tree_file
 from tests.test_tree_io_cli import ROOT, call_main
 
 HIER = b"node,parent\nr,\na,r\nb,r\nc,a\nd,a\ne,b\n"  # leaves c, d, e

@@ -18,7 +18,7 @@ from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.tree.estimators import GMC, METHODS, estimator, plan_for
 from dpviz.tree.gmc import gmc, plan
-from dpviz.tree.io import TreeData, build_tree, load_source, load_tree_file
+from dpviz.tree.io import TreeData, build_tree, load as load_source, load_tree_file
 from dpviz.tree.metrics import consistency_bias
 from dpviz.tree.model import tree_from_parents
 from dpviz.tree.release import (RELEASE_COLUMNS, Simulation, TreeRelease, expected_variance, node_scales,

@@ -527,7 +527,7 @@ Row counts exclude the header line (for `.csv.gz`, of the decompressed CSV); byt
 those of the file as stored. `{COUNTY_HIERARCHY_OUT}` is the public declaration of `sample:county`'s
 hierarchy (issue 17): the `region,division,state,county` columns of `{COUNTY_OUT}` without the counts (the
 Census geography is public), used by `python -m dpviz tree release sample:county`
-(`dpviz.tree.hierarchy.declared_county_sample`). Loaders: `dpviz.data.samples` (the three count `.csv` files) and
+(`dpviz.tree.samples.declared_county_sample`). Loaders: `dpviz.data.samples` (the three count `.csv` files) and
 `dpviz.marginals.data` (`load_adult_sample`, `load_titanic_sample`: the `.csv.gz` files with their
 `.domain.json`).
 

@@ -177,7 +177,7 @@ def load_for_ledger(capability_name: str, source: str, *, count_column: str | No
     if hierarchy is not None and capability_name != "tree":
         raise InputError("--hierarchy: only a tree has a hierarchy")
     if capability_name == "tree":
-        from dpviz.tree.io import load_source
+        from dpviz.tree.io import load as load_source
 
         if hierarchy is None:
             return load_source(source)

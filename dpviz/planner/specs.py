@@ -41,7 +41,7 @@ def load_data(capability: str, spec: Any) -> Any:
     from dpviz.core.registry import load_source
 
     if capability == "tree":
-        from dpviz.tree.io import load_source as load_tree
+        from dpviz.tree.io import load as load_tree
 
         return load_tree(spec)
     if capability == "marginals":

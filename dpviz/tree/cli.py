@@ -43,7 +43,7 @@ from dpviz.tree.io import (
     CAPS_HELP,
     MAX_BYTES,
     MAX_NODES,
-    load_source,
+    load as load_source,
     node_table,
     noisy_columns,
     noisy_tree_from_table,
