@@ -7,7 +7,7 @@ netscience, hep-th in part 1, karate, netscience, power in part 4, one run each)
 measured in this run; there are no timing assertions in the unit tests. ε = 1 everywhere.
 
 1. ``drf-dp`` end to end, ``dpviz.graph.release(edges, n, 1.0, method="drf-dp", rng=...)``, on the bundled
-   graphs (``dpviz.graph.data.load_graph_sample``), with the simulation path (``rng =
+   graphs (``dpviz.graph.samples.load_graph_sample``), with the simulation path (``rng =
    np.random.default_rng(0)``: continuous Laplace) and the release path (``rng=None``: discrete Laplace and
    exponential-mechanism draws from the OS CSPRNG). Wall time is the best of 3 runs (full mode; 1 in
    ``--quick``); the release path's ratio to the simulation path is printed beside it. Each graph runs in
@@ -152,7 +152,7 @@ def worker_methods(job: dict) -> dict:
     """Part 1–3 for one graph, in a fresh process: drf-dp first (clean VmHWM), then the rest."""
     import dpviz.graph as G
     from dpviz.core.registry import resolve
-    from dpviz.graph.data import load_graph_sample
+    from dpviz.graph.samples import load_graph_sample
     from dpviz.graph.metrics import evaluate
 
     name, repeat, methods = job["graph"], job["repeat"], job["methods"]
@@ -263,7 +263,7 @@ def worker_dense(job: dict) -> dict:
     """Part 4 for one graph: sparse (count_upper, drf-dp) vs dense (C) on the decomposition's rectangles."""
     import dpviz.graph as G
     import dpviz.graph.drf as drf_mod
-    from dpviz.graph.data import load_graph_sample
+    from dpviz.graph.samples import load_graph_sample
     from dpviz.graph.regions import EdgeIndex, count_upper
 
     name, repeat = job["graph"], job["repeat"]
@@ -424,7 +424,7 @@ def part_methods(graphs: list[str], repeat: int, quick: bool) -> None:
 
 
 def part_dense(graphs: list[str], repeat: int, variants: tuple[bool, ...]) -> None:
-    from dpviz.graph.data import sample_info
+    from dpviz.graph.samples import sample_info
 
     print(f"## 4. Sparse vs dense count summary (the paper's C matrix, Def. 5), |V| <= {DENSE_MAX_NODES:,}; "
           f"best of {repeat}")

@@ -1,4 +1,5 @@
-"""The bundled real sample data in dpviz/assets/ (package data) loads with the documented shape and facts."""
+"""The bundled real sample data in dpviz/assets/ (package data, found by dpviz.core.assets.asset) loads with the
+documented shape and facts: the county table (dpviz.tree.samples) and the count streams (dpviz.stream.samples)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ import pandas as pd
 import pytest
 
 import dpviz
-from dpviz.data import asset, samples
-from dpviz.data.samples import (
-    STREAM_SAMPLES,
-    load_bike_hourly,
-    load_county_population,
-    load_flights_daily,
-)
+from dpviz.core.assets import asset
+from dpviz.stream import samples as stream_samples
+from dpviz.stream.samples import STREAM_SAMPLES, load_bike_hourly, load_flights_daily
+from dpviz.tree import samples as tree_samples
+from dpviz.tree.samples import load_county_population
 
 REGIONS = {"Northeast", "Midwest", "South", "West"}
 DIVISIONS = {
@@ -29,7 +28,7 @@ DIVISIONS = {
 
 def test_bundled_data_is_package_data():
     folder = Path(dpviz.__file__).resolve().parent / "assets"
-    assert asset(samples.COUNTY_POPULATION_CSV) == folder / samples.COUNTY_POPULATION_CSV
+    assert asset(tree_samples.COUNTY_POPULATION_CSV) == folder / tree_samples.COUNTY_POPULATION_CSV
 
 
 def test_county_population():
@@ -123,7 +122,8 @@ def _sources_table() -> dict[str, tuple[int, str]]:
 
 def test_sources_md_sha256_and_rows_match_files():
     table = _sources_table()
-    assert set(table) == {samples.COUNTY_POPULATION_CSV, samples.FLIGHTS_DAILY_CSV, samples.BIKE_HOURLY_CSV,
+    assert set(table) == {tree_samples.COUNTY_POPULATION_CSV, stream_samples.FLIGHTS_DAILY_CSV,
+                          stream_samples.BIKE_HOURLY_CSV,
                           "us_county_hierarchy_2019.csv"}
     for name, (rows, sha) in table.items():
         data = asset(name).read_bytes()
@@ -141,6 +141,16 @@ def test_sources_md_mentions_each_file_in_its_own_section():
     assert "165 hours are absent" in text
 
 
-def test_dpviz_data_does_not_import_streamlit():
-    code = "import sys, dpviz.data.samples as s; s.load_flights_daily(); assert 'streamlit' not in sys.modules"
+def test_sample_loaders_do_not_import_streamlit():
+    code = ("import sys, dpviz.stream.samples as s, dpviz.tree.samples as t; s.load_flights_daily(); "
+            "t.load_county_population(); assert 'streamlit' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(dpviz.__file__).resolve().parents[1])
+
+
+def test_stream_sample_loaders_give_the_registry_streams():
+    from dpviz.core.registry import load_sample
+
+    flights = load_sample("stream", "sample:flights")
+    assert len(flights) == 181 and flights.time_column == "date" and flights.counts[0] == 14_828
+    bike = stream_samples.load_bike_sample()
+    assert len(bike) == 17_544 and bike.time_column == "timestamp" and int(bike.counts.sum()) == 3_292_679

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from dpviz.core.registry import capability, load_sample
-from dpviz.data import asset
+from dpviz.core.assets import asset
 from dpviz.errors import InputError
-from dpviz.graph import data
+from dpviz.graph import samples as data
 from dpviz.graph.io import MAX_BYTES, MAX_EDGES, MAX_NODES, edges_frame, read_edges, write_edges
 from dpviz.graph.model import Graph, canonical_edges, sorted_unique
 
@@ -395,3 +395,43 @@ def test_bundled_files_are_small_and_listed_in_sources_md():
         blob = gzip.decompress(asset(f"graphs/{name}.csv.gz").read_bytes())
         assert blob.startswith(b"u,v\n") and blob.count(b"\n") - 1 == m
         assert json.loads(asset(f"graphs/{name}.json").read_text(encoding="utf-8"))["n_nodes"] == n
+
+
+# ---- registry hooks: load and canonical_bytes (the ledger's identity) -----------------------------------------------
+
+# SHA-256 of the ledger's canonical form ("dpviz-ledger/1 graph" line + the hook's bytes), computed with
+# dpviz.ledger.identity BEFORE the graph branch moved into dpviz.graph.io: ledger identities must not change.
+PINNED_GRAPH = {
+    "sample:karate": "6616485fbb8f65ad06fbee4d504cacc79ae975300b0e381e8a38d199bb9e76a0",
+    "file": "7df15138acb30afc1097d5a445aad7d355a2d7c2010821b1275e7a4c69aacd1d",
+}
+
+
+@pytest.mark.parametrize("spec", ["sample:karate", "file"])
+def test_canonical_bytes_hook_pins_the_ledger_identity(spec, tmp_path):
+    cap = capability("graph")
+    key = spec
+    if spec == "file":
+        spec = tmp_path / "g.csv"
+        spec.write_text("u,v\nb,a\na,c\nc,b\na,b\n")
+    g = cap.hook("load")(str(spec))
+    body = cap.hook("canonical_bytes")(spec, g)
+    assert hashlib.sha256(b"dpviz-ledger/1 graph\n" + body).hexdigest() == PINNED_GRAPH[key]
+
+
+def test_canonical_bytes_ignores_order_direction_and_duplicates():
+    from dpviz.graph.io import canonical_bytes
+
+    a = read_edges(b"x;y\n2;1\n1;3\n")
+    b = read_edges(b"3 1\n1 2\n2 1\n")
+    assert canonical_bytes("a", a) == canonical_bytes("b", b) == b'["1","2"]\n["1","3"]\n'
+
+
+def test_load_hook_passes_options_to_read_edges(tmp_path):
+    load = capability("graph").hook("load")
+    assert load("sample:karate").n_edges == 78
+    path = tmp_path / "g.csv"
+    path.write_text("0,1\n1,2\n")
+    assert load(str(path), n_nodes=5).n_nodes == 5
+    with pytest.raises(InputError, match="does not exist"):
+        load(str(tmp_path / "missing.csv"))

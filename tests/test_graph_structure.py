@@ -15,7 +15,7 @@ import pytest
 from dpviz.core.modes import RELEASE_NOTICE
 from dpviz.core.structure import DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
-from dpviz.graph.data import load_graph_sample, sample_declaration
+from dpviz.graph.samples import load_graph_sample, sample_declaration
 from dpviz.graph.io import read_edges
 from dpviz.graph.release import L1_SENSITIVITIES, release_graph, release_meta, sensitivity
 from dpviz.graph.structure import VertexSet, describe_text

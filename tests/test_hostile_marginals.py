@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from dpviz.core.tables import to_csv_text
-from dpviz.marginals.data import MAX_HEADER_COLUMNS, MAX_LINE_CHARS
+from dpviz.marginals.io import MAX_HEADER_COLUMNS, MAX_LINE_CHARS
 from dpviz.marginals.mwem import MAX_ROUNDS
 from tests.test_hostile_common import refused, run, work  # noqa: F401 - work is a fixture
 
@@ -183,7 +183,7 @@ def test_marginal_tables_of_hostile_names_are_escaped_by_the_core_csv_writer(lab
     import csv
     import io
 
-    from dpviz.marginals.data import read_table
+    from dpviz.marginals.io import read_table
     from dpviz.viz import marginals as vm
 
     quoted = '"' + label.replace('"', '""') + '"'

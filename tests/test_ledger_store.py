@@ -249,7 +249,7 @@ def test_graph_identity_is_the_edge_set(tmp_path):
 
 def test_marginals_identity_is_the_records_before_projection(tmp_path):
     from dpviz.core.registry import load_sample
-    from dpviz.marginals.data import read_table
+    from dpviz.marginals.io import read_table
 
     lines = (DATA / "marginals_cli_good.csv").read_text().splitlines()
     cols = [ln.split(",") for ln in lines]

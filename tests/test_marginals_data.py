@@ -1,4 +1,5 @@
-"""dpviz.marginals.data: bundled samples, read_table (binning, errors, fuzzing), parse_workload."""
+"""dpviz.marginals.io and .samples: bundled samples, read_table (binning, errors, fuzzing), parse_workload, the
+registry hooks (load, canonical_bytes)."""
 
 from __future__ import annotations
 
@@ -15,21 +16,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpviz.data import asset
+from dpviz.core.assets import asset
 from dpviz.errors import InputError
-from dpviz.marginals import data as mdata
-from dpviz.marginals.data import (
+from dpviz.marginals import io as mio
+from dpviz.marginals import samples as msamples
+from dpviz.marginals.io import MISSING, parse_workload, read_table
+from dpviz.marginals.samples import (
     ADULT_CSV,
     ADULT_DOMAIN_JSON,
-    MISSING,
     TITANIC_CSV,
     TITANIC_DOMAIN_JSON,
     load_adult_sample,
     load_titanic_sample,
-    parse_workload,
-    read_table,
 )
-from dpviz.marginals.domain import Domain, all_kway
+from dpviz.marginals.model import Domain, all_kway
 
 DATA = Path(__file__).parent / "data"
 
@@ -454,7 +454,8 @@ def test_fuzz_parse_workload_text(text):
 
 
 def test_module_exports():
-    assert set(mdata.__all__) >= {"load_adult_sample", "load_titanic_sample", "read_table", "parse_workload"}
+    assert set(mio.__all__) >= {"read_table", "parse_workload", "load", "canonical_bytes"}
+    assert set(msamples.__all__) >= {"load_adult_sample", "load_titanic_sample"}
 
 
 @FUZZ
@@ -488,3 +489,50 @@ def test_skip_constant_leaves_single_valued_columns_out():
     assert data.domain.attrs == ("a",) and data.domain.sizes == (2,)
     with pytest.raises(InputError, match="every column has a single value"):
         read_table(b"a,b\n1,2\n1,2\n", skip_constant=True)
+
+
+# ------------------------------------------------------------------------------------------- registry hooks
+
+# SHA-256 of the ledger's canonical form ("dpviz-ledger/1 marginals" line + the hook's bytes), computed with
+# dpviz.ledger.identity BEFORE the marginals branch moved into dpviz.marginals.io: ledger identities must not change.
+PINNED_MARGINALS = {
+    "sample:titanic": "9b40f3af050040c176947e6272c9718047221192512027e650749df9ccaa2fe6",
+    "semicolons": "94e6173410cd2f8b10781a6d16b438da8148124a7ca49f40f57a948831ea34be",
+    "gzip": "3be2a6820fa5d0a932605f6074f2334a8953c803241fd6e4f46f0c3dcd263e10",
+}
+FILES = {"semicolons": "\ufeffsex;age;name\nM; 3;é\nF,x;4;z\nM; 3;é\n".encode("utf-8"),
+         "gzip": gzip.compress(b"b,a\n1,2\n\n3,\"4,5\"\n")}
+
+
+@pytest.mark.parametrize("key", list(PINNED_MARGINALS))
+def test_canonical_bytes_hook_pins_the_ledger_identity(key, tmp_path):
+    from dpviz.core.registry import capability
+
+    cap = capability("marginals")
+    spec = key
+    if key in FILES:
+        spec = tmp_path / f"{key}.csv"
+        spec.write_bytes(FILES[key])
+    data = cap.hook("load")(str(spec))
+    body = cap.hook("canonical_bytes")(str(spec), data)
+    assert hashlib.sha256(b"dpviz-ledger/1 marginals\n" + body).hexdigest() == PINNED_MARGINALS[key]
+
+
+def test_canonical_bytes_is_before_projection_and_binning(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("b,a,c\n1,x,5\n2,y,5\n")
+    one = mio.canonical_bytes(str(path), mio.load(str(path), attributes=["a"]))
+    assert one == mio.canonical_bytes(str(path), mio.load(str(path), bins=2, skip_constant=True))
+    assert one == b'["a", "b", "c"]\n["x","1","5"]\n["y","2","5"]\n'
+    full = mio.canonical_bytes("sample:titanic", None)  # a sample is reloaded in full, whatever was passed
+    assert full == mio.canonical_bytes("sample:titanic", mio.load("sample:titanic"))
+    assert full.startswith(b'["age_group", "class", "sex", "survived"]\n')
+
+
+def test_load_hook_reads_samples_and_files(tmp_path):
+    assert mio.load("sample:titanic").N == 1312
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\nx,1\ny,2\n")
+    assert mio.load(str(path), attributes=["a"]).domain.attrs == ("a",)
+    with raises("does not exist"):
+        mio.load(str(tmp_path / "missing.csv"))

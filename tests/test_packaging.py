@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from dpviz.data import ASSETS_DIR, asset
+from dpviz.core.assets import ASSETS_DIR, asset
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_FILES = (
@@ -87,10 +87,10 @@ def test_wheel_holds_every_bundled_file_and_no_benchmark(installed):
 
 
 def test_installed_package_is_the_wheel_and_finds_its_data(installed):
-    code = ("import json, dpviz, dpviz.data as d; from dpviz.data import samples; "
-            "from dpviz.marginals.data import load_titanic_sample; from dpviz.graph.data import load_graph_sample; "
+    code = ("import json, dpviz, dpviz.core.assets as d; from dpviz.tree import samples; from dpviz.stream import samples as ss; "
+            "from dpviz.marginals.samples import load_titanic_sample; from dpviz.graph.samples import load_graph_sample; "
             "print(json.dumps({'file': dpviz.__file__, 'county': len(samples.load_county_population()), "
-            "'flights': len(samples.load_flights_daily()), 'titanic': load_titanic_sample().N, "
+            "'flights': len(ss.load_flights_daily()), 'titanic': load_titanic_sample().N, "
             "'karate': load_graph_sample('karate').n_edges, 'asset': str(d.asset('graphs/karate.json'))}))")
     out = json.loads(_run([installed["python"], "-c", code], cwd=installed["elsewhere"], env=installed["env"]).stdout)
     assert Path(out["file"]).is_relative_to(installed["purelib"]), out["file"]

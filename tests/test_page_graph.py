@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.graph import METHODS, NOT_PRIVATE_LABEL
-from dpviz.graph.data import load_graph_sample
+from dpviz.graph.samples import load_graph_sample
 from dpviz.graph.io import read_edges
 from dpviz.viz.graph import MEASURES, METHOD_SHORT, TIME_ROW, method_label
 from tests.apptest_helpers import app_test, decode_plotly_array, input_error_message, metrics, ok, plotly_json, \

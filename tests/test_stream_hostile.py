@@ -11,11 +11,11 @@ import pytest
 from dpviz import cli
 from dpviz.core.noise import Noise
 from dpviz.errors import InputError
-from dpviz.stream import strategies
+from dpviz.stream import strategy as strategies
 from dpviz.stream.fenwick import MAX_COUNT, MAX_STEPS, MAX_TOTAL, check_horizon, check_steps, strategy_nnz
 from dpviz.stream.io import MAX_BYTES, read_stream_csv
-from dpviz.stream.private_release import release
-from dpviz.stream.simulation import make_mechanism, simulated_release
+from dpviz.stream.mechanism import make_mechanism, simulated_release
+from dpviz.stream.release import release
 
 BOM = b"\xef\xbb\xbf"
 TOTAL_OVER = b"count\n" + b"900000000000\n" * 10_010  # each count allowed, the running total passes 2^53
@@ -249,10 +249,10 @@ def test_library_paths_refuse_what_would_overflow():
     with pytest.raises(InputError, match=r"step 1: the count 1e\+308.*MAX_COUNT"):
         make_mechanism("naive", 2, noise).simulate(np.array([1e308, 1e308]), np.random.default_rng(0))
     with pytest.raises(InputError, match=r"step 2: .*MAX_COUNT"):
-        release(np.array([1, 2**62], dtype=np.int64), "fenwick", Noise.laplace(1.0, discrete=True))
+        release(np.array([1, 2**62], dtype=np.int64), Noise.laplace(1.0, discrete=True), mechanism="fenwick")
     step = MAX_TOTAL // (4 * 10**11) + 1  # an int64 stream of 4·10^11 per step passes 2^53 - 1 there
     with pytest.raises(InputError, match=rf"step {step}: the running total.*MAX_TOTAL"):
-        release(np.full(30_000, 4 * 10**11), "naive", Noise.laplace(1.0, discrete=True))
+        release(np.full(30_000, 4 * 10**11), Noise.laplace(1.0, discrete=True), mechanism="naive")
     with pytest.raises(InputError, match="MAX_COUNT"):
         simulated_release(make_mechanism("naive", 3, noise), np.array([1.0, -2e12, 3.0]), np.zeros(3))
     streamer = make_mechanism("fenwick-fda", 4, noise).streamer(np.random.default_rng(0))
@@ -301,9 +301,9 @@ def test_per_step_variances_are_computed_once_per_mechanism_n_and_noise(monkeypa
     strategies._step_variance.cache_clear()
     counts = np.random.default_rng(0).poisson(5, 777)
     noise = Noise.laplace(0.9, discrete=True)
-    first = release(counts, "fenwick-fda", noise)
+    first = release(counts, noise, mechanism="fenwick-fda")
     for _ in range(3):  # more releases, the same noise: no recomputation
-        again = release(counts, "fenwick-fda", noise)
+        again = release(counts, noise, mechanism="fenwick-fda")
     assert calls == [("fenwick-fda", noise)]
     assert again.estimate.variance is first.estimate.variance
     sim = Noise.laplace(0.9)

@@ -6,7 +6,8 @@ import pytest
 from dpviz.errors import InputError
 from dpviz.core.registry import load_sample
 from dpviz.core.registry import source_stem
-from dpviz.stream.io import load_source, read_stream_csv
+from dpviz.stream.io import load as load_source
+from dpviz.stream.io import read_stream_csv
 from dpviz.stream.synthetic import poisson_stream
 
 
@@ -73,3 +74,55 @@ def test_poisson_stream_uses_the_generator():
         poisson_stream(0, 1.0, np.random.default_rng(1))
     with pytest.raises(InputError, match="amplitude"):
         poisson_stream(3, 1.0, np.random.default_rng(1), amplitude=2.0)
+
+
+# ---- registry hooks: load and canonical_bytes (the ledger's identity) -----------------------------------------------
+
+# SHA-256 of the ledger's canonical form ("dpviz-ledger/1 stream" line + the hook's bytes), computed with
+# dpviz.ledger.identity BEFORE the stream branch moved into dpviz.stream.io: ledger identities must not change.
+PINNED_STREAM = {
+    "sample:flights": "2f0b581a1c217f4a17620e16bd89e38cec5029ac932162902acb3e0fc6fb87cc",
+    "sample:bike": "3bb0acc3bf3278877b1b1d2deeb2aeedc90353feb4611d621e926832ca2af9ee",
+    "file": "12c36ba95be6dc3786aaeec210af7f4e6d109bde4e76ec45661758e8cb70d64e",
+}
+
+
+def _identity(cap: str, source, data) -> str:
+    import hashlib
+
+    from dpviz.core.registry import capability
+
+    body = capability(cap).hook("canonical_bytes")(source, data)
+    return hashlib.sha256(f"dpviz-ledger/1 {cap}\n".encode() + body).hexdigest()
+
+
+@pytest.mark.parametrize("spec", ["sample:flights", "sample:bike", "file"])
+def test_canonical_bytes_hook_pins_the_ledger_identity(spec, tmp_path):
+    from dpviz.core.registry import capability
+
+    if spec == "file":
+        spec = tmp_path / "s.csv"
+        spec.write_text("date,count\n2020-01-01,3\n2020-01-02,4.5\n2020-01-03,0\n")
+    data = capability("stream").hook("load")(str(spec))
+    assert _identity("stream", spec, data) == PINNED_STREAM["file" if not str(spec).startswith("sample:") else spec]
+
+
+def test_canonical_bytes_is_the_count_series_in_order(tmp_path):
+    from dpviz.stream.io import canonical_bytes
+
+    a = read_stream_csv(b"when,n\n2024-01-01, 3\n2024-01-02,4.50\n")
+    b = read_stream_csv(b"count\n3.0\n4.5\n")
+    assert canonical_bytes("x.csv", a) == canonical_bytes("y.csv", b) == b"3\n4.5\n"
+    assert canonical_bytes("x.csv", read_stream_csv(b"count\n4.5\n3\n")) != canonical_bytes("x.csv", b)
+
+
+def test_load_hook_reads_samples_and_files_with_options(tmp_path):
+    from dpviz.core.registry import capability
+
+    load = capability("stream").hook("load")
+    assert len(load("sample:flights")) == 181
+    path = tmp_path / "s.csv"
+    path.write_text("when,a,b\n2024-01-01,1,9\n")
+    np.testing.assert_array_equal(load(str(path), count_column="b", time_column="when").counts, [9])
+    with pytest.raises(InputError, match="does not exist"):
+        load(str(tmp_path / "missing.csv"))

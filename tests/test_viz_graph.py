@@ -9,7 +9,7 @@ import pytest
 from dpviz.audit.targets import graph_target, run
 from dpviz.errors import InputError
 from dpviz.graph import NOT_PRIVATE_LABEL, Partition, release
-from dpviz.graph.data import load_graph_sample
+from dpviz.graph.samples import load_graph_sample
 from dpviz.graph.metrics import METRIC_INFO, degree_histogram
 from dpviz.graph.regions import offdiag_cells, upper_cells
 from dpviz.viz import graph as vg

@@ -280,7 +280,7 @@ def sources_section(files: dict[str, bytes] | None = None) -> str:
         "networkx. Each graph is simple and undirected: rows `u,v` with 0-based vertex ids, u < v, sorted, "
         "no duplicates or self-loops, gzip-compressed deterministically (no name, no timestamp, level 9). "
         "Vertices with no edge exist: `n_nodes` in the JSON sidecar counts them. Loader: "
-        "`dpviz.graph.data.load_graph_sample(name)` (`sample:NAME` in the CLI). "
+        "`dpviz.graph.samples.load_graph_sample(name)` (`sample:NAME` in the CLI). "
         f"Total size: {total:,} bytes. Rebuild: `.venv/bin/python tools/extract_graphs.py` "
         "(`--check` to verify).",
         "",

@@ -1,11 +1,10 @@
 """Real sample data bundled with dpviz, shipped inside the package as package data (``dpviz/assets/``;
 provenance, licences and checksums in ``dpviz/assets/SOURCES.md``).
 
-:func:`asset` is the one locator of a bundled file: every loader of bundled data (the tree, stream,
-marginals and graph samples) finds its file through it, by :mod:`importlib.resources`, so the data is
-found the same way in a checkout, an editable install and an installed wheel (never by a path relative
-to the repository). Loaders live in :mod:`dpviz.data.samples` (tree and stream samples),
-:mod:`dpviz.marginals.data` and :mod:`dpviz.graph.data`; they never touch the network.
+:func:`asset` is the one locator of a bundled file: every loader of bundled data (each capability's
+``samples.py``: the tree, stream, marginals and graph samples) finds its file through it, by
+:mod:`importlib.resources`, so the data is found the same way in a checkout, an editable install and an
+installed wheel (never by a path relative to the repository). Loaders never touch the network.
 """
 
 from __future__ import annotations

@@ -52,12 +52,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpviz.core.canonical import json_lines
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.tables import write_table
 from dpviz.errors import InputError
 from dpviz.graph.model import Graph, canonical_edges, check_n_nodes, sorted_unique
 
-__all__ = ["read_edges", "write_edges", "edges_frame", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "MAX_LINE_BYTES",
+__all__ = ["read_edges", "write_edges", "edges_frame", "load", "canonical_bytes", "CANONICAL", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "MAX_LINE_BYTES",
            "HEADER_NAMES", "INT_ID", "read_lines"]
 
 MAX_BYTES = 100_000_000
@@ -76,6 +77,8 @@ HEADER_NAMES = frozenset({
     "sender", "receiver", "fromnodeid", "tonodeid", "node", "neighbor", "neighbour",
 })
 """Column names that make the first line a header (case-insensitive; both of its first two fields)."""
+CANONICAL = "parsed undirected edge set: sorted JSON lines [a, b] of vertex labels"
+"""What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
 _CHUNK = 1 << 22
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -508,3 +511,25 @@ def write_edges(path: str | os.PathLike, edges: np.ndarray, labels: Sequence[str
     """Write ``edges`` as a CSV ``u,v`` (original ``labels`` if given) atomically, never over ``inputs``
     (:func:`dpviz.core.tables.write_table`)."""
     return write_table(edges_frame(edges, labels), Path(path), inputs=inputs)
+
+
+# ----------------------------------------------------------------------------------------------- registry hooks
+
+
+def load(source: str | os.PathLike, **options: object) -> Graph:
+    """The registry's ``load`` hook: ``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`;
+    :mod:`dpviz.graph.samples`) or an edge-list file read by :func:`read_edges` with ``options``
+    (``n_nodes``, ``header``, the caps)."""
+    from dpviz.core.registry import load_source
+
+    return load_source("graph", source, lambda path: read_edges(path, **options))
+
+
+def canonical_bytes(source: str | os.PathLike, data: Graph) -> bytes:
+    """The registry's ``canonical_bytes`` hook (the ledger's dataset identity, after its ``dpviz-ledger/1
+    graph`` line): the parsed simple undirected edge set, one JSON line ``[a, b]`` per edge with the two vertex
+    labels (``a`` < ``b`` as strings), lines sorted. Invariant to edge order and direction, duplicates,
+    separators and the header; the vertex count is public under edge-DP and not part of it."""
+    labels = [str(i) for i in range(data.n_nodes)] if data.labels is None else [str(x) for x in data.labels]
+    pairs = ((labels[u], labels[v]) for u, v in data.edges.tolist())
+    return json_lines(sorted(p) for p in pairs)

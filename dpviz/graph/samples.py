@@ -1,5 +1,5 @@
 """The bundled real graphs (``sample:NAME``): edge lists in ``dpviz/assets/graphs/`` (package data, found by
-:func:`dpviz.data.asset`).
+:func:`dpviz.core.assets.asset`).
 
 Built by ``tools/extract_graphs.py`` from the network collection of Debian's ``python3-graph-tool``
 package (read without installing it) and networkx's karate club; provenance, licences, citations and
@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from dpviz.data import asset
+from dpviz.core.assets import asset
 from dpviz.errors import InputError
 from dpviz.graph.io import read_edges
 from dpviz.graph.model import Graph

@@ -135,7 +135,7 @@ class VertexSet:
     @classmethod
     def sample(cls, name: str) -> VertexSet:
         """A bundled graph's shipped declaration: its vertices 0..n_nodes-1 (``NAME.json``)."""
-        from dpviz.graph.data import GRAPHS_DIR, canonical_name, sample_info
+        from dpviz.graph.samples import GRAPHS_DIR, canonical_name, sample_info
 
         key = canonical_name(name)
         n = int(sample_info(key)["n_nodes"])

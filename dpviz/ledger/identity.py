@@ -100,10 +100,10 @@ def _records(header: list[str], rows: Iterable[list[str]]) -> bytes:
 
 
 def _marginals_file(path: Path) -> bytes:
-    """The records of a marginals CSV as :func:`dpviz.marginals.data.read_table` reads them (same size
+    """The records of a marginals CSV as :func:`dpviz.marginals.io.read_table` reads them (same size
     caps, gzip, encoding and delimiter rules), before any projection or binning."""
     from dpviz.core.inputs import require_regular_file
-    from dpviz.marginals.data import MAX_BYTES, _decode, _delimiter, _read_bytes
+    from dpviz.marginals.io import MAX_BYTES, _decode, _delimiter, _read_bytes
 
     raw, label, _ = _read_bytes(require_regular_file(path, "input"), MAX_BYTES, "input")
     text = _decode(raw)
@@ -188,7 +188,7 @@ def load_for_ledger(capability_name: str, source: str, *, count_column: str | No
         hier = read_hierarchy(require_regular_file(hierarchy, "--hierarchy"), what="--hierarchy")
         return join_counts(hier, load_any("tree", source, read_counts))
     if capability_name == "stream":
-        from dpviz.stream.io import load_source
+        from dpviz.stream.io import load as load_source
 
         return load_source(source, count_column=count_column, time_column=time_column)
     if capability_name == "graph":

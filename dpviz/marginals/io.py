@@ -1,16 +1,14 @@
-"""Categorical data for marginals: the bundled samples, any CSV, and workloads.
+"""Categorical data for marginals: any CSV, workloads, measurements; the registry's hooks.
 
-* :func:`load_adult_sample` and :func:`load_titanic_sample` (``sample:adult``, ``sample:titanic``): the
-  bundled UCI Adult (48,842 people, 14 attributes) and Titanic (1,312 passengers, 4 attributes)
-  tables, built by ``tools/build_assets.py``; provenance, licences and the discretisation are in
-  ``dpviz/assets/SOURCES.md`` (package data, found by :func:`dpviz.data.asset`).
 * :func:`read_table`: any CSV (path or bytes, optionally gzip-compressed) → :class:`Dataset`. Numeric
   columns with more distinct values than ``bins`` are cut into intervals, every other column is
   categorical.
 * :func:`parse_workload`: the marginals to release, as ``k`` (all k-way), a JSON list of attribute-name
   lists, or a CSV with one attribute set per line.
 * :func:`read_measurements`: a MEAS.json (noisy marginal measurements) as a JSON object, for
-  :func:`dpviz.marginals.pipeline.reconstruct`.
+  :func:`dpviz.marginals.estimators.reconstruct`.
+* :func:`load` and :func:`canonical_bytes`: the registry's hooks (``sample:NAME`` or a CSV; the ledger's
+  dataset identity). The bundled samples are in :mod:`dpviz.marginals.samples`.
 
 Every user-facing problem is an :class:`~dpviz.errors.InputError` naming the file, line or column and
 what was expected. Size caps (module constants, keyword arguments, CLI flags) are checked before the
@@ -23,6 +21,7 @@ refused instead of exhausting the stack.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -30,26 +29,26 @@ import zlib
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
+from dpviz.core.canonical import json_lines
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.structure import StructureSource
-from dpviz.data import asset
 from dpviz.errors import InputError
-from dpviz.marginals.domain import MAX_MARGINAL_CELLS, Clique, Dataset, Domain, all_kway
+from dpviz.marginals.model import MAX_MARGINAL_CELLS, Clique, Dataset, Domain, all_kway
 
 if TYPE_CHECKING:
     from dpviz.marginals.declared import DomainDeclaration
 
 __all__ = [
-    "load_adult_sample",
-    "load_titanic_sample",
     "read_table",
+    "load",
+    "canonical_bytes",
+    "CANONICAL",
     "parse_workload",
     "MISSING",
     "MISSING_TOKENS",
@@ -63,10 +62,6 @@ __all__ = [
     "MAX_MEAS_MAGNITUDE",
     "MAX_WORKLOAD_BYTES",
     "MAX_WORKLOAD_MARGINALS",
-    "ADULT_CSV",
-    "ADULT_DOMAIN_JSON",
-    "TITANIC_CSV",
-    "TITANIC_DOMAIN_JSON",
 ]
 
 MISSING = "(missing)"
@@ -74,6 +69,8 @@ MISSING = "(missing)"
 itself, so that labels written out read back the same; any case)."""
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", MISSING})
 """Values (stripped, lower-cased) read as missing."""
+CANONICAL = "records before projection/binning: sorted column names, sorted JSON lines of values"
+"""What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
 MAX_ROWS = 2_000_000
 """Default cap on the number of data rows of a CSV read by :func:`read_table`."""
@@ -99,11 +96,6 @@ MAX_WORKLOAD_BYTES = 1_000_000
 MAX_WORKLOAD_MARGINALS = 100_000
 """Cap on the number of marginals that ``k`` may expand to (C(d, k))."""
 
-ADULT_CSV = "adult_census_1994.csv.gz"
-ADULT_DOMAIN_JSON = "adult_census_1994.domain.json"
-TITANIC_CSV = "titanic_passengers.csv.gz"
-TITANIC_DOMAIN_JSON = "titanic_passengers.domain.json"
-
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _GZIP_MAGIC = b"\x1f\x8b"
 _FILE_SIGNATURES = (
@@ -120,57 +112,6 @@ message): one of them means a binary file read as Latin-1."""
 MAX_NAME_CHARS = 200
 """Longest column name of the header (a longer one is a line of something else)."""
 EXPECTED_TABLE = "expected a CSV table: a header line of column names (such as age,sex,class), then one record a line"
-
-
-# ----------------------------------------------------------------------------------------------- samples
-
-
-@cache
-def _bundled(csv_name: str, domain_name: str) -> tuple[Domain, np.ndarray, tuple[tuple[str, ...], ...], str]:
-    """(domain, read-only codes, categories, name) of a bundled sample (read once per process)."""
-    csv_path, domain_path = asset(csv_name), asset(domain_name)
-    spec = json.loads(domain_path.read_text(encoding="utf-8"))
-    attrs = [a["name"] for a in spec["attributes"]]
-    with csv_path.open("rb") as f:
-        df = pd.read_csv(f, compression="gzip", dtype=str, keep_default_na=False, encoding="utf-8")
-    if list(df.columns) != attrs or len(df) != spec["rows"]:
-        raise RuntimeError(f"bundled sample {csv_path} does not match {domain_path}; rebuild the assets")
-    codes = np.empty((len(df), len(attrs)), dtype=np.int64)
-    for k, a in enumerate(spec["attributes"]):
-        c = pd.Categorical(df[a["name"]], categories=a["categories"]).codes
-        if (c < 0).any():
-            raise RuntimeError(f"bundled sample {csv_path}: column {a['name']!r} has a label outside its domain")
-        codes[:, k] = c
-    codes.flags.writeable = False
-    categories = tuple(tuple(a["categories"]) for a in spec["attributes"])
-    domain = Domain(tuple(attrs), tuple(len(c) for c in categories))
-    return domain, codes, categories, spec["name"]
-
-
-def _load_bundled(csv_name: str, domain_name: str) -> Dataset:
-    """A bundled sample, coded by the public domain declaration it ships (``dpviz/assets/*.domain.json``)."""
-    domain, codes, categories, name = _bundled(csv_name, domain_name)
-    origin = f"sample:{name} (dpviz/assets/{domain_name})"
-    return Dataset(domain, codes, categories, name, None, StructureSource("declared", origin))
-
-
-def load_adult_sample() -> Dataset:
-    """UCI Adult: 48,842 people (``adult.data`` then ``adult.test``), 14 categorical attributes.
-
-    Attributes and sizes: age 9 (10-year bins), workclass 9, education 16 (ordered by years of
-    education), education_num 16, marital_status 7, occupation 15, relationship 6, race 5, sex 2,
-    capital_gain 5 and capital_loss 5 (0, then quartiles of the positive amounts), hours_per_week 10
-    (10-hour bins), native_country 42, income 2. Missing values (UCI's ``?``) are the category
-    ``(missing)``; ``fnlwgt`` is dropped. See ``dpviz/assets/SOURCES.md``.
-    """
-    return _load_bundled(ADULT_CSV, ADULT_DOMAIN_JSON)
-
-
-def load_titanic_sample() -> Dataset:
-    """Titanic passengers (no crew): 1,312 people, attributes class 3 (1st/2nd/3rd), sex 2, age_group 6
-    (``[0, 13)``, ``[13, 20)``, ``[20, 40)``, ``[40, 60)``, ``[60, 80)``, ``(missing)``) and survived 2
-    (no/yes): 72 cells. A small table for teaching. See ``dpviz/assets/SOURCES.md``."""
-    return _load_bundled(TITANIC_CSV, TITANIC_DOMAIN_JSON)
 
 
 # ----------------------------------------------------------------------------------------------- reading
@@ -823,7 +764,7 @@ def parse_workload(
 
 def read_measurements(source: str | Path | bytes, *, max_bytes: int = MAX_MEAS_BYTES) -> dict:
     """A MEAS.json (a path, or its bytes; optionally gzip-compressed) as the JSON object that
-    :func:`dpviz.marginals.pipeline.reconstruct` checks and uses.
+    :func:`dpviz.marginals.estimators.reconstruct` checks and uses.
 
     InputError for: a missing file or a folder, more than ``max_bytes`` bytes (checked before reading, and
     on the decompressed size), a NUL byte, an empty file, invalid JSON, NaN/Infinity or a number above
@@ -840,3 +781,47 @@ def read_measurements(source: str | Path | bytes, *, max_bytes: int = MAX_MEAS_B
         raise InputError(f'{label}: expected a JSON object with "domain", "measurements" and "workload", got a '
                          f"{type(obj).__name__}")
     return obj
+
+
+# ----------------------------------------------------------------------------------------------- registry hooks
+
+
+def load(source: str | Path, **options: object) -> Dataset:
+    """The registry's ``load`` hook: ``sample:NAME`` (through :func:`dpviz.core.registry.load_sample`;
+    :mod:`dpviz.marginals.samples`) or a CSV read by :func:`read_table` with ``options`` (``attributes``,
+    ``bins``, ``binning``, ``domain``, the caps)."""
+    from dpviz.core.registry import load_source
+
+    return load_source("marginals", source, lambda path: read_table(path, **options))
+
+
+def _records(header: list[str], rows) -> bytes:
+    """The column names sorted (one JSON line), then the records' values in that column order as sorted JSON
+    lines."""
+    order = sorted(range(len(header)), key=header.__getitem__)
+    head = json.dumps([header[k] for k in order], ensure_ascii=False) + "\n"
+    return head.encode("utf-8") + json_lines([r[k] for k in order] for r in rows)
+
+
+def canonical_bytes(source: str | Path, data: Dataset | None = None) -> bytes:
+    """The registry's ``canonical_bytes`` hook (the ledger's dataset identity, after its ``dpviz-ledger/1
+    marginals`` line): the records before any projection or binning, so every ``--attributes``/``--bins``/
+    ``--binning`` choice on one file spends from one budget (they are the same people). The header's column
+    names sorted, then one JSON line of stripped values a record (columns in that sorted order), lines sorted.
+
+    ``data`` is not used: a file is re-read as :func:`read_table` reads it (same size cap, gzip, encoding and
+    delimiter rules) and a bundled sample is reloaded in full (its records are its category labels)."""
+    from dpviz.core.registry import SAMPLE_PREFIX, load_sample
+
+    text = str(source)
+    if text.startswith(SAMPLE_PREFIX):
+        full = load_sample("marginals", text)
+        cols = [np.asarray(cats, dtype=object)[full.codes[:, k]] for k, cats in enumerate(full.categories)]
+        return _records(list(full.domain.attrs), np.column_stack(cols).tolist())
+    raw, label, _ = _read_bytes(require_regular_file(Path(text), "input"), MAX_BYTES, "input")
+    decoded = _decode(raw)
+    reader = csv.reader(io.StringIO(decoded, newline=""), delimiter=_delimiter(decoded))
+    rows = [[v.strip() for v in r] for r in reader if r]
+    if not rows:
+        raise InputError(f"{label} is empty: expected a header line of column names and at least one data row")
+    return _records(rows[0], rows[1:])

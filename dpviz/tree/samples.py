@@ -12,7 +12,7 @@ from __future__ import annotations
 from dpviz.core.assets import asset
 from dpviz.tree.model import TreeData
 
-__all__ = ["COUNTY_POPULATION_CSV", "load_county_sample", "declared_county_sample"]
+__all__ = ["COUNTY_POPULATION_CSV", "load_county_sample", "declared_county_sample", "load_county_population"]
 
 COUNTY_POPULATION_CSV = "us_county_population_2019.csv"
 """The bundled county table: ``region,division,state,county,population`` (3,142 rows, total 328,239,523)."""
@@ -31,3 +31,16 @@ def declared_county_sample() -> TreeData:
 def load_county_sample() -> TreeData:
     """``sample:county`` (the registry's loader): the county population tree on its declaration."""
     return declared_county_sample()
+
+
+def load_county_population():
+    """The bundled county table as a fresh ``pandas.DataFrame`` (callers may modify it): 3,142 rows with columns
+    ``region`` (4 Census regions), ``division`` (9 Census divisions), ``state`` (50 states + District of
+    Columbia), ``county`` (unique within its state) and ``population`` (int64, total 328,239,523), ordered by
+    state and county FIPS code. The hierarchy is region > division > state > county."""
+    import pandas as pd  # only this table view needs pandas (the tree loaders do not)
+
+    text = ["region", "division", "state", "county"]
+    dtypes = {col: str for col in text} | {"population": "int64"}
+    df = pd.read_csv(asset(COUNTY_POPULATION_CSV), encoding="utf-8", dtype=dtypes, keep_default_na=False)
+    return df[text + ["population"]]

@@ -1,49 +1,31 @@
-"""Loaders for the real tree and stream samples bundled in ``dpviz/assets/`` (US county populations,
-daily flights, hourly bike rentals).
+"""The bundled count streams (``sample:flights``, ``sample:bike``): small CSVs in ``dpviz/assets/`` built by
+``tools/build_assets.py`` and found by :func:`dpviz.core.assets.asset` (package data); provenance, licences,
+transformations and checksums are in ``dpviz/assets/SOURCES.md``. Loaders never touch the network.
 
-Each loader reads one small CSV built by ``tools/build_assets.py``, located by :func:`dpviz.data.asset`
-(package data, :mod:`importlib.resources`), and returns a fresh ``pandas.DataFrame`` with fixed column
-names and dtypes, so callers may modify the result. Provenance, licences, transformations and checksums
-are documented in ``dpviz/assets/SOURCES.md``.
-
-``STREAM_SAMPLES`` maps human-readable labels of the two event-count time series to their loaders
-(for pickers in the dashboard and the CLI).
+:func:`load_flights_daily` and :func:`load_bike_hourly` return a fresh ``pandas.DataFrame`` (time column,
+``count``) with fixed names and dtypes, so callers may modify it; :func:`load_flights_sample` and
+:func:`load_bike_sample` are the registry's ``sample:NAME`` loaders and return a
+:class:`~dpviz.stream.model.StreamData`. :data:`STREAM_SAMPLES` maps human-readable labels to the frame loaders.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pandas as pd
 
-from dpviz.data import asset
+from dpviz.core.assets import asset
+from dpviz.stream.model import StreamData
 
-ASSETS: Path = asset("SOURCES.md").parent
-"""The folder of the bundled files. Prefer :func:`dpviz.data.asset` (``asset(name)``), which also works
-for a zipped package; kept for callers that still join paths to it."""
+__all__ = ["FLIGHTS_DAILY_CSV", "BIKE_HOURLY_CSV", "load_flights_daily", "load_bike_hourly", "STREAM_SAMPLES",
+           "load_flights_sample", "load_bike_sample"]
 
-COUNTY_POPULATION_CSV = "us_county_population_2019.csv"
 FLIGHTS_DAILY_CSV = "flights_daily_2001.csv"
 BIKE_HOURLY_CSV = "bike_hourly_2011_2012.csv"
 
 
 def _read(name: str, **kwargs) -> pd.DataFrame:
     return pd.read_csv(asset(name), encoding="utf-8", **kwargs)
-
-
-def load_county_population() -> pd.DataFrame:
-    """US resident population by county, 1 July 2019 (Census Bureau, Vintage 2019 estimates).
-
-    Returns 3,142 rows with columns ``region`` (4 Census regions), ``division`` (9 Census divisions),
-    ``state`` (50 states + District of Columbia), ``county`` (unique within its state) and
-    ``population`` (int64, total 328,239,523), ordered by state and county FIPS code. The hierarchy
-    is region > division > state > county.
-    """
-    text = ["region", "division", "state", "county"]
-    dtypes = {col: str for col in text} | {"population": "int64"}
-    df = _read(COUNTY_POPULATION_CSV, dtype=dtypes, keep_default_na=False)
-    return df[text + ["population"]]
 
 
 def load_flights_daily() -> pd.DataFrame:
@@ -80,3 +62,18 @@ STREAM_SAMPLES: dict[str, Callable[[], pd.DataFrame]] = {
     "Capital Bikeshare rentals per hour, 2011–12": load_bike_hourly,
 }
 """Event-count time series by human-readable label; each loader returns (time column, ``count``)."""
+
+
+def _stream(df: pd.DataFrame, tcol: str) -> StreamData:
+    return StreamData(counts=df["count"].to_numpy(dtype=float), timestamps=df[tcol].to_numpy(),
+                      count_column="count", time_column=tcol)
+
+
+def load_flights_sample() -> StreamData:
+    """``sample:flights``: US domestic flights per day, Jan–Jun 2001 (181 steps)."""
+    return _stream(load_flights_daily(), "date")
+
+
+def load_bike_sample() -> StreamData:
+    """``sample:bike``: Capital Bikeshare rentals per hour, 2011–12 (all 17,544 hours, 0 where absent)."""
+    return _stream(load_bike_hourly(complete_hours=True), "timestamp")
