@@ -1,12 +1,12 @@
 """dpviz dashboard: the entry point (navigation) and the home page.
 
 ``streamlit run app.py``. Navigation is explicit (``st.navigation``): the home page (a function here,
-titled "Home" in the sidebar) first, then every ``pages/*.py`` file, sorted by name; the capability
-pages get their icon from the registry (:mod:`dpviz.core.registry`). Titles and URL paths are Streamlit's
-defaults, derived from the file names (``pages/1_Tree.py`` → "Tree", ``/Tree``).
+titled "Home" in the sidebar) first, then every ``pages/*.py`` file, sorted by name, with its icon from the
+page table (:data:`dpviz.ui.pages.PAGES`). Titles and URL paths are Streamlit's defaults, derived from the
+file names (``pages/1_Tree.py`` → "Tree", ``/Tree``).
 
-The home page is the map: what DP is, the four data shapes of the registry (a thumbnail of each one's
-first bundled sample, built by :mod:`dpviz.viz.thumbnails` and cached), the two modes (simulation and
+The home page is the map: what DP is, the data shapes of the registry (a thumbnail of each one's
+first bundled sample, built by its ``thumbnail`` hook through :mod:`dpviz.viz.thumbnails` and cached), the two modes (simulation and
 private release), and where each of the three uses starts (analyst, teacher, planner). Pages that
 do not exist yet (e.g. the Planner or the Ledger) are never linked.
 """
@@ -15,14 +15,20 @@ from pathlib import Path
 
 import streamlit as st
 
+from dpviz import ui
 from dpviz.core.registry import CAPABILITIES, Capability
 
 ROOT = Path(__file__).resolve().parent
 TITLE = "dpviz — differentially private data release"
-PLANNER_PAGE = "pages/5_Planner.py"
-LEDGER_PAGE = "pages/7_Ledger.py"
-ICONS = {cap.page: cap.icon for cap in CAPABILITIES if cap.page is not None} | {
-    PLANNER_PAGE: ":material/calculate:", LEDGER_PAGE: ":material/receipt_long:"}
+PLANNER = ui.page_info("planner")
+LEDGER = ui.page_info("ledger")
+ICONS = {page.path: page.icon for page in ui.PAGES}
+COUNT_WORDS = ("No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten")
+
+
+def shapes_heading(n: int) -> str:
+    """The heading over the capability cards: "Four data shapes" for four registered capabilities."""
+    return f"{COUNT_WORDS[n] if n < len(COUNT_WORDS) else n} data shapes"
 
 
 def page_files() -> list[str]:
@@ -33,7 +39,6 @@ def page_files() -> list[str]:
 @st.cache_data(show_spinner=False, max_entries=8)
 def thumbnail_figure(capability: str):
     """The thumbnail of a capability's first bundled sample (cached per server: built once)."""
-    import ui
     from dpviz.core.registry import capability as find
     from dpviz.viz.thumbnails import thumbnail
 
@@ -54,7 +59,8 @@ def capability_card(cap: Capability) -> None:
     from dpviz.errors import InputError
     from dpviz.viz.thumbnails import PLOT_CONFIG
 
-    if not (cap.page and link(cap.page, cap.title, cap.icon)):
+    page = ui.page_of(cap.name)
+    if not (page and link(page.path, cap.title, page.icon)):
         st.markdown(f"**{cap.title}** (no page yet: `python -m dpviz {cap.name} --help`)")
     try:
         st.plotly_chart(thumbnail_figure(cap.name), key=f"thumb_{cap.name}", config=PLOT_CONFIG, width="stretch")
@@ -75,7 +81,7 @@ def home() -> None:
         "A budget **ε** bounds that change: smaller ε, more privacy, more noise."
     )
 
-    st.header("Four data shapes")
+    st.header(shapes_heading(len(CAPABILITIES)))
     for col, cap in zip(st.columns(len(CAPABILITIES)), CAPABILITIES, strict=True):
         with col:
             capability_card(cap)
@@ -104,7 +110,7 @@ def home() -> None:
                     "file under **Data**, choose ε under **Privacy**, and draw a **Private release** at the "
                     "bottom; or headless: `python -m dpviz tree release --help` (and `stream`, `marginals`, "
                     "`graph`).")
-        link(LEDGER_PAGE, "Ledger: the budget spent per dataset", ICONS[LEDGER_PAGE])
+        link(LEDGER.path, "Ledger: the budget spent per dataset", LEDGER.icon)
     with teacher:
         st.subheader(":material/school: Teacher")
         st.markdown("*I want to show how DP works.* Use the **Simulation** section of any page on its bundled "
@@ -116,8 +122,8 @@ def home() -> None:
         st.subheader(":material/calculate: Planner")
         st.markdown("*How much ε do I need for the accuracy I want, and how do I split a budget?* Every page "
                     "shows the analytic error of each mechanism at the chosen ε (no data involved).")
-        link(PLANNER_PAGE, "Planner: accuracy first, the ε it needs", ICONS[PLANNER_PAGE])
-        link(LEDGER_PAGE, "Ledger: what has been spent", ICONS[LEDGER_PAGE])
+        link(PLANNER.path, "Planner: accuracy first, the ε it needs", PLANNER.icon)
+        link(LEDGER.path, "Ledger: what has been spent", LEDGER.icon)
 
     st.divider()
     st.caption("Every page is a thin view over the `dpviz` Python library, which can also be used directly or "

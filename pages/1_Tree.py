@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-import ui
+from dpviz import ui
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.core.structure import StructureSource
@@ -79,7 +79,7 @@ EXPLAINER = {
 
 ss = st.session_state
 cap = capability("tree")
-ui.page_setup(cap)
+ui.page_setup(cap.name)
 BUNDLED = f"sample:{cap.samples[0].name}"  # the registry's bundled tree
 SOURCES = {"bundled": f"Bundled: {cap.samples[0].title} ({BUNDLED})", "synthetic": "Synthetic",
            "upload": "Upload a file"}
@@ -156,6 +156,24 @@ def _parse_upload(raw: bytes, name: str):
     return data
 
 
+def _synthetic() -> tuple[tuple, object]:
+    """The synthetic source's widgets: a tree of a chosen shape and size (its settings are public)."""
+    k1, k2 = st.columns(2)
+    kind = k1.selectbox("Shape", list(SYN_KINDS), format_func=SYN_KINDS.get, key="synthetic_kind")
+    size = k2.select_slider("Nodes (about)", SYN_SIZES, value=1_000, key="synthetic_size",
+                            format_func=lambda v: f"{v:,}")
+    with st.spinner(f"Building a {SYN_KINDS[kind].lower()} tree of about {size:,} nodes ..."):
+        return ("synthetic", kind, size), load_synthetic(kind, size)
+
+
+TREE_UPLOAD = ui.UploadSpec(
+    label="Tree file (CSV or JSON)", types=("csv", "json"), key="upload", parse=_parse_upload,
+    help="node,parent,count | one column per level + a count column | a parent array (0-based) with counts. "
+         f"At most {MAX_NODES:,} nodes and {MAX_BYTES:,} bytes; counts up to 2^53 per node and in total.",
+    caption=f"Uploads: at most {MAX_NODES:,} nodes and {MAX_BYTES / 1e6:,.0f} MB (the CLI's caps; "
+            "`python -m dpviz tree ... --max-nodes N --max-bytes N` raises them).")
+
+
 HIERARCHY_DECLARATION = ui.DeclarationSpec(
     what="hierarchy (node list)", label="CSV node,parent (the root's parent empty), no count column",
     types=("csv", "json"), parse=lambda raw, name: read_hierarchy(raw, name, max_nodes=MAX_NODES, max_bytes=MAX_BYTES),
@@ -198,33 +216,9 @@ with st.expander("What am I looking at?", icon=":material/school:"):
 # 1. Data ---------------------------------------------------------------------------------------------
 c_data, c_noise = st.columns(2, gap="large")
 with c_data:
-    st.subheader(":material/database: Data")
-    source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="tree_source", horizontal=True)
-    if source == "bundled":
-        with st.spinner("Loading the US county tree ..."):
-            key, data = ("bundled", BUNDLED), ui.load_bundled("tree", BUNDLED)
-    elif source == "synthetic":
-        k1, k2 = st.columns(2)
-        kind = k1.selectbox("Shape", list(SYN_KINDS), format_func=SYN_KINDS.get, key="synthetic_kind")
-        size = k2.select_slider("Nodes (about)", SYN_SIZES, value=1_000, key="synthetic_size",
-                                format_func=lambda v: f"{v:,}")
-        with st.spinner(f"Building a {SYN_KINDS[kind].lower()} tree of about {size:,} nodes ..."):
-            key, data = ("synthetic", kind, size), load_synthetic(kind, size)
-    else:
-        up = st.file_uploader("Tree file (CSV or JSON)", type=["csv", "json"], key="upload",
-                              help="node,parent,count | one column per level + a count column | "
-                                   f"a parent array (0-based) with counts. At most {MAX_NODES:,} nodes and "
-                                   f"{MAX_BYTES:,} bytes; counts up to 2^53 per node and in total.")
-        st.caption(f"Uploads: at most {MAX_NODES:,} nodes and {MAX_BYTES / 1e6:,.0f} MB (the CLI's caps; "
-                   "`python -m dpviz tree ... --max-nodes N --max-bytes N` raises them).")
-        ui.handle_upload(up, "tree", _parse_upload)
-        if ss.get("tree_upload") is not None:
-            key, data = ss["tree_upload"]
-        else:
-            key, data = ss.get("tree_last") or (("bundled", BUNDLED), ui.load_bundled("tree", BUNDLED))
-            st.info(f"No valid file loaded yet: still showing {data.name}.", icon=":material/info:")
+    key, data = ui.data_source(cap, SOURCES, TREE_UPLOAD, synthetic=_synthetic,
+                               loading="Loading the US county tree ...")
     tree = data.tree
-    ss["tree_last"] = (key, data)
     d1, d2, _ = st.columns([1, 1, 2])
     d1.metric("Nodes n", f"{tree.n:,}", help="Number of nodes of the tree, leaves included.")
     d2.metric("Height h", f"{tree.h}", help="Number of depth levels (the root is level 1).")

@@ -16,7 +16,7 @@ and draws the figures of :mod:`dpviz.viz.stream`.
 import numpy as np
 import streamlit as st
 
-import ui
+from dpviz import ui
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.core.tables import to_csv_text
@@ -29,7 +29,7 @@ from dpviz.stream.synthetic import poisson_stream
 from dpviz.viz import stream as vs
 
 CAP = capability("stream")
-ui.page_setup(CAP)
+ui.page_setup(CAP.name)
 EPS_OPTIONS = [0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
                1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]

@@ -23,7 +23,7 @@ from itertools import combinations
 import numpy as np
 import streamlit as st
 
-import ui
+from dpviz import ui
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
 from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability
@@ -49,7 +49,7 @@ from dpviz.marginals.pipeline import (
 from dpviz.viz import marginals as vm
 
 CAP = capability("marginals")
-ui.page_setup(CAP)
+ui.page_setup(CAP.name)
 EPS_OPTIONS = [0.1, 0.2, 0.31, 0.5, 1.0, 2.0, 3.16, 5.0, 10.0]
 DELTA_OPTIONS = [1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]
 RHO_OPTIONS = [0.0001, 0.001, 0.005, 0.01, 0.015, 0.05, 0.1, 0.5, 1.0]

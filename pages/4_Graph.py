@@ -29,7 +29,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-import ui
+from dpviz import ui
 from dpviz.audit.auditor import AUDIT_NOTICE, format_result
 from dpviz.audit.targets import graph_target
 from dpviz.audit.targets import run as run_audit
@@ -47,7 +47,7 @@ from dpviz.graph.metrics import degree_histogram, evaluate, true_communities
 from dpviz.viz import graph as vg
 
 CAP = capability("graph")
-ui.page_setup(CAP)
+ui.page_setup(CAP.name)
 EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0]
 SHARE_OPTIONS = list(range(1, 11))
 DEFAULT_SPLIT = (3, 7, 3)  # ε_D^d : ε_D^c : ε_R (the paper's 3 : 7 : 3)

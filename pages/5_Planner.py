@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import ui
+from dpviz import ui
 from dpviz.core.budget import Budget
 from dpviz.core.limits import format_seconds
 from dpviz.core.modes import fresh_seed
@@ -30,8 +30,10 @@ from dpviz.planner.montecarlo import MonteCarloCost
 from dpviz.planner.split import PlannedRelease, split_budget, what_if
 from dpviz.viz import planner as vp
 
-PAGE = specs.page_info()
-ui.page_setup(PAGE)
+PAGE = ui.page_info("planner")
+ui.page_setup(PAGE.name)
+UNIT_OF_PRIVACY = ("that of each planned release's capability (a plan itself uses only the structure of the data: "
+                   "tree shape, horizon, domain and workload)")
 ss = st.session_state
 
 CAPS = {"tree": "Tree (hierarchy of counts)", "stream": "Stream (running totals)",
@@ -79,7 +81,7 @@ def _parse_stream(raw: bytes, name: str):
 
 
 def _parse_marginals(raw: bytes, name: str):
-    from dpviz.marginals.data import read_table
+    from dpviz.marginals.io import read_table
 
     return read_table(raw, name=_stem(name), skip_constant=True)
 
@@ -233,7 +235,7 @@ def simulation_section() -> int:
     st.subheader(":material/science: Simulation")
     st.info("**Simulation — not a private release.** The dots are seeded floating-point noise on the chosen data, "
             "for what-if only. This page publishes nothing: to publish, use the capability's own page (its Private "
-            "release panel) or its `release` command. Unit of privacy: " + PAGE.unit_of_privacy + ".",
+            "release panel) or its `release` command. Unit of privacy: " + UNIT_OF_PRIVACY + ".",
             icon=":material/science:")
     if key not in ss:
         ss[key] = fresh_seed()

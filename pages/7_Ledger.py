@@ -14,15 +14,15 @@ import json
 
 import streamlit as st
 
-import ui
+from dpviz import ui
 from dpviz.errors import InputError
-from dpviz.ledger import LEDGER_ENV, PAGE
+from dpviz.ledger import LEDGER_ENV
 from dpviz.ledger.session import PageLedger, server_ledger
 from dpviz.ledger.store import check_ledger_path, open_ledger
 from dpviz.ledger.views import NOT_DEFINED, cumulative_frame, dataset_lines, epsilon_words, releases_frame, summary_table
 from dpviz.viz.ledger import WAYS, spent_figure, undefined_ways
 
-ui.page_setup(PAGE)
+ui.page_setup("ledger")
 ss = st.session_state
 CHOICES = {"server": "The server's ledger", "session": "This session's ledger"}
 

@@ -14,6 +14,8 @@ from playwright.sync_api import expect
 
 from dpviz.core.registry import CAPABILITIES, load_sample
 from dpviz.errors import InputError
+from dpviz import ui
+from dpviz.viz import marginals as vm
 from dpviz.viz import thumbnails as T
 from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, ok, page_links
 from tests.e2e_helpers import heading, open_page, sidebar_link, wait_idle, wait_plotly
@@ -45,19 +47,20 @@ def thumbnails(at) -> dict[str, dict]:
 
 
 # ---- home page (AppTest) ---------------------------------------------------------------------------
-def test_home_lists_the_four_data_shapes_with_links(home):
+def test_home_lists_the_data_shapes_with_links(home):
     assert home.title[0].value == TITLE
-    assert [c.name for c in CAPABILITIES] == ["tree", "stream", "marginals", "graph"]
+    assert [c.name for c in CAPABILITIES][:4] == ["tree", "stream", "marginals", "graph"]
     links = dict(page_links(home))
     text = " ".join(m.value for m in home.markdown)
     for cap in CAPABILITIES:
-        if cap.page is not None and (ROOT / cap.page).is_file():
-            assert links.get(cap.title) == url_path(cap.page), f"{cap.page} exists but is not linked"
+        page = ui.page_of(cap.name)
+        if page is not None and (ROOT / page.path).is_file():
+            assert links.get(cap.title) == url_path(page.path), f"{page.path} exists but is not linked"
         else:  # listed by name, with its CLI, never linked
             assert cap.title not in links and f"**{cap.title}** (no page yet" in text
         assert any(c.value == cap.description for c in home.caption)
         assert any(cap.unit_of_privacy[1:] in m.value for m in home.markdown)
-    assert [e.label for e in home.expander] == ["Unit of privacy"] * 4
+    assert [e.label for e in home.expander] == ["Unit of privacy"] * len(CAPABILITIES)
 
 
 def test_home_shows_a_thumbnail_of_each_shape(home):
@@ -76,7 +79,8 @@ def test_home_explains_the_modes_and_where_to_start(home):
     assert "Simulation — not a private release" in text and "**Private release.**" in text
     assert "Coming next" not in text and not any("Coming next" in h.value for h in home.subheader)
     assert [h.value.split(": ", 1)[-1] for h in home.subheader] == ["Analyst", "Teacher", "Planner"]
-    assert [h.value for h in home.header] == ["Four data shapes", "Simulate or release", "Where to start"]
+    shapes = {4: "Four", 5: "Five", 6: "Six"}[len(CAPABILITIES)] + " data shapes"
+    assert [h.value for h in home.header] == [shapes, "Simulate or release", "Where to start"]
     assert "python -m dpviz tree release --help" in text
 
 
@@ -134,7 +138,7 @@ def test_thumbnail_bad_input():
         T.thumbnail("nope", None)
     ds = load_sample("marginals", "sample:titanic")
     with pytest.raises(InputError, match="not two distinct attributes"):
-        T.marginals_thumbnail(ds, (1, 1))
+        vm.thumbnail(ds, (1, 1))
 
 
 # ---- server config ---------------------------------------------------------------------------------
@@ -144,7 +148,7 @@ def test_server_config_file():
     assert cfg["client"]["showErrorDetails"] == "none"  # no traceback, path or message in the browser
     assert cfg["browser"]["gatherUsageStats"] is False
     from dpviz.graph.io import MAX_BYTES as GRAPH_BYTES
-    from dpviz.marginals.data import MAX_BYTES as MARGINALS_BYTES
+    from dpviz.marginals.io import MAX_BYTES as MARGINALS_BYTES
 
     biggest = max(GRAPH_BYTES, MARGINALS_BYTES)  # 100,000,000 bytes
     assert cfg["server"]["maxUploadSize"] == math.ceil(biggest / 10**6)  # the largest reader cap, in MB
@@ -172,11 +176,12 @@ def test_home_in_browser(page, streamlit_server):
     wait_plotly(page, len(CAPABILITIES))  # the thumbnails
     main = page.locator("[data-testid=stMain]")
     for cap in CAPABILITIES:
-        if cap.page is None or not (ROOT / cap.page).is_file():
+        info = ui.page_of(cap.name)
+        if info is None or not (ROOT / info.path).is_file():
             continue
         main.get_by_role("link", name=cap.title).click()
         expect(heading(page, cap.title)).to_be_visible(timeout=SLOW)
-        expect(page).to_have_url(f"{streamlit_server}/{url_path(cap.page)}", timeout=SLOW)
+        expect(page).to_have_url(f"{streamlit_server}/{url_path(info.path)}", timeout=SLOW)
         wait_idle(page, SLOW)
         sidebar_link(page, "Home").click()
         expect(heading(page, TITLE)).to_be_visible(timeout=SLOW)
@@ -203,3 +208,30 @@ def test_thumbnail_labels_too_small_to_read_are_hidden():
     fig = T.thumbnail("tree", load_sample("tree", "sample:county"))
     lay = fig.to_plotly_json()["layout"]
     assert lay["uniformtext"] == {"minsize": T.THUMB_MIN_FONT, "mode": "hide"} and T.THUMB_MIN_FONT >= 9
+
+
+# ---- the UI layer (issue 18): page metadata with the pages, thumbnails through the registry's hook --------------
+def test_every_page_file_has_its_title_and_icon_in_the_page_table():
+    """Page titles, icons and paths live in dpviz.ui.pages, not in the registry: every page file is listed
+    (it gets its icon in the navigation), names are unique and no capability carries page metadata."""
+    listed = {p.path for p in ui.PAGES}
+    assert set(page_files()) <= listed, set(page_files()) - listed
+    assert len({p.name for p in ui.PAGES}) == len(ui.PAGES) == len(listed)
+    assert all(p.icon.startswith(":material/") and p.title for p in ui.PAGES)
+    assert ui.page_info("ledger").title == "Privacy ledger" and ui.page_of("nope") is None
+    with pytest.raises(InputError, match="no page named 'nope'"):
+        ui.page_info("nope")
+    for cap in CAPABILITIES:
+        assert not hasattr(cap, "page") and not hasattr(cap, "icon")
+
+
+def test_thumbnails_dispatch_through_the_registry_hook():
+    """dpviz.viz.thumbnails names no capability: each capability's thumbnail is its registry hook, by
+    convention ``dpviz.viz.<cap>:thumbnail``."""
+    import importlib
+
+    source = (ROOT / "dpviz" / "viz" / "thumbnails.py").read_text(encoding="utf-8")
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("#", '"', "*")))
+    for cap in CAPABILITIES:
+        assert f'"{cap.name}"' not in code and f"viz.{cap.name}" not in code, cap.name
+        assert cap.hook("thumbnail") is importlib.import_module(f"dpviz.viz.{cap.name}").thumbnail

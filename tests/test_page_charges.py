@@ -39,7 +39,7 @@ def session_path(at):
 
 
 def ui_key() -> str:
-    import ui
+    from dpviz import ui
 
     return ui.SESSION_LEDGER_KEY
 

@@ -194,7 +194,7 @@ SAFE = {"to_csv_text", "meta_json"}
 
 
 def _download_payloads(path):
-    """(line, names called in the data= argument) of every download_button call in a page or ui.py."""
+    """(line, names called in the data= argument) of every download_button call in a page or dpviz/ui."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == \
@@ -206,7 +206,7 @@ def _download_payloads(path):
 
 
 @pytest.mark.parametrize("name", ["pages/1_Tree.py", "pages/2_Stream.py", "pages/3_Marginals.py",
-                                  "pages/4_Graph.py", "ui.py"])
+                                  "pages/4_Graph.py", "dpviz/ui/release_panel.py"])
 def test_every_download_goes_through_the_escaping_writer(name):
     found = list(_download_payloads(ROOT / name))
     assert found

@@ -43,9 +43,8 @@ RELEASE_PAGES = [
 def test_every_page_draw_is_charged_to_the_cli_identity_of_its_data(page_path, cap, sample, accounting):
     from dpviz.core.registry import load_sample
     from dpviz.ledger.identity import identify
+    from dpviz import ui
     from dpviz.ledger.store import open_ledger
-
-    import ui
 
     at = ok(app_test(page_path))
     assert not at.text_input and not at.text_area  # data comes from bundles or uploaded bytes, never a path

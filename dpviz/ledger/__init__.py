@@ -29,26 +29,14 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = ["LEDGER_ENV", "PAUSE_AFTER_CHARGE_ENV", "EXIT_BUDGET", "default_path", "ledger_path", "LedgerPath",
-           "add_ledger_arg", "charge", "receipt_line", "file_sha256", "PAGE", "PageInfo"]
+           "add_ledger_arg", "charge", "receipt_line", "file_sha256"]
 
 from dpviz.core.charging import (EXIT_BUDGET, FILE_NAME, LEDGER_ENV, PAUSE_AFTER_CHARGE_ENV, LedgerPath,  # noqa: F401
                                  add_ledger_arg, data_dir, default_path, ledger_path)
-
-
-@dataclass(frozen=True)
-class PageInfo:
-    """Title and icon of the ledger page (what :func:`ui.page_setup` reads)."""
-
-    title: str
-    icon: str
-
-
-PAGE = PageInfo("Privacy ledger", ":material/receipt_long:")
 
 
 def file_sha256(path: str | Path) -> str:

@@ -22,7 +22,7 @@ from dpviz.errors import InputError
 from dpviz.planner.curves import Curve, MonteCarloCurve
 
 __all__ = ["CAPABILITIES", "DEFAULT_DATA", "GRAPH_EPSILONS", "PRESETS", "curve_for", "curves_for", "load_data",
-           "page_info", "presets_json", "releases_from_json"]
+           "presets_json", "releases_from_json"]
 
 CAPABILITIES = ("tree", "stream", "marginals", "graph")
 DEFAULT_DATA = {"tree": "sample:county", "marginals": "sample:adult", "graph": "sample:karate"}
@@ -178,17 +178,3 @@ def presets_json(names: list[str], weights: Mapping[str, float] | None = None) -
     weights = weights or {}
     return json.dumps([{"name": n, "capability": PRESETS[n][1], "params": PRESETS[n][2],
                         "weight": float(weights.get(n, 1.0))} for n in names], indent=2)
-
-
-def page_info():
-    """The Planner page's title, icon and wording, as a :class:`~dpviz.core.registry.Capability` record
-    (for ``ui.page_setup``; the planner is a tool across capabilities, not a registered data shape)."""
-    from dpviz.core.registry import Capability
-
-    return Capability(
-        name="planner", title="Budget planner",
-        description="Accuracy first: the smallest ε for a target error, per mechanism; one budget split over "
-                    "several releases.",
-        unit_of_privacy="that of each planned release's capability (a plan itself uses only the structure of "
-                        "the data: tree shape, horizon, domain and workload)",
-        cli="dpviz.planner.cli:register", page="pages/5_Planner.py", icon=":material/calculate:")

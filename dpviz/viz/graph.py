@@ -42,6 +42,7 @@ from dpviz.graph.release import NOT_PRIVATE_LABEL, Partition
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
+    "thumbnail",
     "MAX_BINS", "OUTLINE_MAX", "METHOD_LABELS", "method_label", "DensityImage", "positions", "density_image",
     "adjacency_figure", "frontier", "partition_density", "partition_figure", "degree_figure", "budget_frame",
     "MEASURES", "TIME_ROW", "METHOD_SHORT", "metrics_frame", "labelling_figure", "audit_frame", "audit_figure", "SPY_MAX",
@@ -539,3 +540,11 @@ def audit_figure(result) -> go.Figure:
     fig.update_layout(title="Audit: ε lower bound per event", height=140 + 60 * len(names),
                       margin=dict(t=80, l=10, r=10, b=10))
     return fig
+
+
+def thumbnail(data) -> go.Figure:
+    """The home page's thumbnail (the registry's ``thumbnail`` hook): the adjacency matrix of a graph
+    (``.edges``, ``.n_nodes``; a density raster for big graphs)."""
+    from dpviz.viz.thumbnails import shrink
+
+    return shrink(adjacency_figure(data.edges, data.n_nodes))

@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Domain
+from dpviz.marginals.model import Clique, Domain
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "per_marginal_error_figure", "HUMAN_TICKS",
     "marginal_explorer_figure", "lnn_convergence_figure",
     "teaching_matrices", "teaching_figures", "orthogonality_table", "orthogonality_figure",
-    "marginals_long_table",
+    "marginals_long_table", "thumbnail",
 ]
 
 MAX_BARS = 60
@@ -479,3 +479,19 @@ def marginals_long_table(domain: Domain, series: Mapping[str, Mapping[Clique, np
             block[name] = np.asarray(marg[g], dtype=float)
         blocks.append(pd.DataFrame(block))
     return pd.concat(blocks, ignore_index=True)
+
+
+def thumbnail(data, clique: tuple[int, int] | None = None) -> go.Figure:
+    """The home page's thumbnail (the registry's ``thumbnail`` hook): heatmap of the 2-way marginal ``clique``
+    of a categorical data set (``.domain``, ``.marginal``; default: the first and the last attribute, e.g.
+    age × income for UCI Adult)."""
+    from dpviz.viz.thumbnails import shrink
+
+    d = data.domain.d
+    if d < 2:
+        raise InputError("marginals thumbnail: the data set needs at least two attributes")
+    a, b = (0, d - 1) if clique is None else sorted(int(i) for i in clique)
+    if not 0 <= a < b < d:
+        raise InputError(f"marginals thumbnail: clique {clique!r} is not two distinct attributes of 0..{d - 1}")
+    table = data.marginal((a, b)).reshape(data.domain.sizes[a], data.domain.sizes[b])
+    return shrink(matrix_heatmap(table, row_name=data.domain.attrs[a], col_name=data.domain.attrs[b]))

@@ -333,3 +333,19 @@ def lambda_figure(lam: np.ndarray, node_std: np.ndarray | None = None, *,
         layout["yaxis2"] = {"title": {"text": "noise std of the node"}, "type": "log", "domain": [0.0, 0.44],
                             "anchor": "x", **log_ticks(float(std.min()), float(std.max()))}
     return go.Figure(data=data, layout=layout)
+
+
+def thumbnail(data) -> go.Figure:
+    """The home page's thumbnail (the registry's ``thumbnail`` hook): the count per period of a stream
+    (``.counts``, ``.timestamps``; time on x when it has timestamps), one line — a continual release reports
+    the running total after each period."""
+    from dpviz.errors import InputError
+    from dpviz.viz.thumbnails import shrink
+
+    counts = np.asarray(data.counts, dtype=float)
+    if counts.size == 0:
+        raise InputError("stream thumbnail: the stream is empty")
+    idx = minmax_index(counts, 400)
+    x = idx + 1 if data.timestamps is None else np.asarray(data.timestamps)[idx]
+    fig = go.Figure(go.Scatter(x=x, y=counts[idx], mode="lines", line={"width": 1.2}))
+    return shrink(fig)

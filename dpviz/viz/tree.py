@@ -18,6 +18,7 @@ from dpviz.tree.metrics import error_by_level
 from dpviz.tree.model import Tree
 
 __all__ = [
+    "thumbnail",
     "DENSE_MAX",
     "TREE_VIEW_MAX_NODES",
     "top_levels",
@@ -385,3 +386,14 @@ def methods_table_view(table: pd.DataFrame, labels: dict[str, str] | None = None
         elif col in METHOD_COLUMNS:
             view[col] = _sig(table[col].to_numpy(float))
     return view.rename(columns={c: METHOD_COLUMNS[c][0] for c in view.columns})
+
+
+def thumbnail(data, levels: int = 3) -> go.Figure:
+    """The home page's thumbnail (the registry's ``thumbnail`` hook): the icicle of the top ``levels`` levels
+    (the root is level 1) of a tree data set (``.tree``, ``.v``), sized by the true counts, drawn top-down like
+    a hierarchy, e.g. US → region → division."""
+    from dpviz.viz.thumbnails import shrink
+
+    fig = tree_figure(data.tree, data.v, max_depth=levels, visible_levels=levels)
+    fig.update_traces(tiling={"orientation": "v"})
+    return shrink(fig)

@@ -1,0 +1,29 @@
+"""The dashboard's layer: the only part of ``dpviz`` that imports Streamlit.
+
+Pages (``pages/*.py``) and the home page (``app.py``) stay thin views: they read their widgets, make one
+``dpviz`` call and hand the results and figures to these pieces (``from dpviz import ui``):
+
+* :mod:`dpviz.ui.pages` — every page's file, title and icon (:data:`~dpviz.ui.pages.PAGES`) and
+  :func:`~dpviz.ui.pages.page_setup`;
+* :mod:`dpviz.ui.sources` — the Data section every capability page shares (:func:`~dpviz.ui.sources.data_source`:
+  bundled sample, synthetic data or upload) and :func:`~dpviz.ui.sources.handle_upload`;
+* :mod:`dpviz.ui.sections` — the noise caption, the Simulation section and the release's public structure;
+* :mod:`dpviz.ui.release_panel` — the Private release panel and the privacy ledger it charges first.
+
+Layers (docs/ARCHITECTURE.md): ``dpviz.ui`` may import core, the capabilities, the tools and ``dpviz.viz``;
+nothing in ``dpviz`` imports it.
+"""
+
+from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup
+from dpviz.ui.release_panel import PREVIEW_ROWS, SESSION_LEDGER_KEY, page_ledger, private_release_panel, session_ledger
+from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, noise_caption, release_heading,
+                               shipped_structure, simulation_banner, simulation_file_name, simulation_section,
+                               with_notice)
+from dpviz.ui.sources import (RESULT_KEYS, UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_source, handle_upload,
+                              load_bundled)
+
+__all__ = ["PAGES", "PageInfo", "page_info", "page_of", "page_setup", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
+           "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
+           "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
+           "simulation_file_name", "simulation_section", "with_notice", "RESULT_KEYS", "UPLOAD_BYTES_KEY",
+           "UploadSpec", "clear_results", "data_source", "handle_upload", "load_bundled"]

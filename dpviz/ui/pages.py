@@ -1,0 +1,60 @@
+"""The dashboard's pages: their files, titles and icons (UI metadata, kept out of the library).
+
+``app.py`` builds its navigation and its links from :data:`PAGES`; every page starts with
+:func:`page_setup` and its own name. A capability page is named like its capability
+(:data:`dpviz.core.registry.CAPABILITIES`); a capability with no entry here has no page yet (the home page
+names it with its CLI instead). A new page adds one line to :data:`PAGES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dpviz.errors import InputError
+
+__all__ = ["PageInfo", "PAGES", "page_info", "page_of", "page_setup"]
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One page: ``name`` (a capability's name for a capability page), its file ``path`` relative to the
+    repository root (where Streamlit expects it, e.g. ``pages/1_Tree.py``), its browser-tab ``title`` and its
+    sidebar ``icon`` (a Material icon)."""
+
+    name: str
+    path: str
+    title: str
+    icon: str
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo("tree", "pages/1_Tree.py", "Tree release", ":material/account_tree:"),
+    PageInfo("stream", "pages/2_Stream.py", "Stream release", ":material/timeline:"),
+    PageInfo("marginals", "pages/3_Marginals.py", "Marginals", ":material/table_chart:"),
+    PageInfo("graph", "pages/4_Graph.py", "Graph release", ":material/hub:"),
+    PageInfo("histogram", "pages/6_Histogram.py", "Histogram release", ":material/bar_chart:"),
+    PageInfo("planner", "pages/5_Planner.py", "Budget planner", ":material/calculate:"),
+    PageInfo("ledger", "pages/7_Ledger.py", "Privacy ledger", ":material/receipt_long:"),
+)
+"""Every page of the dashboard, in navigation order (the home page is ``app.py`` itself)."""
+
+
+def page_of(name: str) -> PageInfo | None:
+    """The page named ``name`` (a capability's or a tool's), or None if there is none."""
+    return next((p for p in PAGES if p.name == name), None)
+
+
+def page_info(name: str) -> PageInfo:
+    """The page named ``name``; an InputError names the known pages."""
+    page = page_of(name)
+    if page is None:
+        raise InputError(f"no page named {name!r}; known: {', '.join(p.name for p in PAGES)}")
+    return page
+
+
+def page_setup(name: str) -> None:
+    """``st.set_page_config`` for page ``name`` (title and icon from :data:`PAGES`)."""
+    page = page_info(getattr(name, "name", name))  # a capability page may pass its Capability
+    st.set_page_config(page_title=f"dpviz · {page.title}", page_icon=page.icon, layout="wide")

@@ -1,0 +1,170 @@
+"""The Data section every capability page starts with: a bundled sample, synthetic data or an upload.
+
+:func:`data_source` draws the whole block (heading, source picker, sample picker, uploader, the fallback
+to the bundled data after a rejected file) the same way on every page, and keeps the page's current source
+in ``session_state[CAP + "_last"] = (source key, data)``. The source key names the data for the caches and
+the privacy ledger: ``("bundled", NAME)``, ``("synthetic", ...)`` or ``("upload", FILE NAME, digest, ...)``
+(:func:`dpviz.ledger.session.source_label`). Uploads are parsed once per file (:func:`handle_upload`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from dpviz.core.registry import SAMPLE_PREFIX, Capability
+from dpviz.errors import InputError
+
+__all__ = ["load_bundled", "RESULT_KEYS", "UPLOAD_BYTES_KEY", "clear_results", "handle_upload", "UploadSpec",
+           "data_source"]
+
+UPLOAD_BYTES_KEY = "ui_upload_bytes"
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def load_bundled(capability: str, name: str) -> Any:
+    """A bundled ``sample:NAME`` of a capability, loaded once per server process."""
+    from dpviz.core.registry import load_sample
+
+    return load_sample(capability, name if name.startswith(SAMPLE_PREFIX) else SAMPLE_PREFIX + name)
+
+
+RESULT_KEYS: dict[str, tuple[str, ...]] = {
+    "tree": (),
+    "stream": (),
+    "marginals": ("marginals_sim",),
+    "graph": ("graph_audit", "graph_release_partition"),
+}
+"""Per capability, the session keys (not widget keys) that hold results computed from the page's data: a
+rejected upload drops them (:func:`clear_results`), with the drawn release, its receipt and the upload."""
+
+
+def _from_upload(held: Any) -> bool:
+    """Whether a page's ``{cap}_last`` (its current source, first item the source key) came from an upload."""
+    return isinstance(held, tuple) and bool(held) and isinstance(held[0], tuple) and held[0][:1] == ("upload",)
+
+
+def clear_results(cap: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """Drop what a page shows from its last good upload: the page's last source when it was an upload, the
+    drawn private release and its receipt (so its table and download buttons go), the capability's
+    :data:`RESULT_KEYS` and ``extra``. Returns the keys dropped."""
+    ss = st.session_state
+    keys = [f"{cap}_private_release", f"{cap}_private_release_receipt", *RESULT_KEYS.get(cap, ()),
+            *extra]
+    if _from_upload(ss.get(f"{cap}_last")):
+        keys.append(f"{cap}_last")
+    return [k for k in keys if ss.pop(k, None) is not None]
+
+
+def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any], *, cap: str | None = None,
+                  clears: tuple[str, ...] = (), forget: tuple[str, ...] = ()) -> None:
+    """Parse a newly uploaded file once, then mark it handled (a parser crash is retried, never
+    hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``. A bad one
+    shows its InputError (which names the line, column and what was expected) with ``st.error``, and drops
+    everything the page showed from an earlier upload: ``session_state[prefix + "_upload"]``, its bytes and, through
+    :func:`clear_results` for ``cap`` (default: ``prefix`` up to its first ``_``), the page's results, its
+    drawn release and the release's downloads, plus the keys in ``clears``; the keys in ``forget`` (e.g. a
+    memo that may hold the earlier upload's results) are dropped too, without counting as shown results. The
+    page then falls back to its bundled data and says so; nothing of the rejected or the earlier file stays on
+    screen."""
+    ss = st.session_state
+    cap = cap or prefix.split("_", 1)[0]
+    if f is not None and ss.get(f"{prefix}_upload_fid") != f.file_id:
+        raw = f.getvalue()
+        try:
+            with st.spinner(f"Reading {f.name} ..."):
+                parsed = parse(raw, f.name)
+        except InputError as exc:
+            ss[f"{prefix}_upload_error"] = f"{f.name} was rejected: {exc}"
+            had = ss.pop(f"{prefix}_upload", None) is not None
+            ss.get(UPLOAD_BYTES_KEY, {}).pop(prefix, None)
+            ss[f"{prefix}_upload_cleared"] = bool(clear_results(cap, clears)) or had
+            for key in forget:
+                ss.pop(key, None)
+        else:
+            ss[f"{prefix}_upload_error"] = None
+            key = ("upload", f.name, hashlib.sha1(raw).hexdigest())
+            ss[f"{prefix}_upload"] = (key, parsed)
+            # the latest good upload's bytes, for the ledger's identity (the same object: no copy)
+            ss.setdefault(UPLOAD_BYTES_KEY, {})[prefix] = (key, raw)
+        ss[f"{prefix}_upload_fid"] = f.file_id
+    if f is not None and ss.get(f"{prefix}_upload_fid") == f.file_id and ss.get(f"{prefix}_upload_error"):
+        cleared = (" The earlier results, the drawn private release and its downloads were cleared."
+                   if ss.get(f"{prefix}_upload_cleared") else "")
+        st.error(ss[f"{prefix}_upload_error"] + cleared, icon=":material/error:")
+
+
+@dataclass(frozen=True)
+class UploadSpec:
+    """The file a page accepts: the uploader's ``label``, file ``types``, widget ``key``, ``help`` text, an
+    optional ``caption`` under it (e.g. the caps), and ``parse(raw, name)`` (an InputError naming the line or
+    field on a bad file, under the same caps as the CLI)."""
+
+    label: str
+    types: tuple[str, ...]
+    key: str
+    parse: Callable[[bytes, str], Any]
+    help: str = ""
+    caption: str | None = None
+
+
+def _data_name(key: tuple, data: Any) -> str:
+    return data.name
+
+
+def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec, *,
+                sample_label: str = "Data set", default_sample: str | None = None,
+                synthetic: Callable[[], tuple[tuple, Any]] | None = None,
+                refine: Callable[[tuple, Any], tuple[tuple, Any] | None] | None = None,
+                forget: tuple[str, ...] = (),
+                still_showing: str = "No valid file loaded yet: still showing {name}.",
+                describe: Callable[[tuple, Any], str] = _data_name,
+                loading: str = "Loading the data ...") -> tuple[tuple, Any]:
+    """The Data section's source block, the same on every capability page; returns ``(source key, data)``
+    and keeps it as ``session_state[cap.name + "_last"]``.
+
+    ``sources`` maps the kinds offered (``"bundled"``, ``"synthetic"``, ``"upload"``) to their labels (radio
+    ``{cap}_source``). Bundled: the registry's samples (a picker ``{cap}_sample`` labelled ``sample_label`` when
+    there are several; ``default_sample`` first, else the first sample). Synthetic: ``synthetic()`` draws its
+    own widgets and returns ``(key, data)``. Upload: the uploader of ``upload``, parsed once per file
+    (:func:`handle_upload`, ``forget`` as there); ``refine(key, parsed)`` may draw widgets that turn the parsed
+    file into the data (``(key, data)``, or None when they do not give usable data yet). Without usable upload
+    the page keeps its last source (or the default sample) and says ``still_showing`` with ``{name}`` =
+    ``describe(key, data)`` (default: ``data.name``)."""
+    ss = st.session_state
+    names = {s.name: s.title for s in cap.samples}
+    default = default_sample if default_sample in names else next(iter(names))
+
+    def bundled(name: str) -> tuple[tuple, Any]:
+        with st.spinner(loading):
+            return ("bundled", name), load_bundled(cap.name, name)
+
+    st.subheader(":material/database: Data")
+    kind = st.radio("Data source", list(sources), format_func=sources.get, key=f"{cap.name}_source",
+                    horizontal=True)
+    current: tuple[tuple, Any] | None = None
+    if kind == "bundled":
+        sample = default
+        if len(names) > 1:
+            sample = st.selectbox(sample_label, list(names), index=list(names).index(default),
+                                  format_func=lambda s: f"{names[s]} ({SAMPLE_PREFIX}{s})", key=f"{cap.name}_sample")
+        current = bundled(sample)
+    elif kind == "synthetic" and synthetic is not None:
+        current = synthetic()
+    else:
+        f = st.file_uploader(upload.label, type=list(upload.types), key=upload.key, help=upload.help or None)
+        if upload.caption:
+            st.caption(upload.caption)
+        handle_upload(f, cap.name, upload.parse, forget=forget)
+        held = ss.get(f"{cap.name}_upload")
+        if held is not None:
+            current = held if refine is None else refine(*held)
+        if current is None:
+            current = ss.get(f"{cap.name}_last") or bundled(default)
+            st.info(still_showing.format(name=describe(*current)), icon=":material/info:")
+    ss[f"{cap.name}_last"] = current
+    return current
