@@ -29,7 +29,7 @@ from dpviz.tree.io import MAX_BYTES, MAX_NODES, load_tree_file
 from dpviz.tree.metrics import expected_error_by_level, random_ranges
 from dpviz.tree.properties import ancestor_indicator
 from dpviz.tree.propagation import partial_propagation
-from dpviz.tree.release import (expected_variance, node_variances, release, release_table, simulate,
+from dpviz.tree.release import (expected_variance, node_variances, release, simulate,
                                 simulation_table, structure_of, unit_noise)
 from dpviz.tree.strategy import TreeLevels, level_shares, scales_text
 from dpviz.viz import tree as vt
@@ -321,7 +321,7 @@ def simulated(source_key: tuple, settings: tuple, methods: tuple, _noise, _plan)
     unit = get_unit(source_key, seed_, settings[1], tree.n)
     ranges = get_ranges(source_key, tree.m)
     expected = expected_variance(tree, _noise, split_, _plan)  # Var(v̄_i) of the optimal release, O(n)
-    sim = simulate(data, _noise, list(methods), split=split_, unit=unit, plan=_plan, ranges=ranges,
+    sim = simulate(data, _noise, list(methods), None, split=split_, unit=unit, plan=_plan, ranges=ranges,
                    expected=expected)
     table = sim.table if sim.results else None
     views = None
@@ -468,8 +468,8 @@ release_key = key if release_structure is None else (*key, release_structure.key
 
 def _run_release():
     plan = get_plan(release_key, "uniform", family, release_data) if split == "uniform" else None  # any ε matches
-    rel = release(release_data, release_noise, split, release_method, plan=plan)
-    return release_table(rel)
+    rel = release(release_data, release_noise, split=split, method=release_method, plan=plan)
+    return rel.table(), rel.metadata()
 
 
 ui.private_release_panel(

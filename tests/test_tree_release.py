@@ -22,7 +22,8 @@ from dpviz.tree.io import TreeData, build_tree, load as load_source, load_tree_f
 from dpviz.tree.metrics import consistency_bias
 from dpviz.tree.model import tree_from_parents
 from dpviz.tree.release import (RELEASE_COLUMNS, Simulation, TreeRelease, expected_variance, node_scales,
-                                node_variances, release, release_table, simulate)
+                                published_variance,
+                                node_variances, release, simulate)
 from dpviz.tree.strategy import TreeLevels, level_shares
 from dpviz.tree.synthetic import complete_tree, path_like_tree, random_fanout_tree
 
@@ -142,7 +143,7 @@ def test_release_noise_monte_carlo_matches_exact_variance(noise, split):
     rng = np.random.default_rng(21)
     data = complete_tree(2, 5, 6.0, rng)
     tree, v = data.tree, data.v
-    draws = np.array([release(data, noise, split, "processless", rng).noisy - v for _ in range(3000)])
+    draws = np.array([release(data, noise, split=split, method="processless", rng=rng).noisy - v for _ in range(3000)])
     exact = node_variances(tree, noise, split)
     cont = noise.as_discrete(False).variance_at(node_scales(tree, noise, split))
     rejected_continuous = False
@@ -205,18 +206,18 @@ def test_mismatched_gmc_plan_raises_instead_of_a_silently_wrong_answer(fanout):
     with pytest.raises(InputError, match="do not match"):
         GMC(tree, plan=uniform_plan).fit(meas)
     with pytest.raises(InputError, match="do not match"):
-        release(fanout, LAPLACE, "geometric", "gmc", rng, plan=uniform_plan)
+        release(fanout, LAPLACE, split="geometric", method="gmc", rng=rng, plan=uniform_plan)
     geo_plan = plan_for(tree, node_variances(tree, Noise.laplace(1.0), "geometric"))
     with pytest.raises(InputError, match="do not match"):
-        release(fanout, LAPLACE, "uniform", "gmc", rng, plan=geo_plan)
+        release(fanout, LAPLACE, split="uniform", method="gmc", rng=rng, plan=geo_plan)
     for m in ("lee", "privtrie"):
         with pytest.raises(InputError, match="do not match"):
-            release(fanout, LAPLACE, "geometric", m, rng, plan=uniform_plan)
+            release(fanout, LAPLACE, split="geometric", method=m, rng=rng, plan=uniform_plan)
     other = random_fanout_tree(999, 1.0, np.random.default_rng(6)).tree
     with pytest.raises(InputError, match="another tree"):
-        release(fanout, LAPLACE, "uniform", "gmc", rng, plan=plan(other))
+        release(fanout, LAPLACE, split="uniform", method="gmc", rng=rng, plan=plan(other))
     # a matching plan is used (uniform: any ε), and gives the same answer as building one
-    rel = release(fanout, LAPLACE, "uniform", "gmc", rng, plan=uniform_plan)
+    rel = release(fanout, LAPLACE, split="uniform", method="gmc", rng=rng, plan=uniform_plan)
     np.testing.assert_allclose(rel.released, gmc(plan(tree), rel.noisy.astype(float)), atol=1e-9)
 
 
@@ -227,7 +228,7 @@ def test_release_api_publishes_no_truth(fanout):
     rel = release(fanout, LAPLACE)  # OS CSPRNG
     assert isinstance(rel, TreeRelease) and rel.mode == "release"
     assert not hasattr(rel, "x") and not hasattr(rel, "v")
-    table, meta = release_table(rel)
+    table, meta = rel.table(), rel.metadata()
     assert tuple(table.columns) == RELEASE_COLUMNS and len(table) == tree.n
     assert table["noisy"].dtype == np.int64
     v_in = input_order(tree, v)
@@ -245,7 +246,7 @@ def test_release_api_publishes_no_truth(fanout):
     assert "CSPRNG" in meta["samplers"] and "dpviz.core.samplers" in meta["samplers"] and meta["randomness"] == "OS CSPRNG"
     # the description depends on the structure and the settings only: other counts, same description
     other = TreeData(tree, fanout.x + np.arange(tree.m) % 7, name=fanout.name, structure=fanout.structure)
-    _, meta2 = release_table(release(other, LAPLACE))
+    meta2 = release(other, LAPLACE).metadata()
     assert {k: x for k, x in meta.items() if k != "created_utc"} == {k: x for k, x in meta2.items()
                                                                       if k != "created_utc"}
     assert str(int(v[0])) not in json.dumps(meta)
@@ -256,7 +257,8 @@ def test_release_api_publishes_no_truth(fanout):
 def test_a_structure_read_from_the_data_is_said_in_the_table_and_the_metadata(fanout):
     """No declaration (``structure`` None): the notice is a column on every row and in the metadata."""
     assert fanout.structure is None
-    table, meta = release_table(release(fanout, LAPLACE))
+    rel = release(fanout, LAPLACE)
+    table, meta = rel.table(), rel.metadata()
     assert tuple(table.columns) == (*RELEASE_COLUMNS, "structure") and len(table) == fanout.tree.n
     assert set(table["structure"]) == {STRUCTURE_FROM_DATA_NOTICE}
     assert meta["structure"]["source"] == "data" and meta["structure"]["notice"] == STRUCTURE_FROM_DATA_NOTICE
@@ -269,10 +271,10 @@ def test_release_with_a_seeded_generator_is_reproducible_and_each_method_works(f
     assert "not private" in a.randomness
     gauss = Noise.gaussian_approx(1.0, 1e-6, discrete=True)
     for m in METHODS:
-        r = release(fanout, gauss, "geometric", m, np.random.default_rng(2))
-        np.testing.assert_array_equal(r.noisy, release(fanout, gauss, "geometric", "processless",
-                                                        np.random.default_rng(2)).noisy)
-        t, meta = release_table(r)
+        r = release(fanout, gauss, split="geometric", method=m, rng=np.random.default_rng(2))
+        np.testing.assert_array_equal(r.noisy, release(fanout, gauss, split="geometric", method="processless",
+                                                        rng=np.random.default_rng(2)).noisy)
+        t, meta = r.table(), r.metadata()
         assert meta["method"] == m and meta["sensitivity"]["norm"] == "L2"
         if m == "boosting":  # no closed form on general trees
             assert t["variance"].isna().all() and meta["expected_total_squared_error"] is None
@@ -335,8 +337,8 @@ def test_simulate_reports_every_method_on_one_draw(county):
 def test_simulate_rescales_one_unit_draw_and_refuses_discrete_noise(county):
     unit = np.random.default_rng(3).laplace(0.0, 1.0, county.tree.n)
     ranges = (np.array([0]), np.array([5]))
-    a = simulate(county, Noise.laplace(1.0), [], unit=unit, ranges=ranges)
-    b = simulate(county, Noise.laplace(2.0), [], unit=unit, ranges=ranges)
+    a = simulate(county, Noise.laplace(1.0), [], None, unit=unit, ranges=ranges)
+    b = simulate(county, Noise.laplace(2.0), [], None, unit=unit, ranges=ranges)
     np.testing.assert_allclose(b.noisy - county.v, (a.noisy - county.v) / 2, atol=1e-6)  # v up to 3e8
     assert a.table.empty and a.results == {}
     with pytest.raises(InputError, match="continuous"):
@@ -388,3 +390,79 @@ def test_geometric_shares_on_deep_trees_do_not_overflow():
     assert deep[-1] / deep[-2] == pytest.approx(2 ** (1 / 3))
     with pytest.raises(InputError, match="uniform split"):
         level_shares(500_001, "geometric")
+
+
+# ---- the one release shape (issue 18): Release protocol, per-level budget, one pass -------------------------
+def test_tree_release_is_a_core_release_with_a_per_level_budget(fanout):
+    from dpviz.core.budget import Budget
+    from dpviz.core.release import Release
+
+    rel = release(fanout, LAPLACE, split="geometric", rng=np.random.default_rng(3))
+    assert isinstance(rel, Release) and rel.capability == "tree" and rel.values is rel.released
+    h = fanout.tree.h
+    split = rel.budget
+    assert split.total == LAPLACE.budget and [lab for lab, _ in split.parts] == [f"level {i}" for i in range(1, h + 1)]
+    np.testing.assert_allclose([b.epsilon for _, b in split.parts], level_shares(h, "geometric") * 1.0, rtol=1e-12)
+    np.testing.assert_allclose([1.0 / b.epsilon for _, b in split.parts], rel.level_scales, rtol=1e-12)  # b_ℓ = 1/ε_ℓ
+    meta = rel.metadata()
+    assert meta["budget_parts"] == split.as_dict()["parts"] and len(meta["budget_parts"]) == h
+    gauss = Noise.gaussian_approx(1.0, 1e-6, discrete=True)
+    g = release(fanout, gauss, rng=np.random.default_rng(3)).budget
+    assert g.rho == pytest.approx(gauss.rho) and all(b == Budget.zcdp(gauss.rho / h) for _, b in g.parts)
+    deep = path_like_tree(2_001, 3.0, np.random.default_rng(2))
+    (only,) = release(deep, LAPLACE, method="processless", rng=np.random.default_rng(1)).budget.parts
+    assert only == (f"levels 1–{deep.tree.h:,} (1/{deep.tree.h:,} each)", LAPLACE.budget)
+
+
+def test_csv_text_formats_the_published_variance_and_columns_use_it(fanout):
+    from dpviz.tree.io import number_text
+
+    plain = release(fanout, LAPLACE, rng=np.random.default_rng(4))
+    assert plain.variance_text is None and plain.columns().schema.field("variance").type == "double"
+    rel = release(fanout, LAPLACE, rng=np.random.default_rng(4), csv_text=True)
+    np.testing.assert_array_equal(rel.variance, plain.variance)
+    var, std = rel.variance_text
+    assert var.equals(number_text(rel.variance)) and std.equals(number_text(np.sqrt(rel.variance)))
+    assert rel.columns().schema.field("variance").type == "string"
+
+
+@pytest.mark.parametrize("csv_text", [False, True])
+@pytest.mark.parametrize("method", ["gmc", "lee", "processless"])
+def test_a_release_checks_builds_and_computes_each_thing_once(fanout, monkeypatch, csv_text, method):
+    """One pass: the arguments checked once, the strategy built once, one GMC plan, the variance computed once
+    (Theorem 5 from the noise variances) and the estimate computed once (no fit that recomputes it)."""
+    import dpviz.tree.estimators as E
+    import dpviz.tree.release as R
+
+    calls: dict[str, int] = {}
+
+    def counted(name, fn):
+        def wrapper(*a, **k):
+            calls[name] = calls.get(name, 0) + 1
+            return fn(*a, **k)
+        return wrapper
+
+    monkeypatch.setattr(R, "_check_release", counted("check", R._check_release))
+    monkeypatch.setattr(R, "TreeLevels", counted("strategy", R.TreeLevels))
+    monkeypatch.setattr(R, "plan_for", counted("plan", R.plan_for))
+    monkeypatch.setattr(E, "plan_for", counted("plan", E.plan_for))
+    cls = type(estimator(method, fanout.tree))
+    for name in ("variance", "values", "fit"):
+        monkeypatch.setattr(cls, name, counted(name, getattr(cls, name)))
+    rel = release(fanout, LAPLACE, method=method, rng=np.random.default_rng(5), csv_text=csv_text)
+    want = {"check": 1, "strategy": 1, "variance": 1, "values": 1} | ({"plan": 1} if method != "processless" else {})
+    assert calls == want
+    np.testing.assert_allclose(rel.variance, published_variance(fanout.tree, LAPLACE, "uniform", method), rtol=0)
+
+
+@pytest.mark.parametrize("csv_text", [False, True])
+def test_a_plan_that_does_not_fit_is_refused_before_any_noise_is_drawn(fanout, monkeypatch, csv_text):
+    import dpviz.tree.release as R
+
+    def no_draw(*a, **k):
+        raise AssertionError("noise drawn")
+
+    monkeypatch.setattr(R, "measure", no_draw)
+    geo = plan_for(fanout.tree, node_variances(fanout.tree, LAPLACE, "geometric"))
+    with pytest.raises(InputError, match="do not match"):
+        release(fanout, LAPLACE, split="uniform", plan=geo, csv_text=csv_text)

@@ -50,7 +50,7 @@ from dpviz.tree.io import (
     read_table,
     write_tree_csv,
 )
-from dpviz.tree.release import release_for_csv, simulate, simulation_table
+from dpviz.tree.release import release, simulate, simulation_table
 from dpviz.tree.strategy import SPLITS, scales_text
 
 INPUT_HELP = ("tree file (CSV/JSON: node,parent,count | level columns + count | parent array), or sample:county "
@@ -275,7 +275,8 @@ def _release(args: argparse.Namespace) -> int:
     _output(args)
     noise = cliargs.noise_from_args(args, discrete=True)
     data = _declared_data(args, release=True)
-    rel, table, meta = release_for_csv(data, noise, args.split, args.method)
+    rel = release(data, noise, split=args.split, method=args.method, csv_text=True)
+    table, meta = rel.columns(), rel.metadata()
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     hier = [] if _hierarchy_path(args) is None else [args.hierarchy]
     with ledger.charge(args, "tree", args.input, data, noise, args.method, inputs=hier):

@@ -21,6 +21,10 @@ and its analytic per-node variance, computed from the noise variances d_i alone 
   closed-form variance here: the variance is NaN (the simulation measures its error instead).
 * :class:`Processless` — ṽ itself; its variance is the noise variance d_i (Eq. 27).
 
+Every estimator also splits ``fit`` in its two halves: ``values(measurement)`` (the post-processed vector)
+and ``variance(d)`` (its analytic variance from the noise variances d alone, known before any noise is
+drawn): a release computes each once, the variance beside the noise draw (:func:`dpviz.tree.release.release`).
+
 GMC's stage 1 (:class:`~dpviz.tree.gmc.GMCPlan`) depends on the relative noise variances. A plan
 passed in must match the measurement's variances up to one common factor (GLS is scale-free), or
 ``fit`` raises InputError: a plan built for another split or another tree would give a wrong answer
@@ -51,7 +55,14 @@ def _variances(tree: Tree, m: LinearMeasurement) -> np.ndarray:
     values = np.asarray(m.values)
     if values.shape != (tree.n,):
         raise InputError(f"measurement: expected {tree.n} node values for this tree, got shape {values.shape}")
-    d = np.asarray(m.variance, dtype=float)
+    return _checked(tree, m.variance)
+
+
+def _checked(tree: Tree, variances: np.ndarray) -> np.ndarray:
+    """The per-node noise variances d_i as floats, or InputError (one per node, positive and finite)."""
+    d = np.asarray(variances, dtype=float)
+    if d.shape != (tree.n,):
+        raise InputError(f"noise variances: expected {tree.n} for this tree, got shape {d.shape}")
     if not (np.all(np.isfinite(d)) and np.all(d > 0)):
         raise InputError("measurement: every node needs a positive finite noise variance")
     return d
@@ -108,10 +119,23 @@ class GMC:
     def name(self) -> str:
         return "gmc" if self.form == "sqrt" else "gmc-nosqrt"
 
+    def _plan(self, d: np.ndarray) -> tuple[GMCPlan, float]:
+        p = plan_for(self.tree, d) if self.plan is None else self.plan
+        return p, check_plan(p, self.tree, d)
+
+    def values(self, measurement: LinearMeasurement) -> np.ndarray:
+        """v̄ = ṽ − D M (Mᵀ D M)⁻¹ Mᵀ ṽ (Eq. 36 or 39), without its variance."""
+        p, _ = self._plan(_variances(self.tree, measurement))
+        return gmc(p, np.asarray(measurement.values, dtype=float), form=self.form)
+
+    def variance(self, d: np.ndarray) -> np.ndarray:
+        """Var(v̄_i) for noise variances d: c · output_variance(plan) (Theorem 5, Eq. 28 and its weighted form)."""
+        p, c = self._plan(_checked(self.tree, d))
+        return c * p.variance
+
     def fit(self, measurement: LinearMeasurement) -> Estimate:
         d = _variances(self.tree, measurement)
-        p = plan_for(self.tree, d) if self.plan is None else self.plan
-        c = check_plan(p, self.tree, d)
+        p, c = self._plan(d)
         values = gmc(p, np.asarray(measurement.values, dtype=float), form=self.form)
         return Estimate(self.name, values, c * p.variance)
 
@@ -125,11 +149,17 @@ class Lee:
     plan: GMCPlan | None = None
     name: str = field(default="lee", init=False)
 
-    def fit(self, measurement: LinearMeasurement) -> Estimate:
+    def values(self, measurement: LinearMeasurement) -> np.ndarray:
         d = _variances(self.tree, measurement)
-        values = baselines.lee_closed_form(self.tree, np.asarray(measurement.values, dtype=float),
-                                           None if _is_uniform(d) else d)
-        return Estimate(self.name, values, gls_variance(self.tree, d, self.plan))
+        return baselines.lee_closed_form(self.tree, np.asarray(measurement.values, dtype=float),
+                                         None if _is_uniform(d) else d)
+
+    def variance(self, d: np.ndarray) -> np.ndarray:
+        """The GLS variance (the same estimator as GMC): :func:`gls_variance`."""
+        return gls_variance(self.tree, _checked(self.tree, d), self.plan)
+
+    def fit(self, measurement: LinearMeasurement) -> Estimate:
+        return Estimate(self.name, self.values(measurement), self.variance(_variances(self.tree, measurement)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,11 +170,16 @@ class PrivTrie:
     plan: GMCPlan | None = None
     name: str = field(default="privtrie", init=False)
 
-    def fit(self, measurement: LinearMeasurement) -> Estimate:
+    def values(self, measurement: LinearMeasurement) -> np.ndarray:
         d = _variances(self.tree, measurement)
-        values = baselines.privtrie(self.tree, np.asarray(measurement.values, dtype=float),
-                                    None if _is_uniform(d) else d)
-        return Estimate(self.name, values, gls_variance(self.tree, d, self.plan))
+        return baselines.privtrie(self.tree, np.asarray(measurement.values, dtype=float), None if _is_uniform(d) else d)
+
+    def variance(self, d: np.ndarray) -> np.ndarray:
+        """The GLS variance (the same estimator as GMC): :func:`gls_variance`."""
+        return gls_variance(self.tree, _checked(self.tree, d), self.plan)
+
+    def fit(self, measurement: LinearMeasurement) -> Estimate:
+        return Estimate(self.name, self.values(measurement), self.variance(_variances(self.tree, measurement)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,10 +190,17 @@ class Boosting:
     tree: Tree
     name: str = field(default="boosting", init=False)
 
-    def fit(self, measurement: LinearMeasurement) -> Estimate:
+    def values(self, measurement: LinearMeasurement) -> np.ndarray:
         _variances(self.tree, measurement)
-        values = baselines.boosting(self.tree, np.asarray(measurement.values, dtype=float))
-        return Estimate(self.name, values, np.full(self.tree.n, np.nan))
+        return baselines.boosting(self.tree, np.asarray(measurement.values, dtype=float))
+
+    def variance(self, d: np.ndarray) -> np.ndarray:
+        """NaN on every node: no closed form on general trees."""
+        _checked(self.tree, d)
+        return np.full(self.tree.n, np.nan)
+
+    def fit(self, measurement: LinearMeasurement) -> Estimate:
+        return Estimate(self.name, self.values(measurement), np.full(self.tree.n, np.nan))
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,6 +209,14 @@ class Processless:
 
     tree: Tree
     name: str = field(default="processless", init=False)
+
+    def values(self, measurement: LinearMeasurement) -> np.ndarray:
+        _variances(self.tree, measurement)
+        return np.array(measurement.values, dtype=float, copy=True)
+
+    def variance(self, d: np.ndarray) -> np.ndarray:
+        """The noise variances themselves (Eq. 27)."""
+        return _checked(self.tree, d).copy()
 
     def fit(self, measurement: LinearMeasurement) -> Estimate:
         d = _variances(self.tree, measurement)

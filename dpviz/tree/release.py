@@ -17,12 +17,16 @@ Both modes are the same pipeline, written with the core protocols:
   draw rescaled across ε (``unit``), every method on the same draw, metrics against the truth
   (rmse_NQ Eq. 40, rmse_RQ Eq. 41, bias Eq. 42, negatives, squared error vs. its expectation).
   Everything it returns is a :class:`Simulation` — not a private release.
-* :func:`release` (to publish): discrete noise on integer counts
+* :func:`release` (to publish), ``release(data, noise, *, rng=None, split="uniform", method="gmc",
+  plan=None) -> TreeRelease``: discrete noise on integer counts
   (:func:`dpviz.core.samplers.discrete_laplace` / ``discrete_gaussian``, Canonne, Kamath & Steinke,
   NeurIPS 2020), drawn by :func:`dpviz.core.protocols.measure` from the OS CSPRNG unless a Generator
-  is passed (tests only), one method, fresh noise every call. The :class:`TreeRelease` holds the
-  noisy counts, the estimate and its analytic variance, and no truth; :func:`release_table` turns it
-  into the published table and its description.
+  is passed (tests only), one method, fresh noise every call, in one pass (:func:`release`). The
+  :class:`TreeRelease` (a :class:`dpviz.core.release.Release`) holds the noisy counts, the estimate
+  (``values``) and its analytic variance, and no truth; ``budget`` is the per-level
+  :class:`~dpviz.core.release.BudgetSplit` (:func:`level_budget`), ``table()`` / ``columns()`` the
+  published table (pandas / Arrow) and ``metadata()`` its ``OUT.meta.json``
+  (:func:`dpviz.core.release.release_metadata`).
 
 The released hierarchy is public only when it was declared (``TreeData.structure``, set by
 :func:`dpviz.tree.hierarchy.join_counts`); a tree whose structure was read from its own data (``None``)
@@ -33,15 +37,17 @@ is released with ``structure read from the data: not private`` in its ``.meta.js
 from __future__ import annotations
 
 import datetime as _dt
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE, release_metadata
-from dpviz.core.noise import Family, Noise
+from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
+from dpviz.core.noise import Noise
 from dpviz.core.protocols import LinearMeasurement, measure
+from dpviz.core.release import BudgetSplit, release_metadata
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.tree.estimators import (
@@ -80,10 +86,8 @@ __all__ = [
     "simulation_table",
     "release",
     "TreeRelease",
-    "release_columns",
-    "release_description",
-    "release_for_csv",
-    "release_table",
+    "level_budget",
+    "LISTED_LEVELS",
     "published_variance",
     "RELEASE_COLUMNS",
     "NOTICE_COLUMN",
@@ -162,7 +166,7 @@ def simulate(
     data: TreeData,
     noise: Noise,
     methods: list[str] | tuple[str, ...],
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | None,
     *,
     split: Split = "uniform",
     unit: np.ndarray | None = None,
@@ -176,7 +180,7 @@ def simulate(
 
     ṽ = v + unit · scales, ``unit`` = :func:`unit_noise` drawn from ``rng`` (drawn before the
     ranges, so a seed reproduces the same numbers as before) or passed in to rescale one draw
-    across ε. ``plan``: a cached GMC stage 1 for this split (checked). ``ranges``: the q random leaf
+    across ε (then ``rng`` may be None when ``ranges`` are given too). ``plan``: a cached GMC stage 1 for this split (checked). ``ranges``: the q random leaf
     ranges of rmse_RQ (drawn from ``rng`` if None). ``expected``: a precomputed
     :func:`expected_variance`. Columns: rmse_NQ (Eq. 40), rmse_RQ (Eq. 41), bias (Eq. 42), negative
     nodes, seconds, total squared error and its expectation — Σ d_i for Processless (Eq. 27),
@@ -254,12 +258,32 @@ def simulation_table(data: TreeData, sim: Simulation) -> pd.DataFrame:
 
 
 # ---- private release -----------------------------------------------------------------------------------
+def level_budget(noise: Noise, h: int, split: Split = "uniform") -> BudgetSplit:
+    """The budget a tree release spends per depth level (:mod:`dpviz.tree.strategy`): ε_ℓ = share_ℓ · ε
+    (Laplace, basic composition) or ρ_ℓ = share_ℓ · ρ (Gaussian, zCDP composition, Bun & Steinke 2016,
+    Lemma 2.3), one part per level, root first. A uniform split over more than :data:`LISTED_LEVELS` levels
+    is one part, ``levels 1–h``, the composition of its h equal shares (a 500,001-level path would
+    otherwise list half a million parts)."""
+    shares = level_shares(h, split)
+    rho = None if noise.family == "laplace" else noise.rho
+    if split == "uniform" and h > LISTED_LEVELS:
+        return BudgetSplit.shares(noise.budget, [f"levels 1–{h:,} (1/{h:,} each)"], [1.0], rho=rho)
+    return BudgetSplit.shares(noise.budget, [f"level {lev}" for lev in range(1, h + 1)], shares, rho=rho)
+
+
+LISTED_LEVELS = 64
+"""Above this many levels a uniform split's budget is described as one part (:func:`level_budget`)."""
+
+
 @dataclass(frozen=True, eq=False)
 class TreeRelease:
-    """A private tree release: nothing in it is the truth or computed from it except through the noise.
+    """A private tree release (a :class:`dpviz.core.release.Release`): nothing in it is the truth or computed
+    from it except through the noise.
 
     Arrays are in DOH order (``tree.order`` maps to the input order): ``noisy`` = v + η (int64),
-    ``released`` = the estimator's output, ``variance`` = its analytic per-node variance."""
+    ``released`` = the estimator's output (also ``values``), ``variance`` = its analytic per-node variance
+    (from the structure and the noise only). ``variance_text``: the ``variance`` and ``std`` columns as CSV
+    number text, formatted while the noise was drawn (``release(..., csv_text=True)``), else None."""
 
     tree: Tree
     source: str
@@ -274,13 +298,65 @@ class TreeRelease:
     randomness: str
     created_utc: str
     structure: StructureSource = field(default=StructureSource("data", "tree"))
+    variance_text: tuple[pa.Array, pa.Array] | None = field(default=None, repr=False)
+    capability: str = field(default="tree", init=False)
     mode: str = field(default="release", init=False)
     notice: str = field(default=RELEASE_NOTICE, init=False)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The released node counts (DOH order): ``released``."""
+        return self.released
 
     @property
     def expected_total_sq_error(self) -> float:
         """Σ_i Var(released_i): analytic, from the structure and the noise only (NaN for Boosting)."""
         return float(np.sum(self.variance))
+
+    @property
+    def budget(self) -> BudgetSplit:
+        """The sub-budget of each depth level (:func:`level_budget`); they compose to ``noise.budget``."""
+        return level_budget(self.noise, self.tree.h, self.split)
+
+    def table(self) -> pd.DataFrame:
+        """The published table ``node,parent,noisy,released,variance,std`` in input order (a DataFrame; plus
+        a ``structure`` column when the hierarchy was read from the data): settings, structure and
+        analytic error only — nothing in it is computed from the counts but through the noise."""
+        return node_table(self.tree, **self._columns(text=False))
+
+    def columns(self) -> pa.Table:
+        """:meth:`table` as an Arrow table (what ``tree release`` writes: no pandas on the way), with the
+        ``variance``/``std`` text of ``variance_text`` when it was formatted (write those columns plain)."""
+        return node_columns(self.tree, **self._columns(text=True))
+
+    def _columns(self, text: bool) -> dict[str, Any]:
+        if text and self.variance_text is not None:
+            var, std = self.variance_text
+        else:
+            var, std = self.variance, np.sqrt(self.variance)
+        return {"noisy": self.noisy, "released": self.released, "variance": var, "std": std,
+                **_notice_column(self)}
+
+    def metadata(self) -> dict[str, Any]:
+        """The ``OUT.meta.json`` of the release (:func:`dpviz.core.release.release_metadata`): settings,
+        structure, the per-level budget and the analytic error only."""
+        t = self.tree
+        expected = self.expected_total_sq_error
+        return release_metadata(
+            "tree", self.noise, seeded=self.randomness != "OS CSPRNG", sensitivity=self.sensitivity,
+            budget_split=self.budget,
+            source=self.source, method=self.method, method_label=METHOD_LABELS[self.method], split=self.split,
+            level_shares=level_shares(t.h, self.split).tolist(), level_scales=self.level_scales.tolist(),
+            structure={"n": t.n, "m": t.m, "h": t.h, **self.structure.as_dict()},
+            expected_total_squared_error=expected if np.isfinite(expected) else None,
+            columns={
+                "noisy": "node count + discrete noise (int64)",
+                "released": f"{METHOD_LABELS[self.method]} applied to noisy",
+                "variance": "analytic variance of released (from the structure and the noise only; empty when "
+                            "the method has no closed form)",
+                "std": "square root of variance",
+            },
+            randomness=self.randomness)
 
 
 def _check_integer_leaves(data: TreeData) -> None:
@@ -307,39 +383,63 @@ def _check_method(method: Any) -> str:
 def release(
     data: TreeData,
     noise: Noise,
+    *,
+    rng: np.random.Generator | None = None,
     split: Split = "uniform",
     method: str = "gmc",
-    rng: np.random.Generator | None = None,
-    *,
     plan: GMCPlan | None = None,
+    csv_text: bool = False,
 ) -> TreeRelease:
     """A private release of every node count: v = BuildTree(x), ṽ = v + η with discrete noise
-    (:func:`dpviz.core.protocols.measure`), then ONE post-processing ``method``.
+    (:func:`dpviz.core.protocols.measure`), then ONE post-processing ``method`` (Alg. 2 for GMC).
 
     ``noise`` must be discrete (``Noise.from_params(..., discrete=True)``) and the leaf counts
     integers. ``rng=None`` (the default) draws from the OS CSPRNG, fresh noise every call; pass a
     seeded Generator only in tests. ``plan``: an optional cached GMC stage 1, which must match the
-    measurement's variances (InputError otherwise). The result holds no truth.
+    noise variances of ``split`` (InputError otherwise, before any noise is drawn). The result holds
+    no truth.
+
+    One pass: the arguments are checked once, the strategy and the GMC plan built once, and the published
+    variance — known from the structure and the noise alone (``estimator.variance(d)``: Theorem 5 for
+    the GLS methods, Eq. 27 for processless) — is computed once, on a worker thread while the noise is
+    drawn and post-processed (``estimator.values``). ``csv_text=True`` (what ``tree release`` passes) also
+    formats the ``variance`` and ``std`` columns as CSV number text there (``variance_text``): Arrow's
+    number formatting releases the GIL, which takes it off the write's critical path.
     """
     split, method = _check_release(data, noise, split, method, rng)
     tree = data.tree
     strategy = TreeLevels(tree, split)
-    meas = measure(strategy, data, noise, rng)
-    est = estimator(method, tree, plan).fit(meas)
+    level_scales = strategy.level_scales(noise)
+    d = np.asarray(noise.variance_at(level_scales), dtype=float)[tree.depth - 1]  # strategy.variances, once
+    est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
+    if not csv_text:  # the variance first: a caller's plan that does not fit is refused before any draw
+        variance = est.variance(d)
+        released = est.values(meas := measure(strategy, data, noise, rng))
+        text = None
+    else:
+        if plan is not None and method in GLS_METHODS:
+            check_plan(plan, tree, d)
+        with ThreadPoolExecutor(2) as pool:  # Theorem 5's O(n) variance and its text, beside the draw and GMC
+            var = pool.submit(est.variance, d)
+            var_text = pool.submit(lambda: number_text(var.result()))
+            std_text = pool.submit(lambda: number_text(np.sqrt(var.result())))
+            released = est.values(meas := measure(strategy, data, noise, rng))
+            variance, text = var.result(), (var_text.result(), std_text.result())
     return TreeRelease(
         tree=tree,
         source=data.name,
         method=method,
         noisy=np.asarray(meas.values, dtype=np.int64),
-        released=np.asarray(est.values, dtype=float),
-        variance=np.asarray(est.variance, dtype=float),
+        released=np.asarray(released, dtype=float),
+        variance=np.asarray(variance, dtype=float),
         noise=noise,
         split=split,
         sensitivity=meas.sensitivity,
-        level_scales=strategy.level_scales(noise),
+        level_scales=level_scales,
         randomness="OS CSPRNG" if rng is None else "caller-supplied numpy Generator (testing only: not private)",
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         structure=structure_of(data),
+        variance_text=text,
     )
 
 
@@ -359,28 +459,6 @@ def _check_release(data: TreeData, noise: Noise, split: Split, method: str,
     return split, method
 
 
-def _family_norm(family: Family) -> str:
-    return "L1" if family == "laplace" else "L2"
-
-
-def release_table(rel: TreeRelease) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The published table ``node,parent,noisy,released,variance,std`` (input order) and its
-    description (for ``dpviz.core.tables.write_release``): settings, structure and analytic error
-    only — nothing in it is computed from the counts."""
-    return node_table(rel.tree, **_published_columns(rel)), release_description(rel)
-
-
-def release_columns(rel: TreeRelease) -> tuple[pa.Table, dict[str, Any]]:
-    """:func:`release_table` as an Arrow table (what ``tree release`` writes: no pandas on the way)."""
-    return node_columns(rel.tree, **_published_columns(rel)), release_description(rel)
-
-
-def _published_columns(rel: TreeRelease) -> dict[str, Any]:
-    var = rel.variance
-    return {"noisy": rel.noisy, "released": rel.released, "variance": var, "std": np.sqrt(var),
-            **_notice_column(rel)}
-
-
 def _notice_column(rel: TreeRelease) -> dict[str, pa.Array]:
     """``{"structure": notice on every row}`` (dictionary-encoded: one copy of the text) when the
     hierarchy was read from the data; nothing when it was declared."""
@@ -396,59 +474,7 @@ def _notice_column(rel: TreeRelease) -> dict[str, pa.Array]:
 def published_variance(tree: Tree, noise: Noise, split: Split = "uniform", method: str = "gmc",
                        plan: GMCPlan | None = None) -> np.ndarray:
     """The ``variance`` column a release with ``method`` publishes, from the structure and the noise
-    only, so known before any noise is drawn: Theorem 5's GLS variance (GMC, Lee, PrivTrie), the noise
-    variances (processless), NaN (Boosting: no closed form)."""
+    only, so known before any noise is drawn (``estimator.variance``): Theorem 5's GLS variance (GMC,
+    Lee, PrivTrie), the noise variances (processless, Eq. 27), NaN (Boosting: no closed form)."""
     method = _check_method(method)
-    if method in GLS_METHODS:
-        return expected_variance(tree, noise, check_split(split), plan)
-    if method == "processless":
-        return node_variances(tree, noise, check_split(split))
-    return np.full(tree.n, np.nan)
-
-
-def release_for_csv(data: TreeData, noise: Noise, split: Split = "uniform", method: str = "gmc",
-                    rng: np.random.Generator | None = None) -> tuple[TreeRelease, pa.Table, dict[str, Any]]:
-    """:func:`release` and :func:`release_columns` together, for writing a file: the structure-only
-    columns (``variance``, ``std``; :func:`published_variance`) are computed and turned into CSV text on
-    two worker threads while the noise is drawn and post-processed (Arrow's number formatting releases
-    the GIL; the GMC plan's variance is a cached property, so the release reuses it once computed),
-    which takes most of the write's float formatting off its critical path. The table is the same as
-    :func:`release_columns` gives (the text is used only if the release's variances equal the ones
-    formatted, which they do by construction)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    split, method = _check_release(data, noise, split, method, rng)
-    tree = data.tree
-    plan = plan_for(tree, node_variances(tree, noise, split)) if method in GLS_METHODS else None
-    with ThreadPoolExecutor(2) as pool:  # the variances themselves (Theorem 5, O(n)) are computed there too
-        var = pool.submit(published_variance, tree, noise, split, method, plan)
-        text = {"variance": pool.submit(lambda: number_text(var.result())),
-                "std": pool.submit(lambda: number_text(np.sqrt(var.result())))}
-        rel = release(data, noise, split, method, rng, plan=plan)
-        if np.array_equal(rel.variance, var.result(), equal_nan=True):
-            columns = {"noisy": rel.noisy, "released": rel.released, **{k: f.result() for k, f in text.items()},
-                       **_notice_column(rel)}
-        else:  # not expected (same computation): format them with the rest
-            columns = _published_columns(rel)
-    return rel, node_columns(tree, **columns), release_description(rel)
-
-
-def release_description(rel: TreeRelease) -> dict[str, Any]:
-    """The ``OUT.meta.json`` of a release: settings, structure and analytic error only."""
-    t = rel.tree
-    expected = rel.expected_total_sq_error
-    meta = release_metadata(
-        "tree", rel.noise, seeded=rel.randomness != "OS CSPRNG", sensitivity=rel.sensitivity,
-        source=rel.source, method=rel.method, method_label=METHOD_LABELS[rel.method], split=rel.split,
-        level_shares=level_shares(t.h, rel.split).tolist(), level_scales=rel.level_scales.tolist(),
-        structure={"n": t.n, "m": t.m, "h": t.h, **rel.structure.as_dict()},
-        expected_total_squared_error=expected if np.isfinite(expected) else None,
-        columns={
-            "noisy": "node count + discrete noise (int64)",
-            "released": f"{METHOD_LABELS[rel.method]} applied to noisy",
-            "variance": "analytic variance of released (from the structure and the noise only; empty when "
-                        "the method has no closed form)",
-            "std": "square root of variance",
-        },
-        randomness=rel.randomness)
-    return meta
+    return estimator(method, tree, plan).variance(node_variances(tree, noise, check_split(split)))
