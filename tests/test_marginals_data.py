@@ -20,7 +20,8 @@ from dpviz.core.assets import asset
 from dpviz.errors import InputError
 from dpviz.marginals import io as mio
 from dpviz.marginals import samples as msamples
-from dpviz.marginals.io import MISSING, parse_workload, read_table
+from dpviz.marginals.binning import MISSING
+from dpviz.marginals.io import parse_workload, read_table
 from dpviz.marginals.samples import (
     ADULT_CSV,
     ADULT_DOMAIN_JSON,

@@ -27,7 +27,7 @@ Schema (JSON; one object)::
     value (empty, ``NA``, ``N/A``, ``NaN``, ``null``) matches the category ``"(missing)"`` if it is listed.
     Every category appears in every released marginal, held by a record or not.
   - ``edges``: numeric bin edges e₀ < e₁ < … < e_k (finite numbers): bins ``[e₀, e₁)`` … ``[e_{k−1}, e_k]``
-    (the last one closed), labelled as :func:`dpviz.marginals.data.read_table` labels its bins.
+    (the last one closed), labelled as :func:`dpviz.marginals.io.read_table` labels its bins.
     ``"missing": true`` adds a last bin ``"(missing)"`` for values that are not numbers.
 
 * ``outside`` (optional): what to do with a record whose value is not in the declaration —
@@ -53,10 +53,12 @@ import numpy as np
 
 from dpviz.core.structure import DESCRIBE_NOTICE, StructureSource
 from dpviz.errors import InputError
-from dpviz.marginals.data import _NUMBER, MISSING, MISSING_TOKENS, _interval_labels
-from dpviz.marginals.data import _name_list as _list
-from dpviz.marginals.data import _short as _clip
-from dpviz.marginals.domain import Dataset, Domain
+from dpviz.marginals.binning import MISSING, MISSING_TOKENS
+from dpviz.marginals.binning import NUMBER as _NUMBER
+from dpviz.marginals.binning import interval_labels as _interval_labels
+from dpviz.marginals.io import _name_list as _list
+from dpviz.marginals.io import _short as _clip
+from dpviz.marginals.model import Dataset, Domain
 
 __all__ = ["AttributeDecl", "DomainDeclaration", "OUTSIDE", "MAX_DECLARATION_BYTES", "MAX_DECLARED_VALUES",
            "parse_declaration", "read_declaration", "sample_declaration", "apply", "code_columns", "template",
@@ -313,7 +315,7 @@ def read_declaration(source: str | Path | bytes, *, max_bytes: int = MAX_DECLARA
     """A DOMAIN.json (a path — refused at once unless a regular file — or its bytes) as a validated
     declaration."""
     from dpviz.core.inputs import require_regular_file
-    from dpviz.marginals.data import _decode, _json, _read_bytes
+    from dpviz.marginals.io import _decode, _json, _read_bytes
 
     if isinstance(source, (str, Path)):
         require_regular_file(source, "--domain")
@@ -327,8 +329,8 @@ def read_declaration(source: str | Path | bytes, *, max_bytes: int = MAX_DECLARA
 
 def sample_declaration(name: str) -> DomainDeclaration:
     """The public declaration a bundled sample ships (``adult`` or ``titanic``; ``sample:`` prefix allowed)."""
-    from dpviz.data import asset
-    from dpviz.marginals.data import ADULT_DOMAIN_JSON, TITANIC_DOMAIN_JSON
+    from dpviz.core.assets import asset
+    from dpviz.marginals.samples import ADULT_DOMAIN_JSON, TITANIC_DOMAIN_JSON
 
     files = {"adult": ADULT_DOMAIN_JSON, "titanic": TITANIC_DOMAIN_JSON}
     key = name.removeprefix("sample:")
@@ -377,7 +379,7 @@ def apply(data: Any, decl: DomainDeclaration) -> Any:
 
 
 def template(data: Any, source: str = "the data") -> dict[str, Any]:
-    """A declaration template read from ``data`` (a Dataset from :func:`dpviz.marginals.data.read_table`):
+    """A declaration template read from ``data`` (a Dataset from :func:`dpviz.marginals.io.read_table`):
     every category that occurs, and the data-derived bin edges of binned numbers. Not private: a curator
     reviews it (adds every public value, removes what is not public) before a release uses it."""
     missing_label = MISSING

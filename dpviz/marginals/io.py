@@ -28,17 +28,16 @@ import re
 import zlib
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from dpviz.core.canonical import json_lines
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
+from dpviz.marginals.binning import Column, categorise, check_bins
 from dpviz.marginals.model import MAX_MARGINAL_CELLS, Clique, Dataset, Domain, all_kway
 
 if TYPE_CHECKING:
@@ -50,8 +49,6 @@ __all__ = [
     "canonical_bytes",
     "CANONICAL",
     "parse_workload",
-    "MISSING",
-    "MISSING_TOKENS",
     "read_measurements",
     "MAX_ROWS",
     "MAX_BYTES",
@@ -64,11 +61,6 @@ __all__ = [
     "MAX_WORKLOAD_MARGINALS",
 ]
 
-MISSING = "(missing)"
-"""The category of a missing value (an empty field, ``NA``, ``N/A``, ``NaN``, ``null`` or ``(missing)``
-itself, so that labels written out read back the same; any case)."""
-MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", MISSING})
-"""Values (stripped, lower-cased) read as missing."""
 CANONICAL = "records before projection/binning: sorted column names, sorted JSON lines of values"
 """What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
@@ -96,7 +88,6 @@ MAX_WORKLOAD_BYTES = 1_000_000
 MAX_WORKLOAD_MARGINALS = 100_000
 """Cap on the number of marginals that ``k`` may expand to (C(d, k))."""
 
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _GZIP_MAGIC = b"\x1f\x8b"
 _FILE_SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF87a", "a GIF image"),
@@ -290,158 +281,6 @@ def _lines(text: str, max_line: int | None = None, label: str = "the file") -> I
         start = end
 
 
-def _check_bins(bins: int | dict[str, int]) -> None:
-    def ok(b: object) -> bool:
-        return isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 2
-
-    if isinstance(bins, dict):
-        for col, b in bins.items():
-            if not ok(b):
-                raise InputError(f"bins for column {col!r}: expected a whole number >= 2, got {b!r}")
-    elif not ok(bins):
-        raise InputError(f"bins: expected a whole number >= 2 (or a dict of them by column), got {bins!r}")
-
-
-def _fmt(x: float, precision: int) -> str:
-    """A short label for the number x (integers without a decimal point)."""
-    x = float(x)
-    if x == 0:
-        return "0"
-    if x.is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    if not 1e-6 <= abs(x) < 1e15:
-        return f"{x:.{precision}g}"
-    digits = max(precision, math.floor(math.log10(abs(x))) + 2)  # keep a decimal of 59999.4
-    return np.format_float_positional(x, precision=digits, unique=True, fractional=False, trim="-")
-
-
-def _edge_labels(edges: np.ndarray) -> list[str]:
-    """Labels of the edges, with the fewest significant digits (≥ 4) that keep distinct edges distinct."""
-    uniq = sorted({float(e) for e in edges})
-    for p in range(4, 18):
-        labels = {e: _fmt(e, p) for e in uniq}
-        if len(set(labels.values())) == len(labels):
-            break
-    else:
-        labels = {e: repr(e) for e in uniq}
-    return [labels[float(e)] for e in edges]
-
-
-def _interval_labels(edges: np.ndarray) -> list[str]:
-    """``[a, b)`` for consecutive edges, the last ``[a, b]`` (it holds the maximum)."""
-    lab = _edge_labels(edges)
-    out = [f"[{a}, {b})" for a, b in pairwise(lab)]
-    out[-1] = out[-1][:-1] + "]"
-    return out
-
-
-def _quantile_bins(values: np.ndarray, counts: np.ndarray, bins: int) -> np.ndarray:
-    """Bin index of each distinct sorted value: equal-frequency bins that never split tied values.
-
-    Greedy: each bin takes whole runs of equal values until its count is closest to the remaining
-    rows divided by the remaining bins. So a value covering many rows gets a bin of its own (e.g. the
-    0 of a mostly-zero column) and the rest is split evenly; every bin is non-empty, at most ``bins``.
-    """
-    m = len(values)
-    out = np.empty(m, dtype=np.int64)
-    remaining, left, j, b = int(counts.sum()), bins, 0, 0
-    while j < m:
-        if left == 1:
-            out[j:] = b
-            break
-        target = remaining / left
-        acc = int(counts[j])
-        k = j + 1
-        while k < m and acc < target:
-            nxt = acc + int(counts[k])
-            if abs(nxt - target) > abs(acc - target):
-                break
-            acc, k = nxt, k + 1
-        if k == m and k - j > 1 and b == 0:  # never put everything in the first bin
-            k -= 1
-            acc -= int(counts[k])
-        out[j:k] = b
-        remaining -= acc
-        left -= 1
-        j, b = k, b + 1
-    return out
-
-
-class _Column:
-    """Distinct raw values of one column (in order of appearance), codes, first line of each value."""
-
-    __slots__ = ("codes", "index", "lines", "name")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.index: dict[str, int] = {}
-        self.codes = array("i")  # 4 bytes a row (rows, so distinct values, are capped below 2**31)
-        self.lines = array("q")
-
-
-def _categorise(col: _Column, bins: int, binning: str,
-                bins_given: bool) -> tuple[np.ndarray, list[str], tuple[float, ...] | None]:
-    """(code of each row, category labels, bin edges if the column was cut into intervals) of one parsed
-    column."""
-    keys = list(col.index)
-    raw_codes = np.frombuffer(col.codes, dtype=np.intc) if len(col.codes) else np.zeros(0, np.intc)
-    counts = np.bincount(raw_codes, minlength=len(keys))
-    missing = np.array([k.lower() in MISSING_TOKENS for k in keys], dtype=bool)
-    values = np.full(len(keys), np.nan)
-    text_at = None
-    for i, k in enumerate(keys):
-        if missing[i]:
-            continue
-        if _NUMBER.fullmatch(k):
-            v = float(k)
-            if math.isfinite(v):
-                values[i] = v
-                continue
-        text_at = i if text_at is None else text_at
-    present = ~missing
-    numeric = text_at is None and present.any()
-    if bins_given and not numeric and present.any():
-        raise InputError(f"column {col.name!r} is not numeric (line {col.lines[text_at]}: {keys[text_at]!r}); "
-                         "bins apply to numeric columns only")
-    mapping = np.empty(len(keys), dtype=np.int64)
-    cut: tuple[float, ...] | None = None
-    if numeric:
-        uniq, inverse = np.unique(values[present], return_inverse=True)
-        if len(uniq) > bins:
-            ucounts = np.bincount(inverse, weights=counts[present], minlength=len(uniq)).astype(np.int64)
-            if binning == "quantile":
-                which = _quantile_bins(uniq, ucounts, bins)
-                starts = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
-                edges = np.r_[uniq[starts], uniq[-1]]
-            else:
-                lo, hi = uniq[0], uniq[-1]
-                t = np.linspace(0.0, 1.0, bins + 1)
-                edges = np.unique(np.clip(np.r_[lo, lo * (1 - t[1:-1]) + hi * t[1:-1], hi], lo, hi))
-                if len(edges) < 3:
-                    raise InputError(f"column {col.name!r}: its values span too small a range to cut into "
-                                     f"{bins} bins of equal width; use binning='quantile'")
-                which = np.clip(np.searchsorted(edges, uniq, side="right") - 1, 0, len(edges) - 2)
-            labels = _interval_labels(edges)
-            cut = tuple(float(e) for e in edges)
-            mapping[present] = which[inverse]
-        else:
-            labels = [_fmt(v, 17) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v)) for v in uniq]
-            mapping[present] = inverse
-    else:
-        text = sorted({k for k, m in zip(keys, missing, strict=True) if not m})
-        pos = {k: i for i, k in enumerate(text)}
-        mapping[present] = [pos[k] for k, m in zip(keys, missing, strict=True) if not m]
-        labels = text
-    if missing.any():
-        mapping[missing] = len(labels)
-        labels = [*labels, MISSING]
-    if len(labels) < 2:
-        if not present.any():
-            raise InputError(f"column {col.name!r} is empty (every value is missing); drop it")
-        raise InputError(f"column {col.name!r} has a single value {labels[0]!r}; drop it")
-    return mapping[raw_codes], labels, cut
-
-
 def read_table(
     source: str | Path | bytes,
     *,
@@ -489,7 +328,7 @@ def read_table(
     """
     if binning not in ("quantile", "width"):
         raise InputError(f"binning: expected 'quantile' or 'width', got {binning!r}")
-    _check_bins(bins)
+    check_bins(bins)
     for what, value in (("max_rows", max_rows), ("max_columns", max_columns)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value < 2**31:
             raise InputError(f"{what}: expected a whole number in 1..{2**31 - 1:,}, got {value!r}")
@@ -531,7 +370,7 @@ def read_table(
             raise InputError(f"{label} has {len(chosen):,} columns to tabulate, above the limit of {max_columns:,}; "
                              "pick some with attributes=[...] (CLI --attributes), or "
                              + _raise_hint("read_table", "--max-columns", "max_columns"))
-        cols = [_Column(a) for a in chosen]
+        cols = [Column(a) for a in chosen]
         where = [position[a] for a in chosen]
         ncols, nrows = len(names), 0
         for row in reader:
@@ -572,7 +411,7 @@ def read_table(
         if skip_constant and len(col.index) < 2:
             col.codes = array("i")
             continue  # a column with one value (or only missing values) carries no information
-        codes[:, len(kept)], labels, cut = _categorise(col, b, binning, given)
+        codes[:, len(kept)], labels, cut = categorise(col, b, binning, given)
         col.codes = array("i")  # free the raw codes as soon as they are mapped
         categories.append(tuple(labels))
         kept.append(col.name)
