@@ -26,7 +26,7 @@ from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
 from dpviz.histogram.model import Bins, HistogramData
 
-__all__ = ["MAX_BYTES", "MAX_DECLARATION_BYTES", "read_bins", "bins_from_json", "read_data", "load",
+__all__ = ["MAX_BYTES", "MAX_DECLARATION_BYTES", "read_bins", "bins_from_json", "read_data", "parse_data", "load",
            "canonical_bytes", "CANONICAL", "bins_template"]
 
 MAX_BYTES = 100_000_000
@@ -147,13 +147,23 @@ def read_data(path: str | Path, bins: Bins | None, *, column: str | None = None,
               structure_from_data: bool = False, max_bytes: int = MAX_BYTES) -> HistogramData:
     """Counts or records from ``path``, on the declared ``bins`` (or, with ``structure_from_data``, bins read
     from the records — not private, and said so)."""
-    what = f"input {str(path)[:200]!r}"
-    df = _frame(_read_capped(path, "input", max_bytes), what)
+    return parse_data(_read_capped(path, "input", max_bytes), name or Path(str(path)).stem, bins, column=column,
+                      structure_from_data=structure_from_data, what=f"input {str(path)[:200]!r}")
+
+
+def parse_data(raw: bytes, name: str, bins: Bins | None, *, column: str | None = None,
+               structure_from_data: bool = False, what: str | None = None,
+               declared_as: str = "--bins") -> HistogramData:
+    """:func:`read_data` on bytes already read (an upload), capped at :data:`MAX_BYTES` by the caller."""
+    what = what or f"file {name[:200]!r}"
+    if len(raw) > MAX_BYTES:
+        raise InputError(f"{what}: {len(raw):,} bytes, above the cap of {MAX_BYTES:,} bytes")
+    df = _frame(raw, what)
     counts = _is_counts(list(df.columns))
     col = "bin" if counts else (column or str(df.columns[0]))
     if col not in df.columns:
         raise InputError(f"{what}: no column {col!r}; columns are {', '.join(map(str, df.columns[:10]))}")
-    structure = StructureSource("declared", "--bins")
+    structure = StructureSource("declared", declared_as)
     if bins is None:
         if not structure_from_data:
             from dpviz.core.structure import missing_declaration
@@ -166,7 +176,7 @@ def read_data(path: str | Path, bins: Bins | None, *, column: str | None = None,
     else:
         idx = _record_bins(df[col].to_numpy(dtype=str), bins, what, col)
         x = np.bincount(idx[idx >= 0], minlength=bins.m).astype(np.int64)
-    return HistogramData(bins, x, name or Path(str(path)).stem, structure)
+    return HistogramData(bins, x, name, structure)
 
 
 def load(spec: str | Path, *, bins: Bins | str | Path | None = None, column: str | None = None,

@@ -1,0 +1,114 @@
+"""Histogram page: counts per declared bin and every range of bins (hierarchy + GMC via the tree engine, flat).
+
+A thin view in the shared page skeleton: Data → Privacy → Strategy and estimator → Simulation → Private release.
+It reads the widgets, calls :mod:`dpviz.histogram` (``simulate``, ``release``) and draws :mod:`dpviz.viz.histogram`.
+An upload is a CSV of numeric records binned on bins typed here (a declaration: public settings, never read from
+the records).
+"""
+
+import numpy as np
+import streamlit as st
+
+from dpviz import ui
+from dpviz.core.noise import Noise
+from dpviz.core.registry import capability
+from dpviz.errors import InputError
+from dpviz.histogram.estimators import METHOD_LABELS, METHODS
+from dpviz.histogram.io import parse_data
+from dpviz.histogram.model import Bins
+from dpviz.histogram.release import release, simulate
+from dpviz.histogram.strategy import BRANCHINGS
+from dpviz.viz import histogram as vh
+
+CAP = capability("histogram")
+ui.page_setup(CAP.name)
+EPS_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]
+SOURCES = {"bundled": "Bundled sample", "upload": "Upload records (CSV)"}
+NOISE_KINDS = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian ((ε, δ)-DP)"}
+ss = st.session_state
+
+st.title(":material/bar_chart: Histogram release")
+st.caption("Counts of records in declared, ordered bins — and of every range of bins — released with noise. The "
+           "hierarchical method (Hay, Rastogi, Miklau & Suciu, PVLDB 2010) counts a tree of ranges over the bins and "
+           "makes them consistent with GMC (Yang et al., Theoretical Computer Science 2023): long ranges get far "
+           "less noise than a sum of flat noisy counts (Dwork et al., TCC 2006).")
+
+
+def _upload(raw: bytes, name: str):
+    return raw, name  # parsed on the declared bins below (the bins are typed here, not read from the file)
+
+
+def _refine(key: tuple, held):
+    raw, name = held
+    c1, c2, c3 = st.columns(3)
+    low = c1.number_input("Bins from (declared)", value=0.0, key="histogram_low")
+    high = c2.number_input("to", value=100.0, key="histogram_high")
+    width = c3.number_input("bin width", value=10.0, min_value=1e-9, key="histogram_width")
+    try:
+        bins = Bins.from_range(low, high, width)
+        data = parse_data(raw, name, bins, declared_as="bins typed on this page")
+    except InputError as exc:
+        ui.clear_results(CAP.name)
+        st.error(str(exc), icon=":material/error:")
+        return None
+    return (*key, low, high, width), data
+
+
+key, data = ui.data_source(CAP, SOURCES, ui.UploadSpec(
+    "Records (CSV, one number per row in the first column)", ("csv",), "histogram_upload", _upload,
+    caption="Records outside the declared bins are dropped; how many is never shown."), refine=_refine)
+st.caption(f"{data.bins.m} bins, {data.total:,} records (the total is private: shown in simulation only).")
+
+st.subheader(":material/shield: Privacy")
+p1, p2 = st.columns(2)
+family = p1.radio("Noise", list(NOISE_KINDS), format_func=NOISE_KINDS.get, key="histogram_noise", horizontal=True)
+eps = p2.select_slider("Privacy budget ε", EPS_OPTIONS, value=1.0, key="histogram_eps")
+delta = None
+if family == "gaussian":
+    delta = p1.select_slider("δ", DELTA_OPTIONS, value=1e-6, key="histogram_delta", format_func=lambda d: f"{d:.0e}")
+params = {"epsilon": float(eps), "delta": delta}
+
+st.subheader(":material/account_tree: Strategy and estimator")
+s1, s2, s3 = st.columns(3)
+branching = s1.selectbox("Fan-out of the hierarchy (b)", BRANCHINGS, key="histogram_b")
+split = s2.radio("Budget over levels", ("uniform", "geometric"), key="histogram_split", horizontal=True)
+methods = s3.multiselect("Methods to compare", METHODS, default=["gmc", "flat"], format_func=METHOD_LABELS.get,
+                         key="histogram_methods")
+
+seed = ui.simulation_section(CAP)
+if methods:
+    sim_noise = Noise.from_params(family, **params)
+    sim = simulate(data, sim_noise, methods, np.random.default_rng(seed), branching=branching, split=split, q=5000)
+    std = {m: np.sqrt(v) for m, v in sim.variance.items()}
+    st.plotly_chart(vh.bins_figure(data.bins.labels, data.x, sim.released, std=std,
+                                   title="True count and released count per bin (±1 analytic std)"),
+                    key="histogram_bins_chart")
+    st.plotly_chart(vh.range_error_figure(sim.table), key="histogram_error_chart")
+    shown = sim.table.rename(columns={"method": "method", "rmse_bins": "RMSE per bin",
+                                      "rmse_ranges": "RMSE on random ranges", "expected_rmse_bins": "expected RMSE per bin",
+                                      "negatives": "negative bins"})
+    st.dataframe(shown.fillna("no closed form"), hide_index=True, key="histogram_table")
+else:
+    st.info("Pick at least one method to compare.", icon=":material/info:")
+
+release_method = st.selectbox("Method to release", METHODS, format_func=METHOD_LABELS.get, key="histogram_release_method")
+release_noise = Noise.from_params(family, **params, discrete=True)
+ui.release_heading(CAP, f"{release_noise.describe}, {METHOD_LABELS[release_method]}; columns bin, released, variance, std")
+if key[0] == "bundled":
+    structure = ui.shipped_structure(data.structure.origin)
+else:
+    structure = ui.Structure("declared", "bins typed on this page", None, ("typed", *key[-3:]))
+    st.caption(":material/verified: **Public structure: declared** — the bins typed above (not read from the records).")
+
+
+def _run_release():
+    rel = release(data, release_noise, method=release_method, branching=branching, split=split,
+                  source=str(key[1]))
+    return rel.table(), rel.metadata()
+
+
+ui.private_release_panel(
+    CAP, settings=(key, float(eps), family, delta, branching, split, release_method), describe="", run=_run_release,
+    file_stem=str(key[1]).removesuffix(".csv"), source=key, data=data, noise=release_noise, mechanism=release_method,
+    structure=structure, declares=True)
