@@ -7,9 +7,9 @@ The contract: only :class:`dpviz.errors.InputError` may escape a loader. Loaders
 tree-csv       ``dpviz.tree.io.load_tree_file(bytes)`` on CSV-shaped input (levels, node/parent, parent array)
 tree-json      ``dpviz.tree.io.load_tree_file(bytes)`` on JSON-shaped input (records, columns)
 stream-csv     ``dpviz.stream.io.read_stream_csv(bytes)``
-marginals-csv  ``dpviz.marginals.data.read_table(bytes)``
-workload       ``dpviz.marginals.data.parse_workload(bytes, domain)``
-meas-json      ``dpviz.marginals.pipeline.reconstruct(dpviz.marginals.data.read_measurements(bytes))``
+marginals-csv  ``dpviz.marginals.io.read_table(bytes)``
+workload       ``dpviz.marginals.io.parse_workload(bytes, domain)``
+meas-json      ``dpviz.marginals.estimators.reconstruct(dpviz.marginals.io.read_measurements(bytes))``
 graph-edges    ``dpviz.graph.io.read_edges(bytes)``
 =============  ====================================================================================
 
@@ -46,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpviz.data import asset  # noqa: E402
+from dpviz.core.assets import asset  # noqa: E402
 from dpviz.errors import InputError  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "fuzz"
@@ -100,9 +100,9 @@ def seeds() -> dict[str, list[bytes]]:
 
 def loaders() -> dict[str, Callable[[bytes], object]]:
     from dpviz.graph.io import read_edges
-    from dpviz.marginals.data import parse_workload, read_measurements, read_table
-    from dpviz.marginals.domain import Domain
-    from dpviz.marginals.pipeline import reconstruct
+    from dpviz.marginals.io import parse_workload, read_measurements, read_table
+    from dpviz.marginals.model import Domain
+    from dpviz.marginals.estimators import reconstruct
     from dpviz.stream.io import read_stream_csv
     from dpviz.tree.io import load_tree_file
 

@@ -56,10 +56,10 @@ sys.path.insert(0, str(ROOT))
 from common import best_of, ratio, table  # bench/ is on sys.path when run as a script
 
 from dpviz.core.accounting import zcdp_rho
-from dpviz.marginals.domain import Dataset, all_kway, downward_closure
-from dpviz.marginals.measure import measure_marginal, measure_residuals
+from dpviz.marginals.model import Dataset, all_kway, downward_closure
+from dpviz.marginals.strategy import measure_marginal, measure_residuals
 from dpviz.marginals.metrics import negative_mass, workload_error
-from dpviz.marginals.reconstruct import MarginalMeasurement, ResidualMeasurement
+from dpviz.marginals.estimators import MarginalMeasurement, ResidualMeasurement
 
 EPSILON, DELTA, SEED = 1.0, 1e-9, 0
 GIB = 2**30
@@ -74,7 +74,7 @@ LOW_MEMORY = 1.0 * GIB  # the watchdog also stops a worker when the machine has 
 
 
 def load(name: str) -> Dataset:
-    from dpviz.marginals.data import load_adult_sample, load_titanic_sample
+    from dpviz.marginals.samples import load_adult_sample, load_titanic_sample
 
     return {"titanic": load_titanic_sample, "adult": load_adult_sample}[name]()
 
@@ -194,9 +194,9 @@ def _self_rss(field: str = "VmRSS") -> float:
 
 
 def worker_rem(job: dict) -> dict:
-    from dpviz.marginals.domain import Domain
+    from dpviz.marginals.model import Domain
     from dpviz.marginals.lnn import grem_lnn
-    from dpviz.marginals.reconstruct import decompose, emp, grem_mle, trunc_rescale
+    from dpviz.marginals.estimators import decompose, emp, grem_mle, trunc_rescale
 
     domain = Domain(tuple(job["attrs"]), tuple(job["sizes"]))
     W = [tuple(g) for g in job["workload"]]
@@ -334,7 +334,7 @@ def worker_pgm(job: dict) -> dict:
     W = [tuple(g) for g in job["workload"]]
     ms = []
     if job["kind"] == "residual":
-        from dpviz.marginals.domain import Domain
+        from dpviz.marginals.model import Domain
         from dpviz.marginals.residuals import residual_to_marginal
 
         domain = Domain(attrs, sizes)
@@ -425,7 +425,7 @@ def part1(quick: bool, lnn_cap: float) -> None:
             return measure_residuals(data, data.domain, W, rho, np.random.default_rng(SEED))
 
         from dpviz.marginals.lnn import grem_lnn
-        from dpviz.marginals.reconstruct import grem_mle
+        from dpviz.marginals.estimators import grem_mle
 
         res = meas()
         t_meas = best_of(meas, 3)

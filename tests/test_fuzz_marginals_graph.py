@@ -1,8 +1,8 @@
 """Fuzzing the marginals and graph loaders: only InputError may escape (issue 12's contract).
 
-Loaders: :func:`dpviz.marginals.data.read_table` (CSV, any bytes), :func:`~dpviz.marginals.data.parse_workload`
-(k, JSON or CSV text), MEAS.json (:func:`~dpviz.marginals.data.read_measurements` then
-:func:`dpviz.marginals.pipeline.reconstruct`) and :func:`dpviz.graph.io.read_edges`. Inputs are raw bytes and
+Loaders: :func:`dpviz.marginals.io.read_table` (CSV, any bytes), :func:`~dpviz.marginals.io.parse_workload`
+(k, JSON or CSV text), MEAS.json (:func:`~dpviz.marginals.io.read_measurements` then
+:func:`dpviz.marginals.estimators.reconstruct`) and :func:`dpviz.graph.io.read_edges`. Inputs are raw bytes and
 CSV/JSON-shaped text built from hostile pieces (byte-order marks, NUL bytes, ragged rows, stray quotes, CR line
 ends, huge and non-finite numbers, deep nesting, gzip), with small caps now and then so the cap paths run too.
 Whatever loads must satisfy the loader's invariants. Derandomized, no example database: every run is the same
@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from dpviz.errors import InputError
 from dpviz.graph.io import read_edges
-from dpviz.marginals.data import parse_workload, read_measurements, read_table
-from dpviz.marginals.domain import Domain
-from dpviz.marginals.pipeline import reconstruct
+from dpviz.marginals.io import parse_workload, read_measurements, read_table
+from dpviz.marginals.model import Domain
+from dpviz.marginals.estimators import reconstruct
 
 FUZZ = settings(max_examples=400, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])

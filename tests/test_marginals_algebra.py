@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Domain, all_kway, downward_closure, subsets
+from dpviz.marginals.model import Domain, all_kway, downward_closure, subsets
 from dpviz.marginals.residuals import (
     check_clique,
     d_apply,

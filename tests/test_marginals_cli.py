@@ -11,9 +11,10 @@ import pytest
 
 from dpviz import cli
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
-from dpviz.marginals import pipeline
+from dpviz.marginals.estimators import reconstruct
+from dpviz.marginals.model import workload_cliques
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
-from dpviz.marginals.data import read_table
+from dpviz.marginals.io import read_table
 from dpviz.marginals.declared import read_declaration
 from tests.apptest_helpers import ROOT
 from tests.cli_helpers import one_line_error, run_group
@@ -79,7 +80,7 @@ def test_release_writes_json_and_meta(tmp_path, capsys, mechanism, method):
     assert meta["structure"] == {"source": "declared", "declaration": str(GOOD_DOMAIN)}
     assert meta["categories"]["color"] == ["blue", "green", "red", "purple"] and "notice" not in first
     assert STRUCTURE_FROM_DATA_NOTICE not in stdout + json.dumps(meta)
-    truth = data.marginals(pipeline.workload_cliques(data.domain, 2))
+    truth = data.marginals(workload_cliques(data.domain, 2))
     assert [m["attributes"] for m in first["marginals"]] == [list(data.domain.names(g)) for g in truth]
     for m, g in zip(first["marginals"], truth, strict=True):
         v = np.asarray(m["values"])
@@ -165,7 +166,7 @@ def test_reconstruct(tmp_path, capsys, method):
     rc, stdout, _ = run(["reconstruct", MEAS, "--method", method, "--output", out], capsys)
     assert rc == 0 and "post-processing" in stdout
     got = json.loads(out.read_text())
-    expected = pipeline.reconstruct(json.loads(MEAS.read_text()), method)
+    expected = reconstruct(json.loads(MEAS.read_text()), method)
     assert [m["attributes"] for m in got["marginals"]] == [["a", "b"], ["b", "c"], ["a", "c"]]
     for g, e in zip(got["marginals"], expected["marginals"], strict=True):
         np.testing.assert_allclose(g["values"], e["values"], rtol=1e-12)

@@ -1,9 +1,9 @@
 """dpviz.marginals.cost: the page's estimate of a simulation's seconds (live below LIVE_SECONDS)."""
 
 from dpviz.marginals.cost import LIVE_SECONDS, describe_seconds, estimate_simulation
-from dpviz.marginals.data import load_adult_sample, load_titanic_sample
-from dpviz.marginals.domain import all_kway
-from dpviz.marginals.pipeline import METHODS
+from dpviz.marginals.samples import load_adult_sample, load_titanic_sample
+from dpviz.marginals.model import all_kway
+from dpviz.marginals.release import METHODS
 
 
 def _cost(ds, k, mechanism="rp", methods=METHODS, **kw):

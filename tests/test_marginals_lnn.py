@@ -17,7 +17,7 @@ import pytest
 from scipy.optimize import minimize
 
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Domain, downward_closure, subsets
+from dpviz.marginals.model import Domain, downward_closure, subsets
 from dpviz.marginals.lnn import (
     ETA,
     SOLVER_ACCELERATED,
@@ -27,7 +27,7 @@ from dpviz.marginals.lnn import (
     grem_lnn,
     lnn_objective,
 )
-from dpviz.marginals.reconstruct import ResidualMeasurement, grem_mle
+from dpviz.marginals.estimators import ResidualMeasurement, grem_mle
 from dpviz.marginals.residuals import (
     dense_marginal_matrix,
     dense_residual_matrix,

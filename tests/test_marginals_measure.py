@@ -21,8 +21,8 @@ from scipy.stats import chisquare
 
 from dpviz.core.samplers import discrete_gaussian_variance
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Dataset, Domain, all_kway, downward_closure, subsets
-from dpviz.marginals.measure import (
+from dpviz.marginals.model import Dataset, Domain, all_kway, downward_closure, subsets
+from dpviz.marginals.strategy import (
     exponential_mechanism,
     marginal_rho,
     measure_marginal,
@@ -31,7 +31,7 @@ from dpviz.marginals.measure import (
     residual_rho,
     rp_sigmas,
 )
-from dpviz.marginals.reconstruct import emp, grem_mle, reconstruction_variance
+from dpviz.marginals.estimators import emp, grem_mle, reconstruction_variance
 from dpviz.marginals.residuals import dense_D, dense_residual_matrix
 
 DOM3 = Domain(("a", "b", "c"), (3, 4, 2))

@@ -8,8 +8,8 @@ from scipy import stats
 
 from dpviz.errors import InputError
 from dpviz.marginals import mwem
-from dpviz.marginals.domain import Dataset, Domain, all_kway
-from dpviz.marginals.reconstruct import emp
+from dpviz.marginals.model import Dataset, Domain, all_kway
+from dpviz.marginals.estimators import emp
 
 
 @pytest.fixture(scope="module")

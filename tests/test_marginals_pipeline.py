@@ -1,4 +1,4 @@
-"""dpviz.marginals.pipeline: simulate (every method on one draw), release (no truth), reconstruct (= dense pinv)."""
+"""dpviz.marginals.release: simulate (every method on one draw), release (no truth); estimators.reconstruct (= dense pinv)."""
 
 import json
 import math
@@ -10,9 +10,11 @@ import pytest
 
 from dpviz.core.modes import SIMULATION_NOTICE
 from dpviz.errors import InputError
-from dpviz.marginals import pipeline
-from dpviz.marginals.data import load_titanic_sample
-from dpviz.marginals.domain import Dataset, Domain
+from dpviz.core.noise import Noise
+from dpviz.marginals import release as mrelease
+from dpviz.marginals.estimators import reconstruct
+from dpviz.marginals.samples import load_titanic_sample
+from dpviz.marginals.model import Dataset, Domain, workload_cliques
 
 EPS, DELTA = 1.0, 1e-9
 
@@ -26,7 +28,8 @@ def titanic():
 @pytest.mark.parametrize(("mechanism", "workload"), [("rp", 3), ("mwem", 2)])
 def test_simulate_every_method_on_titanic(titanic, mechanism, workload):
     calls = []
-    sim = pipeline.simulate(titanic, workload, epsilon=EPS, delta=DELTA, mechanism=mechanism, seed=7,
+    sim = mrelease.simulate(titanic, Noise.gaussian_approx(EPS, DELTA), mrelease.METHODS, 7, workload=workload,
+                            mechanism=mechanism,
                             progress=lambda stage, done, total, *extra: calls.append((stage, done, total, extra)))
     stages = [c[0] for c in calls]
     assert "GReM-LNN" in stages and (mechanism == "mwem") == ("Scalable MWEM" in stages)
@@ -35,7 +38,7 @@ def test_simulate_every_method_on_titanic(titanic, mechanism, workload):
     assert sim.notice == SIMULATION_NOTICE
     assert list(sim.results) == ["mle", "lnn", "trunc", "trunc-rescale"]
     assert sim.rho == pytest.approx(0.014973, rel=1e-4)  # the paper's CKS conversion of (1, 1e-9)
-    assert math.fsum(line["rho"] for line in sim.budget) == pytest.approx(sim.rho, abs=1e-12)
+    assert math.fsum(line["rho"] for line in sim.budget_lines) == pytest.approx(sim.rho, abs=1e-12)
     table = sim.table()
     assert list(table["method"]) == list(sim.results)
     for col in ("l1", "l2", "negative_mass", "seconds"):
@@ -56,13 +59,13 @@ def test_simulate_every_method_on_titanic(titanic, mechanism, workload):
     if mechanism == "mwem":
         assert [c[1:3] for c in calls if c[0] == "Scalable MWEM"] == [(t, 6) for t in range(1, 7)]
         assert len(sim.selected) == len(sim.workload)  # T defaults to min(30, |W|) without repeats
-        assert len(sim.budget) == 2 * len(sim.selected) + 1
+        assert len(sim.budget_lines) == 2 * len(sim.selected) + 1
 
 
 def test_simulate_is_reproducible_from_its_seed(titanic):
-    a = pipeline.simulate(titanic, 2, epsilon=EPS, delta=DELTA, mechanism="rp", methods=("mle",), seed=3)
-    b = pipeline.simulate(titanic, 2, epsilon=EPS, delta=DELTA, mechanism="rp", methods="mle", seed=3)
-    c = pipeline.simulate(titanic, 2, epsilon=EPS, delta=DELTA, mechanism="rp", methods="mle", seed=4)
+    a = mrelease.simulate(titanic, Noise.gaussian_approx(EPS, DELTA), ('mle',), 3, workload=2, mechanism='rp')
+    b = mrelease.simulate(titanic, Noise.gaussian_approx(EPS, DELTA), 'mle', 3, workload=2, mechanism='rp')
+    c = mrelease.simulate(titanic, Noise.gaussian_approx(EPS, DELTA), 'mle', 4, workload=2, mechanism='rp')
     g = a.workload[0]
     np.testing.assert_array_equal(a.results["mle"].marginals[g], b.results["mle"].marginals[g])
     assert not np.array_equal(a.results["mle"].marginals[g], c.results["mle"].marginals[g])
@@ -73,7 +76,7 @@ def test_mle_error_matches_the_analytic_variance(titanic):
     the empirical mean squared error over 60 draws is within 15 % of it."""
     sq, var = [], []
     for seed in range(60):
-        sim = pipeline.simulate(titanic, 3, rho=0.01, mechanism="rp", methods="mle", seed=seed)
+        sim = mrelease.simulate(titanic, Noise.gaussian(0.01), 'mle', seed, workload=3, mechanism='rp')
         r = sim.results["mle"]
         for g in sim.workload:
             sq.append((r.marginals[g] - sim.truth[g]) ** 2)
@@ -83,9 +86,9 @@ def test_mle_error_matches_the_analytic_variance(titanic):
 
 
 def test_norms_and_bad_arguments(titanic):
-    by_cell = pipeline.simulate(titanic, 2, rho=0.1, mechanism="rp", methods="mle", seed=1)
-    by_n = pipeline.simulate(titanic, 2, rho=0.1, mechanism="rp", methods="mle", seed=1, norm="N")
-    raw = pipeline.simulate(titanic, 2, rho=0.1, mechanism="rp", methods="mle", seed=1, norm="none")
+    by_cell = mrelease.simulate(titanic, Noise.gaussian(0.1), 'mle', 1, workload=2, mechanism='rp')
+    by_n = mrelease.simulate(titanic, Noise.gaussian(0.1), 'mle', 1, workload=2, mechanism='rp', norm='N')
+    raw = mrelease.simulate(titanic, Noise.gaussian(0.1), 'mle', 1, workload=2, mechanism='rp', norm='none')
     est, truth = by_cell.results["mle"].marginals, by_cell.truth
     l1 = [np.abs(est[g] - truth[g]).sum() for g in by_cell.workload]
     l2 = [np.linalg.norm(est[g] - truth[g]) for g in by_cell.workload]
@@ -95,15 +98,15 @@ def test_norms_and_bad_arguments(titanic):
     assert by_n.results["mle"].l1 == pytest.approx(np.mean(l1) / titanic.N)
     assert raw.results["mle"].l2 == pytest.approx(np.mean(l2))
     with pytest.raises(InputError, match="method"):
-        pipeline.simulate(titanic, 2, rho=0.1, methods=("mle", "pgm"), seed=1)
+        mrelease.simulate(titanic, Noise.gaussian(0.1), ('mle', 'pgm'), 1, workload=2)
     with pytest.raises(InputError, match="mechanism"):
-        pipeline.simulate(titanic, 2, rho=0.1, mechanism="aim", seed=1)
+        mrelease.simulate(titanic, Noise.gaussian(0.1), mrelease.METHODS, 1, workload=2, mechanism='aim')
     with pytest.raises(InputError, match="rho"):
-        pipeline.simulate(titanic, 2, epsilon=1, delta=1e-9, rho=0.1, seed=1)
+        mrelease.simulate(titanic, Noise.from_params('gaussian', epsilon=1, delta=1e-09, rho=0.1), mrelease.METHODS, 1, workload=2)
     with pytest.raises(InputError, match="delta"):
-        pipeline.simulate(titanic, 2, epsilon=1, seed=1)
+        mrelease.simulate(titanic, Noise.from_params('gaussian', epsilon=1), mrelease.METHODS, 1, workload=2)
     with pytest.raises(InputError, match="unknown attribute"):
-        pipeline.simulate(titanic, [["class", "nope"]], rho=0.1, seed=1)
+        mrelease.simulate(titanic, Noise.gaussian(0.1), mrelease.METHODS, 1, workload=[['class', 'nope']])
 
 
 # ---- release -------------------------------------------------------------------------------------------------------
@@ -114,14 +117,14 @@ def _numbers(text: str) -> set[float]:
 @pytest.mark.parametrize(("mechanism", "method"), [("rp", "mle"), ("rp", "lnn"), ("mwem", "mle"), ("mwem", "lnn")])
 def test_release_holds_no_truth(titanic, mechanism, method):
     wl = [["class", "sex"], ["class", "age_group"], ["sex", "survived"], ["class", "sex", "survived"]]
-    rels = [pipeline.release(titanic, wl, epsilon=EPS, delta=DELTA, mechanism=mechanism, method=method,
-                             lnn_options={"rounds": 400}) for _ in range(2)]
+    rels = [mrelease.release(titanic, Noise.gaussian_approx(EPS, DELTA, discrete=True), workload=wl, mechanism=mechanism,
+                             method=method, lnn_options={'rounds': 400}) for _ in range(2)]
     truth = titanic.marginals(rels[0].workload)
     texts = []
     for rel in rels:
         assert not rel.seeded
-        out = pipeline.release_json(rel)
-        meta = pipeline.release_meta(rel)
+        out = rel.as_json()
+        meta = rel.metadata()
         assert [m["attributes"] for m in out["marginals"]] == [list(titanic.domain.names(g)) for g in rel.workload]
         for entry, g in zip(out["marginals"], rel.workload, strict=True):
             v = np.asarray(entry["values"])
@@ -149,20 +152,21 @@ def test_release_holds_no_truth(titanic, mechanism, method):
 
 def test_release_rejects_simulation_only_choices(titanic):
     with pytest.raises(InputError, match="trunc"):
-        pipeline.release(titanic, 2, epsilon=EPS, delta=DELTA, method="trunc")
+        mrelease.release(titanic, Noise.gaussian_approx(EPS, DELTA, discrete=True), workload=2, method='trunc')
     with pytest.raises(InputError, match="rng"):
-        pipeline.release(titanic, 2, epsilon=EPS, delta=DELTA, rng=42)
+        mrelease.release(titanic, Noise.gaussian_approx(EPS, DELTA, discrete=True), workload=2, rng=42)
 
 
 def test_release_discrete_rp_charges_the_whole_marginal(titanic):
     """The release's ResidualPlanner σ_τ pay 1/(2σ_τ²) each (cost='marginal'), summing to ρ — larger σ_τ than the
     continuous accounting at the same ρ."""
-    from dpviz.marginals.measure import rp_sigmas
+    from dpviz.marginals.strategy import rp_sigmas
 
-    rel = pipeline.release(titanic, 2, rho=0.05, mechanism="rp", method="mle", rng=np.random.default_rng(0))
+    rel = mrelease.release(titanic, Noise.gaussian(0.05, discrete=True), workload=2, mechanism='rp', method='mle',
+                           rng=np.random.default_rng(0))
     assert rel.seeded
     s2 = rp_sigmas(titanic.domain, rel.workload, 0.05, cost="marginal")
-    np.testing.assert_allclose(sorted(b["rho"] for b in rel.budget), sorted(1 / (2 * v) for v in s2.values()))
+    np.testing.assert_allclose(sorted(b["rho"] for b in rel.budget_lines), sorted(1 / (2 * v) for v in s2.values()))
     cont = rp_sigmas(titanic.domain, rel.workload, 0.05, cost="residual")
     assert all(s2[t] > cont[t] for t in s2 if t)
 
@@ -185,13 +189,13 @@ def test_reconstruct_mle_equals_dense_weighted_pinv():
         rows.append(m / sigma)
         ys.append(y / sigma)
     workload = [["a", "b"], ["c", "b"], ["a", "c"], []]
-    out = pipeline.reconstruct({"domain": dom.as_dict(), "measurements": items, "workload": workload}, "mle")
+    out = reconstruct({"domain": dom.as_dict(), "measurements": items, "workload": workload}, "mle")
     p_hat = np.linalg.pinv(np.vstack(rows)) @ np.concatenate(ys)
     expect = {("a", "b"): (0, 1), ("b", "c"): (1, 2), ("a", "c"): (0, 2), (): ()}
     assert [tuple(m["attributes"]) for m in out["marginals"]] == list(expect)  # domain order, one per workload entry
     for m in out["marginals"]:
         np.testing.assert_allclose(m["values"], _dense_m(dom, expect[tuple(m["attributes"])]) @ p_hat, atol=1e-9)
-    lnn = pipeline.reconstruct({"domain": dom.as_dict(), "measurements": items, "workload": workload}, "lnn")
+    lnn = reconstruct({"domain": dom.as_dict(), "measurements": items, "workload": workload}, "lnn")
     for m in lnn["marginals"]:
         assert min(m["values"]) >= 0 and "variance" not in m
 
@@ -213,7 +217,7 @@ GOOD = {"domain": {"a": 2, "b": 3}, "measurements": [{"attributes": ["a"], "valu
 def test_reconstruct_rejects_bad_measurements(patch, match):
     bad = dict(GOOD, measurements=[dict(GOOD["measurements"][0], **patch)])
     with pytest.raises(InputError, match=match):
-        pipeline.reconstruct(bad, "mle")
+        reconstruct(bad, "mle")
 
 
 @pytest.mark.parametrize(("doc", "match"), [
@@ -227,25 +231,25 @@ def test_reconstruct_rejects_bad_measurements(patch, match):
 ])
 def test_reconstruct_rejects_malformed_documents(doc, match):
     with pytest.raises(InputError, match=match):
-        pipeline.reconstruct(doc, "mle")
+        reconstruct(doc, "mle")
     with pytest.raises(InputError, match="method"):
-        pipeline.reconstruct(GOOD, "trunc")
+        reconstruct(GOOD, "trunc")
 
 
 def test_reconstruct_names_the_index_and_expected_length():
     doc = json.loads(json.dumps(GOOD))
     doc["measurements"].append({"attributes": ["b", "a"], "values": [0] * 5, "sigma": 2})
     with pytest.raises(InputError, match=r"measurements\[1\]: expected 6 values"):
-        pipeline.reconstruct(doc, "mle")
+        reconstruct(doc, "mle")
 
 
 def test_workload_cliques():
     dom = Domain(("a", "b", "c"), (2, 3, 4))
-    assert pipeline.workload_cliques(dom, 2) == [(0, 1), (0, 2), (1, 2)]
-    assert pipeline.workload_cliques(dom, [["c", "a"], ["a", "c"], [1]]) == [(0, 2), (1,)]
+    assert workload_cliques(dom, 2) == [(0, 1), (0, 2), (1, 2)]
+    assert workload_cliques(dom, [["c", "a"], ["a", "c"], [1]]) == [(0, 2), (1,)]
     with pytest.raises(InputError, match="cells"):
         big = Domain(("x", "y", "z"), (1000, 1000, 1000))
-        pipeline.workload_cliques(big, 3)
+        workload_cliques(big, 3)
     data = Dataset(dom, np.zeros((3, 3), dtype=int))
     with pytest.raises(InputError):
-        pipeline.simulate(data, 0, rho=1.0, seed=0)
+        mrelease.simulate(data, Noise.gaussian(1.0), mrelease.METHODS, 0, workload=0)

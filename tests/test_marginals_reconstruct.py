@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Domain, downward_closure, subsets
+from dpviz.marginals.model import Domain, downward_closure, subsets
 from dpviz.marginals.metrics import negative_cells, negative_mass, workload_error
-from dpviz.marginals.reconstruct import (
+from dpviz.marginals.estimators import (
     MarginalMeasurement,
     Reconstruction,
     ResidualMeasurement,

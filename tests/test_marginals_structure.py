@@ -14,8 +14,10 @@ import pytest
 from dpviz.core.modes import RELEASE_NOTICE
 from dpviz.core.structure import DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
-from dpviz.marginals import pipeline
-from dpviz.marginals.data import load_titanic_sample, read_table
+from dpviz.core.noise import Noise
+from dpviz.marginals import release as mrelease
+from dpviz.marginals.io import read_table
+from dpviz.marginals.samples import load_titanic_sample
 from dpviz.marginals.declared import EXAMPLE, parse_declaration, read_declaration, sample_declaration, template
 from tests.cli_helpers import one_line_error, run_group
 
@@ -112,7 +114,8 @@ def test_a_declared_category_absent_from_the_data_is_released_with_noise(tmp_pat
     # the library, seeded: the purple cell holds noise, not an exact zero; its analytic variance is the others'
     data = read_table(GOOD, domain=read_declaration(GOOD_DOMAIN))
     assert data.marginal((0,))[3] == 0
-    draws = [pipeline.release(data, [["color"]], rho=0.5, rng=np.random.default_rng(s)).marginals[(0,)][3]
+    noise = Noise.gaussian(0.5, discrete=True)
+    draws = [mrelease.release(data, noise, workload=[["color"]], rng=np.random.default_rng(s)).marginals[(0,)][3]
              for s in range(5)]
     assert len(set(draws)) > 1 and any(v != 0 for v in draws)
 
@@ -184,28 +187,31 @@ def test_drop_clamp_other_and_missing():
     assert data.categories[1] == ("[0, 10)", "[10, 20]", "(missing)")
 
 
+NOISE = Noise.gaussian(1.0, discrete=True)
+
+
 def test_every_record_outside_still_releases_the_declared_domain():
     decl = parse_declaration({"attributes": [{"name": "c", "categories": ["a", "b"]}]})
     data = read_table(b"c\nz\nz\n", domain=decl)
     assert data.N == 0 and data.domain.sizes == (2,)
-    rel = pipeline.release(data, 1, rho=1.0, rng=np.random.default_rng(1))
+    rel = mrelease.release(data, NOISE, workload=1, rng=np.random.default_rng(1))
     assert rel.marginals[(0,)].shape == (2,)
 
 
 def test_a_release_recodes_a_dataset_by_a_declared_domain():
-    """The library entry the page uses: ``pipeline.release(data, ..., domain=decl)``."""
+    """The library entry the page uses: ``release(data, noise, ..., domain=decl)``."""
     titanic = load_titanic_sample()
     decl = parse_declaration({"attributes": [{"name": "sex", "categories": ["female", "male", "other"]},
                                              {"name": "class", "categories": ["1st", "2nd", "3rd", "crew"]}]},
                              "mine.json")
-    rel = pipeline.release(titanic, [["class", "sex"]], rho=1.0, domain=decl, rng=np.random.default_rng(0))
+    rel = mrelease.release(titanic, NOISE, workload=[["class", "sex"]], domain=decl, rng=np.random.default_rng(0))
     assert rel.domain.attrs == ("sex", "class") and rel.marginals[(0, 1)].shape == (12,)
-    meta = pipeline.release_meta(rel)
+    meta = rel.metadata()
     assert meta["structure"] == {"source": "declared", "declaration": "mine.json"}
-    assert "notice" not in pipeline.release_json(rel)
-    assert pipeline.release(titanic, 1, rho=1.0, rng=np.random.default_rng(0)).structure.kind == "declared"
+    assert "notice" not in rel.as_json()
+    assert mrelease.release(titanic, NOISE, workload=1, rng=np.random.default_rng(0)).structure.kind == "declared"
     upload = read_table(GOOD)
-    assert pipeline.release(upload, 1, rho=1.0, rng=np.random.default_rng(0)).structure.kind == "data"
+    assert mrelease.release(upload, NOISE, workload=1, rng=np.random.default_rng(0)).structure.kind == "data"
 
 
 def test_the_shipped_declarations_are_valid_and_match_the_samples():

@@ -7,8 +7,9 @@ import pytest
 from playwright.sync_api import expect
 
 from dpviz.core.registry import PAGE_SKELETON, capability
-from dpviz.marginals.data import load_titanic_sample, read_table
-from dpviz.marginals.pipeline import METHODS
+from dpviz.marginals.io import read_table
+from dpviz.marginals.samples import load_titanic_sample
+from dpviz.marginals.release import METHODS
 from dpviz.viz.marginals import method_label
 from tests.apptest_helpers import (input_error_message, 
     ROOT,

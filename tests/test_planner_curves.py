@@ -149,13 +149,15 @@ def test_best_by_epsilon_crosses_between_noise_families():
 
 
 def test_marginals_curves_match_the_pipeline_variance():
-    from dpviz.marginals.data import load_titanic_sample
-    from dpviz.marginals.pipeline import simulate, workload_cliques
+    from dpviz.marginals.samples import load_titanic_sample
+    from dpviz.core.noise import Noise
+    from dpviz.marginals.model import workload_cliques
+    from dpviz.marginals.release import simulate
 
     data = load_titanic_sample()
     wl = workload_cliques(data.domain, 2)
     curves = {c.mechanism: c for c in marginals_curves(data.domain, wl)}
-    sim = simulate(data, 2, rho=1.0, methods=["mle"], seed=3)
+    sim = simulate(data, Noise.gaussian(1.0), ["mle"], 3, workload=2)
     assert curves["rp"].unit_mse == pytest.approx(sim.results["mle"].mean_variance, rel=1e-12)
     assert curves["rp-release"].unit_mse > curves["rp"].unit_mse  # the conservative per-marginal charge
     assert curves["rp"].family == "gaussian" and curves["rp"].conversion == "cks"

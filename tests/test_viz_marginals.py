@@ -7,7 +7,7 @@ import pytest
 
 from dpviz.errors import InputError
 from dpviz.marginals import residuals as R
-from dpviz.marginals.domain import Domain
+from dpviz.marginals.model import Domain
 from dpviz.viz import marginals as vm
 
 DOM = Domain(("sex", "cls", "age"), (2, 3, 4))

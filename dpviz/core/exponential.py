@@ -15,7 +15,7 @@ uniform comes from the OS CSPRNG (:func:`dpviz.core.samplers.csprng_uint64`, 53 
 Floating point: the Gumbel variates and the weighted scores are float64, so each selection probability
 carries a relative error of order 1e-15 and candidates more than ~700 nats below the best are never
 picked; the implemented mechanism is within a negligible total variation of the ideal one (the same
-caveat as :func:`dpviz.marginals.measure.exponential_mechanism`, which is the ρ-zCDP, single-selection
+caveat as :func:`dpviz.marginals.strategy.exponential_mechanism`, which is the ρ-zCDP, single-selection
 form of this mechanism: ε = √(8ρ)).
 """
 

@@ -37,7 +37,8 @@ from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STR
 from dpviz.core.tables import meta_path, write_release_text, write_text
 from dpviz.errors import InputError
 from dpviz.core.charging import add_ledger_arg
-from dpviz.marginals import pipeline
+from dpviz.marginals import release as api
+from dpviz.marginals.estimators import reconstruct
 from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, DEFAULT_ROUNDS, MAX_ROUNDS
 
 CAP = "marginals"
@@ -71,10 +72,10 @@ def register(groups) -> argparse.ArgumentParser:
                    help=DOMAIN_HELP + " (default: a sample's own declaration, or read from the CSV)")
     _budget_args(s)
     _mechanism_args(s)
-    s.add_argument("--method", default="all", choices=[*pipeline.METHODS, "all"],
+    s.add_argument("--method", default="all", choices=[*api.METHODS, "all"],
                    help="reconstruction(s) to compare (default: all, on the same noise draw)")
     cliargs.add_seed_arg(s, help="noise seed (default: fresh entropy, printed)")
-    s.add_argument("--norm", choices=pipeline.NORMS, default="cells",
+    s.add_argument("--norm", choices=api.NORMS, default="cells",
                    help="error of each marginal divided by its number of cells (default, as the authors' code), "
                         "by N, or not at all")
     _lnn_args(s)
@@ -89,7 +90,7 @@ def register(groups) -> argparse.ArgumentParser:
     add_structure_from_data_arg(r, DOMAIN_WHAT)
     _budget_args(r)
     _mechanism_args(r)
-    r.add_argument("--method", required=True, choices=pipeline.RELEASE_METHODS,
+    r.add_argument("--method", required=True, choices=api.RELEASE_METHODS,
                    help="mle (GReM-MLE/EMP, analytic variance) or lnn (GReM-LNN, every cell ≥ 0)")
     r.add_argument("--output", type=Path, required=True,
                    help="JSON to write atomically (never the input); OUTPUT.meta.json describes the release")
@@ -98,13 +99,13 @@ def register(groups) -> argparse.ArgumentParser:
     _lnn_args(r)
     r.set_defaults(func=cmd_release)
 
-    from dpviz.marginals.data import MAX_MEAS_BYTES, MAX_MEAS_MAGNITUDE
+    from dpviz.marginals.io import MAX_MEAS_BYTES, MAX_MEAS_MAGNITUDE
 
     c = sub.add_parser("reconstruct", help="marginals from given noisy marginal measurements (post-processing)",
                        description="Reconstruct workload marginals from noisy marginal measurements (MEAS.json: "
                                    "domain, measurements with sigma, workload). Post-processing: no data, no budget.")
     c.add_argument("input", metavar="MEAS.json", help='{"domain": {...}, "measurements": [...], "workload": [...]}')
-    c.add_argument("--method", required=True, choices=pipeline.RELEASE_METHODS,
+    c.add_argument("--method", required=True, choices=api.RELEASE_METHODS,
                    help="mle (EMP: weighted least squares / pseudoinverse) or lnn (GReM-LNN, every cell ≥ 0)")
     c.add_argument("--output", type=Path, required=True, help="JSON to write atomically (never the input)")
     c.add_argument("--max-bytes", type=int, default=None,
@@ -124,7 +125,7 @@ def register(groups) -> argparse.ArgumentParser:
 
 
 def _data_args(p: argparse.ArgumentParser, *, workload: bool = True) -> None:
-    from dpviz.marginals.data import MAX_BYTES, MAX_COLUMNS, MAX_ROWS
+    from dpviz.marginals.io import MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
     p.add_argument("data", metavar="DATA", help=DATA_HELP)
     if workload:
@@ -151,7 +152,7 @@ def _budget_args(p: argparse.ArgumentParser) -> None:
 
 
 def _mechanism_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mechanism", required=True, choices=pipeline.MECHANISMS,
+    p.add_argument("--mechanism", required=True, choices=api.MECHANISMS,
                    help="rp (ResidualPlanner) or mwem (Scalable MWEM)")
     p.add_argument("--rounds", type=int, default=None,
                    help=f"Scalable MWEM rounds T, 1..{MAX_ROUNDS:,}, checked against a time/memory estimate before any "
@@ -240,9 +241,9 @@ def _declaration(args: argparse.Namespace, *, release: bool):
 
 
 def _load(args: argparse.Namespace, decl=None):
-    """The Dataset named by DATA: a CSV read by dpviz.marginals.data (coded by ``decl`` when given, else
+    """The Dataset named by DATA: a CSV read by dpviz.marginals.io (coded by ``decl`` when given, else
     discretised from the data), or a bundled sample (recoded by ``decl`` when given)."""
-    from dpviz.marginals.data import read_table
+    from dpviz.marginals.io import read_table
     from dpviz.marginals.declared import apply
 
     attrs = _attributes(args.attributes)
@@ -268,7 +269,7 @@ def _project(data, names: list[str]):
     """Keep ``names`` (in the given order) of a bundled sample."""
     import numpy as np
 
-    from dpviz.marginals.domain import Dataset, Domain
+    from dpviz.marginals.model import Dataset, Domain
 
     d = data.domain
     unknown = [a for a in names if a not in d.attrs]
@@ -286,7 +287,7 @@ def _data_name(data) -> str:
 
 
 def _workload(spec: str, domain):
-    from dpviz.marginals.data import parse_workload
+    from dpviz.marginals.io import parse_workload
 
     return parse_workload(spec, domain)
 
@@ -310,7 +311,6 @@ def _structure(domain, workload) -> str:
 def _noise(args: argparse.Namespace, *, release: bool) -> Noise:
     """The budget flags as the Gaussian noise of the measurements (checked before the data is read): a
     release refuses a budget whose noise vanishes, a simulation warns."""
-    pipeline.budget_rho(args.epsilon, args.delta, args.rho)
     noise = Noise.from_params("gaussian", epsilon=args.epsilon, delta=args.delta, rho=args.rho, discrete=release)
     return cliargs.checked_noise(args, noise, release=release)
 
@@ -319,17 +319,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(SIMULATION_NOTICE)
     seed = cliargs.seed_from_args(args)
     _check_counts(args)
-    _noise(args, release=False)  # a bad budget fails before the data is read
+    noise = _noise(args, release=False)  # a bad budget fails before the data is read
     data = _load(args, _declaration(args, release=False))
     wl = _workload(args.workload, data.domain)
-    methods = pipeline.METHODS if args.method == "all" else (args.method,)
-    sim = pipeline.simulate(data, wl, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
-                            mechanism=args.mechanism, rounds=args.rounds, methods=methods, seed=seed,
+    methods = api.METHODS if args.method == "all" else (args.method,)
+    sim = api.simulate(data, noise, methods, seed, workload=wl, mechanism=args.mechanism, rounds=args.rounds,
                             init_fraction=args.init_fraction, repeats=args.repeats,
                             lnn_options=_lnn_options(args), norm=args.norm)
     print(f"data: {_data_name(data)}: N = {data.N:,} records")
     print(_structure(sim.domain, sim.workload))
-    print(f"mechanism: {pipeline.LABELS[sim.mechanism]}; {sim.budget_text}")
+    print(f"mechanism: {api.LABELS[sim.mechanism]}; {sim.budget_text}")
     print(sim.detail)
     print(f"noise: continuous Gaussian, seed {seed} (seeded: not private; retype --seed {seed} to reproduce)")
     if sim.selected is not None:
@@ -391,11 +390,11 @@ def cmd_release(args: argparse.Namespace) -> int:
         _refuse_input(out, dom_file)
     data = _load(args, decl)
     wl = _workload(args.workload, data.domain)
-    rel = pipeline.release(data, wl, epsilon=args.epsilon, delta=args.delta, rho=args.rho, mechanism=args.mechanism,
-                           method=args.method, rounds=args.rounds, init_fraction=args.init_fraction,
-                           repeats=args.repeats, lnn_options=_lnn_options(args))
-    body = _dump_marginals(pipeline.release_json(rel))
-    meta = _dump(pipeline.release_meta(rel))
+    rel = api.release(data, noise, workload=wl, mechanism=args.mechanism, method=args.method,
+                           rounds=args.rounds, init_fraction=args.init_fraction, repeats=args.repeats,
+                           lnn_options=_lnn_options(args))
+    body = _dump_marginals(rel.as_json())
+    meta = _dump(rel.metadata())
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     inputs = [p for p in (src, dom_file) if p is not None]
     with ledger.charge(args, CAP, args.data, data, noise, args.mechanism,
@@ -406,8 +405,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     if rel.structure.kind == "data":
         print(f"{STRUCTURE_FROM_DATA_NOTICE}: the categories and bin edges below were read from the records "
               f"({STRUCTURE_FROM_DATA_FLAG}); a category held by one person is published as it is")
-    print(f"mechanism: {pipeline.LABELS[rel.mechanism]}; method: {pipeline.LABELS[rel.method]}")
-    print(f"budget: {rel.budget_text}; {len(rel.budget)} sub-budgets summing to ρ = {rel.budget_total:.6g}; "
+    print(f"mechanism: {api.LABELS[rel.mechanism]}; method: {api.LABELS[rel.method]}")
+    print(f"budget: {rel.budget_text}; {len(rel.budget_lines)} sub-budgets summing to ρ = {rel.budget_total:.6g}; "
           "L2 sensitivity of a marginal: 1")
     print(rel.detail)
     print(_structure(rel.domain, rel.workload) + f" ({rel.structure.describe})")
@@ -423,7 +422,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_reconstruct(args: argparse.Namespace) -> int:
-    from dpviz.marginals.data import read_measurements
+    from dpviz.marginals.io import read_measurements
 
     src = Path(args.input)
     if not src.exists():
@@ -435,7 +434,7 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
     _check_counts(args)
     opts = {} if args.max_bytes is None else {"max_bytes": args.max_bytes}
     obj = read_measurements(src, **opts)
-    result = pipeline.reconstruct(obj, args.method, lnn_options=_lnn_options(args))
+    result = reconstruct(obj, args.method, lnn_options=_lnn_options(args))
     import math
 
     for entry in result["marginals"]:  # a last guard: JSON has no NaN/Infinity, and nothing half-written
@@ -444,7 +443,7 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
                              "sigmas out of range); nothing written")
     write_text(_dump_marginals(result), out, inputs=[src])
     n = len(result["marginals"])
-    print(f"reconstructed {n} marginal(s) by {pipeline.LABELS[args.method]} (post-processing: no data, no privacy "
+    print(f"reconstructed {n} marginal(s) by {api.LABELS[args.method]} (post-processing: no data, no privacy "
           f"cost); wrote {out}")
     return 0
 

@@ -1,6 +1,6 @@
 """How long a marginals simulation will take, before running it (for the page's live recomputation).
 
-A rough model of :func:`dpviz.marginals.pipeline.simulate` on this project's reference machine (2 cores,
+A rough model of :func:`dpviz.marginals.release.simulate` on this project's reference machine (2 cores,
 quiet), fitted to timings of the bundled samples; it only decides whether the page recomputes on every
 settings change (under :data:`LIVE_SECONDS`) or waits behind a button that says how long it takes. It reads
 the structure only (domain sizes, workload, N, settings), never the data.
@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpviz.marginals.domain import Clique, Domain, downward_closure
+from dpviz.marginals.model import Clique, Domain, downward_closure
 
 __all__ = ["LIVE_SECONDS", "TYPICAL_LNN_ITERATIONS", "SimulationCost", "estimate_simulation", "describe_seconds"]
 
@@ -62,7 +62,7 @@ class SimulationCost:
 def estimate_simulation(domain: Domain, workload: Sequence[Clique], n_records: int, *, mechanism: str,
                         rounds: int | None, methods: Sequence[str], lnn_rounds: int,
                         lnn_iterations: int | None = None) -> SimulationCost:
-    """Seconds :func:`dpviz.marginals.pipeline.simulate` is expected to take with these settings (see the
+    """Seconds :func:`dpviz.marginals.release.simulate` is expected to take with these settings (see the
     module docstring). ``lnn_iterations``: the iterations of the last GReM-LNN run on the same workload, if
     known (else ``min(lnn_rounds, TYPICAL_LNN_ITERATIONS)``)."""
     wl = [tuple(g) for g in workload]

@@ -1,4 +1,5 @@
-"""Marginal reconstruction from residual or marginal measurements: ReM, GReM-MLE, EMP, Trunc(+Rescale).
+"""Marginal estimators (post-processing with analytic variance): ReM, GReM-MLE, EMP, Trunc(+Rescale), and the
+MEAS.json entry :func:`reconstruct` (EMP or GReM-LNN, :mod:`dpviz.marginals.lnn`).
 
 Primary source: B. Mullins, M. Fuentes, Y. Xiao, D. Kifer, C. Musco, D. Sheldon, "Efficient and Private
 Marginal Reconstruction with Local Non-Negativity", NeurIPS 2024 — Prop. 1, Alg. 2 (ReM), Alg. 3
@@ -27,13 +28,14 @@ every operation on values is vectorised (O(|γ| n_γ) per A_{γ,τ}, digest §2.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Domain, subsets
+from dpviz.marginals.model import Clique, Domain, downward_closure, subsets
 from dpviz.marginals.residuals import (
     check_clique,
     marginal_to_residual,
@@ -41,6 +43,7 @@ from dpviz.marginals.residuals import (
 )
 
 __all__ = [
+    "RECONSTRUCT_METHODS",
     "Estimator",
     "MarginalMeasurement",
     "Reconstruction",
@@ -50,11 +53,15 @@ __all__ = [
     "emp",
     "grem_mle",
     "inverse_variance",
+    "reconstruct",
     "reconstruction_variance",
     "rem",
     "trunc",
     "trunc_rescale",
 ]
+
+RECONSTRUCT_METHODS = ("mle", "lnn")
+"""What a release or a MEAS.json reconstruction publishes: GReM-MLE/EMP or GReM-LNN."""
 
 
 # --------------------------------------------------------------------------- measurement records
@@ -327,3 +334,124 @@ def trunc_rescale(rec: Reconstruction) -> Reconstruction:
         target, have = float(mu.sum()), float(t.sum())
         marg[g] = _frozen(t * (target / have) if target > 0 and have > 0 else np.zeros_like(t))
     return Reconstruction(marg, dict.fromkeys(marg, math.nan), rec.alpha, rec.method + "+trunc-rescale", rec.sigma2)
+
+
+# --------------------------------------------------------------------------- MEAS.json (the reconstruct verb)
+
+
+def _floats(a: np.ndarray) -> list[float]:
+    return [float(x) for x in np.asarray(a, dtype=float).ravel()]
+
+
+def _names(domain: Domain, g: Clique) -> list[str]:
+    return list(domain.names(g))
+
+
+def _label(domain: Domain, g: Clique) -> str:
+    return "×".join(domain.names(g)) if g else "(total)"
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _parse_domain(obj: object) -> Domain:
+    if not isinstance(obj, Mapping) or not obj:
+        raise InputError('MEAS.json: "domain" must be an object {"attribute": size, ...} with at least one attribute')
+    for a, s in obj.items():
+        if not (_is_number(s) and float(s) == int(s)):
+            raise InputError(f'MEAS.json: domain size of {a!r} must be an integer ≥ 2, got {s!r}')
+    return Domain(tuple(str(a) for a in obj), tuple(int(s) for s in obj.values()))
+
+
+def _parse_names(domain: Domain, names: object, what: str) -> Clique:
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        raise InputError(f'{what}: "attributes" must be a list of attribute names, got {names!r}')
+    for a in names:
+        if not isinstance(a, str):
+            raise InputError(f'{what}: attribute names must be strings, got {a!r}')
+        if a not in domain.attrs:
+            raise InputError(f"{what}: unknown attribute {a!r}; the domain has {', '.join(domain.attrs)}")
+    if len(set(names)) != len(names):
+        raise InputError(f"{what}: an attribute appears twice in {list(names)}")
+    return domain.clique(names)
+
+
+def _parse_measurement(domain: Domain, j: int, m: object) -> MarginalMeasurement:
+    what = f"measurements[{j}]"
+    if not isinstance(m, Mapping):
+        raise InputError(f'{what}: expected an object with "attributes", "values" and "sigma"')
+    for key in ("attributes", "values", "sigma"):
+        if key not in m:
+            raise InputError(f'{what}: missing "{key}"')
+    g = _parse_names(domain, m["attributes"], what)
+    domain.check_cells(g)
+    values = m["values"]
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise InputError(f'{what}: "values" must be a list of numbers')
+    n = domain.size(g)
+    if len(values) != n:
+        shape = "×".join(str(s) for s in domain.shape(g)) or "1 (the total)"
+        raise InputError(f"{what}: expected {n} values ({_label(domain, g)}: {shape}, row-major in domain order), "
+                         f"got {len(values)}")
+    for i, v in enumerate(values):
+        if not _is_number(v) or not math.isfinite(float(v)):
+            raise InputError(f"{what}: values[{i}] must be a finite number, got {v!r}")
+    s = m["sigma"]
+    if not _is_number(s) or not math.isfinite(float(s)) or not float(s) > 0:
+        raise InputError(f"{what}: sigma must be a finite number > 0 (the noise standard deviation of a noisy "
+                         f"measurement; an exact count has no privacy), got {str(s)[:40]}")
+    return MarginalMeasurement(g, np.asarray(values, dtype=float), float(s))
+
+
+def reconstruct(meas_json: object, method: str = "mle", *, lnn_options: Mapping | None = None) -> dict:
+    """Post-processing only (no data, no privacy cost): workload marginals from noisy marginal measurements.
+
+    Input ``{"domain": {"attr": size, ...}, "measurements": [{"attributes": [...], "values": [...], "sigma": s},
+    ...], "workload": [[...], ...]}``: values row-major in the domain's attribute order; ``[]`` is the total;
+    a marginal may be measured several times with different σ (each finite and > 0). Output ``{"marginals":
+    [{"attributes": [...], "values": [...]}]}``, one per workload marginal, attributes in domain order.
+
+    ``method="mle"``: EMP, the weighted least-squares (pseudoinverse of the σ-scaled measurement matrix)
+    reconstruction — each entry also carries its analytic per-cell ``variance``; ``"lnn"``: GReM-LNN on the
+    residual decomposition of the measurements (every cell ≥ 0; unmeasured residuals regularised with η = 1/40
+    as in the paper's MWEM experiment, unless every residual of the workload closure is measured).
+    """
+    from dpviz.marginals.lnn import grem_lnn, lnn_settings
+
+    if method not in RECONSTRUCT_METHODS:
+        raise InputError(f"--method: expected one of {', '.join(RECONSTRUCT_METHODS)}, got {method!r}")
+    if not isinstance(meas_json, Mapping):
+        raise InputError('MEAS.json: expected an object with "domain", "measurements" and "workload"')
+    for key in ("domain", "measurements", "workload"):
+        if key not in meas_json:
+            raise InputError(f'MEAS.json: missing "{key}"')
+    domain = _parse_domain(meas_json["domain"])
+    ms = meas_json["measurements"]
+    if isinstance(ms, (str, bytes)) or not isinstance(ms, Sequence) or not ms:
+        raise InputError('MEAS.json: "measurements" must be a non-empty list')
+    meas = [_parse_measurement(domain, j, m) for j, m in enumerate(ms)]
+    wl_obj = meas_json["workload"]
+    if isinstance(wl_obj, (str, bytes)) or not isinstance(wl_obj, Sequence) or not wl_obj:
+        raise InputError('MEAS.json: "workload" must be a non-empty list of attribute lists')
+    wl = list(dict.fromkeys(_parse_names(domain, g, f"workload[{i}]") for i, g in enumerate(wl_obj)))
+    for g in wl:
+        domain.check_cells(g)
+    out = []
+    if method == "mle":
+        rec = emp(domain, wl, meas)
+        for g in wl:
+            out.append({"attributes": _names(domain, g), "values": _floats(rec.marginals[g]),
+                        "variance": float(rec.variance[g])})
+        return {"marginals": out}
+    closure = set(downward_closure(wl))
+    res = [r for r in decompose(domain, meas) if r.tau in closure]
+    if not res:
+        raise InputError("MEAS.json: no measurement bears on the workload (no measured attribute set is a subset "
+                         "of a workload marginal)")
+    complete = closure <= {r.tau for r in res}
+    opts = lnn_settings("rp" if complete else "mwem", lnn_options)
+    lnn = grem_lnn(domain, wl, res, **opts)
+    for g in wl:
+        out.append({"attributes": _names(domain, g), "values": _floats(lnn.marginals[g])})
+    return {"marginals": out}

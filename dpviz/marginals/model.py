@@ -1,4 +1,5 @@
-"""Domains, datasets and marginal workloads (Mullins et al., NeurIPS 2024, §2; digest §1.1–1.2).
+"""The marginals data type: domains, datasets and marginal workloads (Mullins et al., NeurIPS 2024, §2;
+digest §1.1–1.2).
 
 A :class:`Domain` is an ordered list of categorical attributes with sizes n_k ≥ 2. A *clique* (γ or τ)
 is a sorted tuple of attribute indices. The γ-marginal μ_γ = M_γ p is flattened row-major with axes in
@@ -23,7 +24,7 @@ from dpviz.errors import InputError
 Clique = tuple[int, ...]
 
 __all__ = ["Clique", "Domain", "Dataset", "subsets", "downward_closure", "supersets_index", "all_kway",
-           "MAX_MARGINAL_CELLS"]
+           "workload_cliques", "clique_label", "cell_labels", "MAX_MARGINAL_CELLS"]
 
 MAX_MARGINAL_CELLS = 50_000_000
 """Largest workload marginal table (cells) accepted: 8 bytes a cell, 400 MB."""
@@ -183,3 +184,52 @@ def all_kway(domain: Domain, k: int) -> list[Clique]:
     if not 0 <= k <= domain.d:
         raise InputError(f"workload: k = {k} must lie in 0..{domain.d} for a domain of {domain.d} attributes")
     return list(combinations(range(domain.d), k))
+
+
+def workload_cliques(domain: Domain, workload: int | Iterable) -> list[Clique]:
+    """The workload as cliques: an integer K (all K-way marginals) or a list of attribute lists (names or
+    indices, any order). Duplicates are dropped (order kept); every marginal's size is checked."""
+    if isinstance(workload, (int, np.integer)) and not isinstance(workload, bool):
+        k = int(workload)
+        if k < 1:
+            raise InputError(f"--workload: K must be at least 1 (all K-way marginals), got {k}")
+        out = all_kway(domain, k)
+    else:
+        if isinstance(workload, (str, bytes)) or not isinstance(workload, Iterable):
+            raise InputError(f"--workload: expected K or a list of attribute lists, got {workload!r}")
+        out = []
+        for g in workload:
+            if isinstance(g, (str, bytes)) or not isinstance(g, Iterable):
+                raise InputError(f"--workload: each marginal is a list of attributes, got {g!r}")
+            out.append(domain.clique(list(g)))
+    out = list(dict.fromkeys(out))
+    if not out:
+        raise InputError("--workload: no marginals")
+    for g in out:
+        domain.check_cells(g)
+    return out
+
+
+def clique_label(domain: Domain, clique: Clique) -> str:
+    """'Sex × Pclass' (attribute order), 'total' for the empty clique."""
+    return " × ".join(domain.names(tuple(clique))) if clique else "total"
+
+
+def _axis_labels(domain: Domain, k: int, categories: Sequence[Sequence[str]] | None) -> list[str]:
+    """Value labels of attribute ``k``: its categories when known, else the codes 0..n_k−1."""
+    n = domain.sizes[k]
+    if categories is not None and categories[k] is not None and len(categories[k]) == n:
+        return [str(c) for c in categories[k]]
+    return [str(i) for i in range(n)]
+
+
+def cell_labels(domain: Domain, clique: Clique, categories: Sequence[Sequence[str]] | None = None) -> list[str]:
+    """One label per cell of the γ-marginal, row-major (the first attribute varies slowest):
+    'Sex=male, Pclass=1'; 'all' for the empty clique."""
+    if not clique:
+        return ["all"]
+    parts = [[f"{domain.attrs[k]}={v}" for v in _axis_labels(domain, k, categories)] for k in clique]
+    out = parts[0]
+    for p in parts[1:]:
+        out = [f"{a}, {b}" for a in out for b in p]
+    return out

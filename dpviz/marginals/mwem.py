@@ -3,7 +3,7 @@ with Local Non-Negativity", NeurIPS 2024, App. G, Algorithm 7).
 
 An MWEM-style, data-dependent mechanism that never builds the data vector: instead of a multiplicative-weights
 model it keeps the measured marginals and reconstructs every workload marginal by EMP (efficient marginal
-pseudoinversion, Alg. 4; :func:`dpviz.marginals.reconstruct.emp`) after every round.
+pseudoinversion, Alg. 4; :func:`dpviz.marginals.estimators.emp`) after every round.
 
 Algorithm (ρ-zCDP budget ρ, initialisation fraction α — not the residual α —, T rounds):
 
@@ -47,7 +47,7 @@ import numpy as np
 
 from dpviz.core.accounting import positive
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Dataset
+from dpviz.marginals.model import Clique, Dataset
 
 __all__ = [
     "DEFAULT_INIT_FRACTION",
@@ -190,7 +190,7 @@ def scores(truth: dict[Clique, np.ndarray], estimate: dict[Clique, np.ndarray], 
 def select(score: np.ndarray, rho: float, rng: np.random.Generator | None) -> int:
     """Index chosen by the exponential mechanism at zCDP budget ``rho`` (sensitivity 1):
     Pr[i] ∝ exp(√(8ρ)/2 · score_i). ``rng=None`` draws from the OS CSPRNG (release)."""
-    from dpviz.marginals.measure import exponential_mechanism
+    from dpviz.marginals.strategy import exponential_mechanism
 
     return int(exponential_mechanism(np.asarray(score, dtype=float), rho, rng, sensitivity=1.0))
 
@@ -270,7 +270,7 @@ class _RunningEMP:
         self.weight: dict[Clique, float] = {}
 
     def add(self, y):
-        from dpviz.marginals.reconstruct import Reconstruction, ResidualMeasurement, decompose, grem_mle
+        from dpviz.marginals.estimators import Reconstruction, ResidualMeasurement, decompose, grem_mle
 
         for r in decompose(self.domain, [y]):
             w = 1.0 / r.sigma2
@@ -300,7 +300,7 @@ def scalable_mwem(data: Dataset, workload: Sequence[Clique], rho: float, *, roun
     the number of workload marginals without repeats). ``callback(t, T, γ_t)`` is called after every round
     (γ_t is a private output; no score or other truth-derived number is passed).
     """
-    from dpviz.marginals.measure import measure_marginal
+    from dpviz.marginals.strategy import measure_marginal
 
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise InputError("rng: expected None (OS CSPRNG, a release) or a numpy Generator (simulation)")

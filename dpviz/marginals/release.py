@@ -1,49 +1,56 @@
-"""Marginals end to end: the one place the page and the CLI call (simulate, release, reconstruct).
+"""Marginals end to end: ``release`` and ``simulate``, the one API the page, the CLI and the tools call.
 
-Mechanisms (the measurement step; both spend ρ-zCDP, ρ from (ε, δ) by the Canonne–Kamath–Steinke conversion
-the paper uses, :func:`dpviz.core.accounting.zcdp_rho`, or ρ given directly):
+Mechanisms (the measurement step, :mod:`dpviz.marginals.strategy`; both spend ρ-zCDP, ρ of the Gaussian
+:class:`~dpviz.core.noise.Noise` given — from (ε, δ) by the Canonne–Kamath–Steinke conversion the paper uses,
+:func:`dpviz.core.accounting.zcdp_rho`, valid for the discrete Gaussian and the exponential mechanism alike):
 
 * ``"rp"`` — ResidualPlanner (Xiao et al., NeurIPS 2023): every residual τ of the workload's downward closure
   𝒲↓ measured once, σ_τ minimising the summed per-cell variance of the workload
-  (:func:`dpviz.marginals.measure.rp_sigmas`);
+  (:func:`dpviz.marginals.strategy.rp_sigmas`);
 * ``"mwem"`` — Scalable MWEM (Mullins et al., NeurIPS 2024, App. G; :mod:`dpviz.marginals.mwem`): the total,
   then T marginals selected adaptively by the exponential mechanism.
 
-Reconstruction methods (post-processing, no privacy cost; Mullins, Fuentes, Xiao, Kifer, Musco, Sheldon,
-"Efficient and Private Marginal Reconstruction with Local Non-Negativity", NeurIPS 2024):
+Reconstruction methods (post-processing, no privacy cost, :mod:`dpviz.marginals.estimators`; Mullins, Fuentes,
+Xiao, Kifer, Musco, Sheldon, "Efficient and Private Marginal Reconstruction with Local Non-Negativity", NeurIPS
+2024):
 
 * ``"mle"`` — GReM-MLE on residual measurements, EMP on marginal measurements (= the weighted least-squares /
   pseudoinverse reconstruction); it has an analytic per-cell variance that needs no truth;
 * ``"lnn"`` — GReM-LNN: every workload cell ≥ 0 (projected dual ascent, :mod:`dpviz.marginals.lnn`);
 * ``"trunc"`` / ``"trunc-rescale"`` — the paper's baselines on top of the MLE (simulation only).
 
-Modes (:mod:`dpviz.core.modes`):
+Modes (:mod:`dpviz.core.release`):
 
-* :func:`simulate` — one seeded draw of *continuous* Gaussian noise, every method on the same measurements,
-  errors against the true marginals. Labelled "simulation — not a private release".
-* :func:`release` — *discrete* Gaussian noise from the OS CSPRNG (``rng=None``), one method, no truth in the
-  result; :func:`release_json` is the OUT.json, :func:`release_meta` the ``.meta.json``.
-* :func:`reconstruct` — post-processing of given measurements (a MEAS.json dict); no data involved.
+* :func:`simulate` ``(data, noise, methods, rng, workload=...)`` — one seeded draw (continuous noise, or
+  discrete if ``noise`` is), every method on the same measurements, errors against the true marginals.
+  Labelled "simulation — not a private release".
+* :func:`release` ``(data, noise, *, rng=None, workload=...)`` — *discrete* Gaussian noise from the OS CSPRNG
+  (``rng=None``), one method, no truth in the result: a :class:`MarginalsRelease` (a
+  :class:`dpviz.core.release.Release`: ``values``, ``budget``, ``table()``, ``metadata()``; ``as_json()`` is
+  the OUT.json).
+
+The MEAS.json post-processing verb is :func:`dpviz.marginals.estimators.reconstruct`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from dpviz.core.accounting import positive, zcdp_rho
-from dpviz.core.modes import SIMULATION_NOTICE, check_seed, fresh_seed, release_metadata
-from dpviz.core.noise import Noise
+from dpviz.core.budget import Budget
+from dpviz.core.modes import SIMULATION_NOTICE, check_seed, fresh_seed
+from dpviz.core.noise import Noise, check_release_budget
+from dpviz.core.release import BudgetSplit, release_metadata
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Dataset, Domain, all_kway, downward_closure
+from dpviz.marginals.estimators import RECONSTRUCT_METHODS
+from dpviz.marginals.model import Clique, Dataset, Domain, cell_labels, clique_label, workload_cliques
 from dpviz.marginals.mwem import DEFAULT_INIT_FRACTION, scalable_mwem
 
 if TYPE_CHECKING:
@@ -59,21 +66,15 @@ __all__ = [
     "MarginalsRelease",
     "MethodResult",
     "Simulation",
-    "budget_rho",
-    "lnn_defaults",
     "noise_explanation",
-    "reconstruct",
     "release",
-    "release_json",
-    "release_meta",
     "simulate",
-    "workload_cliques",
 ]
 
 CAP = "marginals"
 MECHANISMS = ("rp", "mwem")
 METHODS = ("mle", "lnn", "trunc", "trunc-rescale")
-RELEASE_METHODS = ("mle", "lnn")
+RELEASE_METHODS = RECONSTRUCT_METHODS
 NORMS = ("cells", "N", "none")
 LABELS = {
     "rp": "ResidualPlanner (every residual of the workload's downward closure, measured once)",
@@ -86,75 +87,42 @@ LABELS = {
 Progress = Callable[..., None]
 """``progress(stage, done, total)``: called per MWEM round and per GReM-LNN check (page progress bars);
 GReM-LNN checks also pass ``dual_objective, negative_mass`` (post-processing values, for a live chart)."""
+BudgetLine = dict
+"""One sub-budget of a run: ``label``, ``kind`` (measure/select), ``round``, ``rho``, ``sigma``."""
 
 
 # --------------------------------------------------------------------------------------------- inputs
 
 
-def budget_rho(epsilon: float | None = None, delta: float | None = None, rho: float | None = None) -> float:
-    """ρ-zCDP of the run: ``rho`` as given, or the largest ρ whose guarantee implies (ε, δ)-DP by the CKS
-    conversion (the paper's Alg. 7 line 2; valid for the discrete Gaussian and the exponential mechanism)."""
-    if rho is not None:
-        if epsilon is not None or delta is not None:
-            raise InputError("--rho: give either --rho or --epsilon with --delta, not both")
-        return positive("rho", rho)
-    if epsilon is None or delta is None:
-        raise InputError("budget: give --epsilon together with --delta, or --rho")
-    return zcdp_rho(epsilon, delta)
+def _rho(noise: object) -> float:
+    """ρ-zCDP of the run: the Gaussian noise's ρ, an (ε, δ) budget converted by the CKS bound (the paper's
+    Alg. 7 line 2; valid for the discrete Gaussian and the exponential mechanism), whatever the noise's
+    discreteness. InputError for anything but Gaussian noise."""
+    if not isinstance(noise, Noise):
+        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
+    if noise.family != "gaussian":
+        raise InputError("marginals: the measurements add Gaussian noise (ρ-zCDP); give --rho, or --epsilon "
+                         f"with --delta (got {noise.describe})")
+    return noise.budget.as_rho(gaussian_only=False)
 
 
-def _budget_text(epsilon, delta, rho_given, rho) -> str:
-    if rho_given is not None:
+def _budget_text(noise: Noise, rho: float) -> str:
+    b = noise.budget
+    if b.kind == "zcdp":
         return f"ρ = {rho:.6g} (zCDP)"
-    return f"ρ = {rho:.6g} (zCDP; from (ε, δ) = ({epsilon:g}, {delta:.3g}) by the Canonne–Kamath–Steinke conversion)"
+    return f"ρ = {rho:.6g} (zCDP; from (ε, δ) = ({b.epsilon:g}, {b.delta:.3g}) by the Canonne–Kamath–Steinke conversion)"
 
 
-def workload_cliques(domain: Domain, workload: int | Iterable) -> list[Clique]:
-    """The workload as cliques: an integer K (all K-way marginals) or a list of attribute lists (names or
-    indices, any order). Duplicates are dropped (order kept); every marginal's size is checked."""
-    if isinstance(workload, (int, np.integer)) and not isinstance(workload, bool):
-        k = int(workload)
-        if k < 1:
-            raise InputError(f"--workload: K must be at least 1 (all K-way marginals), got {k}")
-        out = all_kway(domain, k)
-    else:
-        if isinstance(workload, (str, bytes)) or not isinstance(workload, Iterable):
-            raise InputError(f"--workload: expected K or a list of attribute lists, got {workload!r}")
-        out = []
-        for g in workload:
-            if isinstance(g, (str, bytes)) or not isinstance(g, Iterable):
-                raise InputError(f"--workload: each marginal is a list of attributes, got {g!r}")
-            out.append(domain.clique(list(g)))
-    out = list(dict.fromkeys(out))
-    if not out:
-        raise InputError("--workload: no marginals")
-    for g in out:
-        domain.check_cells(g)
-    return out
+def _budget_split(noise: Noise, rho: float, lines: Sequence[BudgetLine]) -> BudgetSplit:
+    """One ρ part per measurement / MWEM selection, composing to the run's ρ (Bun & Steinke 2016, Lemma 2.3)."""
+    parts = tuple((line["label"], Budget.zcdp(line["rho"])) for line in lines)
+    return BudgetSplit(noise.budget, parts, rho if noise.budget.kind == "approx" else None)
 
 
 def _mechanism(name: str) -> str:
     if name not in MECHANISMS:
         raise InputError(f"--mechanism: expected one of {', '.join(MECHANISMS)}, got {name!r}")
     return name
-
-
-def lnn_defaults(mechanism: str) -> dict:
-    """GReM-LNN settings of the paper's experiments (App. H): ResidualPlanner T = 4000, s = 0.1, λ0 = −1;
-    Scalable MWEM T = 1000, s = 0.02, λ0 = −1 and the regulariser of the unmeasured residuals at the authors'
-    code's strength (η = 1/40 in Eq. 9's notation; :data:`dpviz.marginals.lnn.ETA` says why)."""
-    from dpviz.marginals.lnn import ETA
-
-    if mechanism == "mwem":
-        return {"rounds": 1000, "step": 0.02, "lam0": -1.0, "eta": ETA}
-    return {"rounds": 4000, "step": 0.1, "lam0": -1.0}
-
-
-def _lnn_options(mechanism: str, options: Mapping | None) -> dict:
-    opts = lnn_defaults(mechanism)
-    if options:
-        opts.update({k: v for k, v in dict(options).items() if v is not None})
-    return opts
 
 
 def _lnn_progress(progress: Progress | None, rounds: int):
@@ -173,6 +141,60 @@ def _names(domain: Domain, g: Clique) -> list[str]:
 
 def _label(domain: Domain, g: Clique) -> str:
     return "×".join(domain.names(g)) if g else "(total)"
+
+
+def _check_data(data: object) -> Dataset:
+    if not isinstance(data, Dataset):
+        raise InputError(f"expected a marginals Dataset, got {type(data).__name__}")
+    return data
+
+
+def _measure(data: Dataset, workload: list[Clique], rho: float, mechanism: str, rng, *, discrete: bool,
+             rounds: int, init_fraction: float, repeats: bool, progress: Progress | None):
+    """(base reconstruction, residual measurements for LNN, budget lines, selected cliques or None)."""
+    from dpviz.marginals.estimators import decompose, emp, grem_mle
+    from dpviz.marginals.strategy import measure_residuals, rp_sigmas
+
+    domain = data.domain
+    if mechanism == "rp":
+        cost = "marginal" if discrete else "residual"
+        res = measure_residuals(data, domain, workload, rho, rng, discrete=discrete)
+        sig2 = rp_sigmas(domain, workload, rho, cost=cost)
+        lines = [_rp_line(domain, t, s2, cost) for t, s2 in sig2.items()]
+        return (lambda: grem_mle(domain, workload, res)), res, lines, None
+    cb = None if progress is None else (lambda t, T, g: progress("Scalable MWEM", t, T))
+    run = scalable_mwem(data, workload, rho, rounds=rounds, init_fraction=init_fraction, repeats=repeats, rng=rng,
+                        discrete=discrete, callback=cb)
+    lines = run.budget.as_list()
+    return ((lambda: emp(domain, workload, run.measurements)), (lambda: decompose(domain, run.measurements)),
+            lines, run)
+
+
+def _detail(domain: Domain, lines: list[dict], run) -> str:
+    """One line on how ρ was spent (no data in it)."""
+    if run is not None:
+        return "Scalable MWEM: " + run.budget.describe()
+    sig = [line["sigma"] for line in lines]
+    return (f"ResidualPlanner: {len(lines)} residuals (every subset of a workload marginal, ∅ included), "
+            f"σ_τ from {min(sig):.4g} to {max(sig):.4g}; Σ_τ ρ_τ = {math.fsum(x['rho'] for x in lines):.6g}")
+
+
+def _rp_line(domain: Domain, t: Clique, sigma2: float, cost: str) -> dict:
+    from dpviz.marginals.strategy import residual_p
+
+    w = residual_p(domain, t) if cost == "residual" else 1.0
+    return {"label": f"residual τ = {_label(domain, t)}", "kind": "measure", "round": 0,
+            "rho": w / (2.0 * sigma2), "sigma": math.sqrt(sigma2)}
+
+
+def _lnn_run(domain: Domain, wl: list[Clique], residuals, mechanism: str, lnn_options: Mapping | None,
+             progress: Progress | None):
+    """GReM-LNN on the run's residual measurements (post-processing) and the settings it ran with."""
+    from dpviz.marginals.lnn import grem_lnn, lnn_settings
+
+    opts = lnn_settings(mechanism, lnn_options)
+    res = residuals() if callable(residuals) else residuals
+    return grem_lnn(domain, wl, res, callback=_lnn_progress(progress, opts["rounds"]), **opts), opts
 
 
 # --------------------------------------------------------------------------------------------- simulate
@@ -203,25 +225,31 @@ class MethodResult:
 
 @dataclass
 class Simulation:
-    """A seeded simulation: one draw of continuous noise, every method on it, errors against the truth.
+    """A seeded simulation: one draw of noise, every method on it, errors against the truth.
 
-    Not a private release (``notice``): it holds the true marginals and truth-derived errors."""
+    Not a private release (``notice``): it holds the true marginals and truth-derived errors. ``budget_lines``
+    lists every sub-budget; :attr:`budget` is the same as a :class:`~dpviz.core.release.BudgetSplit`."""
 
     domain: Domain
     workload: list[Clique]
     mechanism: str
     rho: float
+    noise: Noise
     budget_text: str
-    seed: int
+    seed: int | None
     norm: str
     truth: dict[Clique, np.ndarray]
     results: dict[str, MethodResult]
     measure_seconds: float
-    budget: list[dict]
+    budget_lines: list[dict]
     selected: list[Clique] | None = None
     N: int = 0
     detail: str = ""
     notice: str = SIMULATION_NOTICE
+
+    @property
+    def budget(self) -> BudgetSplit:
+        return _budget_split(self.noise, self.rho, self.budget_lines)
 
     def table(self) -> pd.DataFrame:
         """One row per method: average ℓ1/ℓ2 workload error, negatives, seconds, analytic per-cell variance."""
@@ -243,83 +271,45 @@ def _methods(methods: str | Sequence[str]) -> list[str]:
     return out
 
 
-def _check_data(data: object) -> Dataset:
-    if not isinstance(data, Dataset):
-        raise InputError(f"expected a marginals Dataset, got {type(data).__name__}")
-    return data
+def _generator(rng: np.random.Generator | int | None) -> tuple[np.random.Generator, int | None]:
+    """The simulation's Generator and the seed it came from (None when a Generator is passed in)."""
+    if isinstance(rng, np.random.Generator):
+        return rng, None
+    if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer))):
+        raise InputError(f"rng: expected a numpy Generator, an integer seed or None, got {type(rng).__name__}")
+    seed = fresh_seed() if rng is None else check_seed(int(rng))
+    return np.random.default_rng(seed), seed
 
 
-def _measure(data: Dataset, workload: list[Clique], rho: float, mechanism: str, rng, *, discrete: bool,
-             rounds: int, init_fraction: float, repeats: bool, progress: Progress | None):
-    """(base reconstruction, residual measurements for LNN, budget lines, selected cliques or None)."""
-    from dpviz.marginals.measure import measure_residuals, rp_sigmas
-    from dpviz.marginals.reconstruct import decompose, grem_mle
+def simulate(data: Dataset, noise: Noise, methods: str | Sequence[str] = METHODS,
+             rng: np.random.Generator | int | None = None, *, workload: int | Iterable, mechanism: str = "rp",
+             rounds: int | None = None, init_fraction: float = DEFAULT_INIT_FRACTION, repeats: bool = False,
+             lnn_options: Mapping | None = None, norm: str = "cells", progress: Progress | None = None) -> Simulation:
+    """Measure once with seeded Gaussian noise (``noise``: continuous — the paper's accounting — or discrete —
+    the release's), run every method on the same measurements, and score each against the true marginals:
+    average ℓ1 and ℓ2 workload error (``norm``: per cell — the authors' code —, by N, or none), negative cells
+    and mass, seconds, and the analytic per-cell variance of the MLE/EMP. **Not a private release.**
 
-    domain = data.domain
-    if mechanism == "rp":
-        cost = "marginal" if discrete else "residual"
-        res = measure_residuals(data, domain, workload, rho, rng, discrete=discrete)
-        sig2 = rp_sigmas(domain, workload, rho, cost=cost)
-        lines = [_rp_line(domain, t, s2, cost) for t, s2 in sig2.items()]
-        return (lambda: grem_mle(domain, workload, res)), res, lines, None
-    from dpviz.marginals.reconstruct import emp
-
-    cb = None if progress is None else (lambda t, T, g: progress("Scalable MWEM", t, T))
-    run = scalable_mwem(data, workload, rho, rounds=rounds, init_fraction=init_fraction, repeats=repeats, rng=rng,
-                        discrete=discrete, callback=cb)
-    lines = run.budget.as_list()
-    return ((lambda: emp(domain, workload, run.measurements)), (lambda: decompose(domain, run.measurements)),
-            lines, run)
-
-
-def _detail(domain: Domain, lines: list[dict], run) -> str:
-    """One line on how ρ was spent (no data in it)."""
-    if run is not None:
-        return "Scalable MWEM: " + run.budget.describe()
-    sig = [line["sigma"] for line in lines]
-    return (f"ResidualPlanner: {len(lines)} residuals (every subset of a workload marginal, ∅ included), "
-            f"σ_τ from {min(sig):.4g} to {max(sig):.4g}; Σ_τ ρ_τ = {math.fsum(x['rho'] for x in lines):.6g}")
-
-
-def _rp_line(domain: Domain, t: Clique, sigma2: float, cost: str) -> dict:
-    from dpviz.marginals.measure import residual_p
-
-    w = residual_p(domain, t) if cost == "residual" else 1.0
-    return {"label": f"residual τ = {_label(domain, t)}", "kind": "measure", "round": 0,
-            "rho": w / (2.0 * sigma2), "sigma": math.sqrt(sigma2)}
-
-
-def simulate(data: Dataset, workload: int | Iterable, *, epsilon: float | None = None, delta: float | None = None,
-             rho: float | None = None, mechanism: str = "rp", rounds: int | None = None,
-             methods: str | Sequence[str] = METHODS, seed: int | None = None,
-             init_fraction: float = DEFAULT_INIT_FRACTION, repeats: bool = False, lnn_options: Mapping | None = None,
-             norm: str = "cells", progress: Progress | None = None) -> Simulation:
-    """Measure once with seeded continuous Gaussian noise, run every method on the same measurements, and
-    score each against the true marginals: average ℓ1 and ℓ2 workload error (``norm``: per cell — the
-    authors' code —, by N, or none), negative cells and mass, seconds, and the analytic per-cell variance of
-    the MLE/EMP. **Not a private release.**
-
-    ``seconds`` of trunc/trunc-rescale include the MLE they start from; the measurement (and, for MWEM, its
-    per-round EMP) is timed separately as ``measure_seconds``.
+    ``rng``: a numpy Generator, an integer seed (``np.random.default_rng(seed)``, recorded as ``seed``), or None
+    (a fresh seed, recorded). ``seconds`` of trunc/trunc-rescale include the MLE they start from; the
+    measurement (and, for MWEM, its per-round EMP) is timed separately as ``measure_seconds``.
     """
-    from dpviz.marginals.lnn import grem_lnn
+    from dpviz.marginals.estimators import trunc, trunc_rescale
     from dpviz.marginals.metrics import negative_cells, negative_mass, workload_error
-    from dpviz.marginals.reconstruct import trunc, trunc_rescale
 
     data = _check_data(data)
     mechanism = _mechanism(mechanism)
     names = _methods(methods)
     if norm not in NORMS:
         raise InputError(f"--norm: expected one of {', '.join(NORMS)}, got {norm!r}")
-    the_rho = budget_rho(epsilon, delta, rho)
-    seed = fresh_seed() if seed is None else check_seed(seed)
+    the_rho = _rho(noise)
+    gen, seed = _generator(rng)
     domain = data.domain
     wl = workload_cliques(domain, workload)
     truth = data.marginals(wl)
-    rng = np.random.default_rng(seed)
 
     t0 = time.perf_counter()
-    base, residuals, lines, run = _measure(data, wl, the_rho, mechanism, rng, discrete=False, rounds=rounds,
+    base, residuals, lines, run = _measure(data, wl, the_rho, mechanism, gen, discrete=noise.discrete, rounds=rounds,
                                            init_fraction=init_fraction, repeats=repeats, progress=progress)
     measure_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -342,24 +332,18 @@ def simulate(data: Dataset, workload: int | Iterable, *, epsilon: float | None =
             rec = trunc(mle) if name == "trunc" else trunc_rescale(mle)
             results[name] = score(name, rec.marginals, mle_seconds + time.perf_counter() - t1)
         else:
-            opts = _lnn_options(mechanism, lnn_options)
             t1 = time.perf_counter()
-            res = residuals() if callable(residuals) else residuals
-            out = grem_lnn(domain, wl, res, callback=_lnn_progress(progress, opts["rounds"]), **opts)
+            out, _ = _lnn_run(domain, wl, residuals, mechanism, lnn_options, progress)
             info = {"iterations": out.iterations, "restarts": out.restarts, "step": out.step,
                     "converged": out.converged, "stop_reason": out.stop_reason,
                     "feasibility_mix": out.feasibility_mix, "history": out.history}
             results[name] = score(name, out.marginals, time.perf_counter() - t1, None, info)
-    return Simulation(domain, wl, mechanism, the_rho, _budget_text(epsilon, delta, rho, the_rho), seed, norm, truth,
+    return Simulation(domain, wl, mechanism, the_rho, noise, _budget_text(noise, the_rho), seed, norm, truth,
                       results, measure_seconds, lines, None if run is None else list(run.selected), data.N,
                       _detail(domain, lines, run))
 
 
 # --------------------------------------------------------------------------------------------- release
-
-
-BudgetLine = dict
-"""One sub-budget of a release: ``label``, ``kind`` (measure/select), ``round``, ``rho``, ``sigma``."""
 
 
 def noise_explanation(mechanism: str) -> str:
@@ -383,14 +367,22 @@ def noise_explanation(mechanism: str) -> str:
             "sensitivity 1), its uniform drawn from the OS CSPRNG. Total: αρ + T·((1−α)ρ/(2T) + (1−α)ρ/(2T)) = ρ.")
 
 
-@dataclass
+def _floats(a: np.ndarray) -> list[float]:
+    return [float(x) for x in np.asarray(a, dtype=float).ravel()]
+
+
+@dataclass(frozen=True, eq=False)
 class MarginalsRelease:
-    """A private release of the workload marginals: no truth, no truth-derived number.
+    """A private release of the workload marginals (a :class:`dpviz.core.release.Release`): no truth, no
+    truth-derived number.
 
     ``variance[γ]`` is the analytic per-cell variance of the GReM-MLE/EMP estimate from these measurements
     (it depends only on the noise scales and, for MWEM, on which marginals were selected — itself a private
     output). For ``method="lnn"`` it describes the unconstrained estimate GReM-LNN starts from; GReM-LNN itself
-    has no closed-form variance."""
+    has no closed-form variance. ``budget_lines`` lists every sub-budget (label, kind, round, ρ, σ);
+    :attr:`budget` is the same as a :class:`~dpviz.core.release.BudgetSplit` composing to ρ."""
+
+    capability: ClassVar[str] = CAP
 
     domain: Domain
     workload: list[Clique]
@@ -400,7 +392,7 @@ class MarginalsRelease:
     variance: dict[Clique, float]
     rho: float
     noise: Noise
-    budget: list[dict]
+    budget_lines: list[dict]
     budget_text: str
     settings: dict
     categories: tuple[tuple[str, ...], ...] | None = None
@@ -413,34 +405,115 @@ class MarginalsRelease:
 
     def __post_init__(self) -> None:
         if self.structure is None:  # not recorded: say the worst (read from the data)
-            self.structure = StructureSource("data", "the data")
+            object.__setattr__(self, "structure", StructureSource("data", "the data"))
+
+    @property
+    def budget(self) -> BudgetSplit:
+        """One ρ part per residual measurement (ResidualPlanner) or per MWEM measurement and selection."""
+        return _budget_split(self.noise, self.rho, self.budget_lines)
 
     @property
     def budget_total(self) -> float:
-        return math.fsum(line["rho"] for line in self.budget)
+        return math.fsum(line["rho"] for line in self.budget_lines)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The released cells of every workload marginal, concatenated in workload order (each row-major)."""
+        return np.concatenate([np.asarray(self.marginals[g], dtype=float).ravel() for g in self.workload])
+
+    def table(self) -> pd.DataFrame:
+        """The published table: one row per cell, ``marginal`` ('Sex × Pclass'), ``cell`` ('Sex=male,
+        Pclass=1'), ``released``, and (method "mle") the analytic per-cell ``variance``."""
+        blocks = [pd.DataFrame({"marginal": clique_label(self.domain, g),
+                                "cell": cell_labels(self.domain, g, self.categories),
+                                "released": np.asarray(self.marginals[g], dtype=float)}) for g in self.workload]
+        table = pd.concat(blocks, ignore_index=True)
+        if self.method == "mle":
+            table["variance"] = np.concatenate([np.full(self.domain.size(g), self.variance[g]) for g in self.workload])
+        return table
+
+    def as_json(self) -> dict:
+        """The OUT.json: ``{"marginals": [{"attributes": [...], "values": [...]}, ...]}``, one entry per workload
+        marginal, attributes in domain order, values row-major (first attribute slowest). With ``method="mle"``
+        each entry also carries ``variance``, the analytic per-cell variance of its values. A release whose
+        structure was read from the records starts with ``"notice": STRUCTURE_FROM_DATA_NOTICE``."""
+        head = {"notice": STRUCTURE_FROM_DATA_NOTICE} if self.structure.kind == "data" else {}
+        out = []
+        for g in self.workload:
+            entry = {"attributes": _names(self.domain, g), "values": _floats(self.marginals[g])}
+            if self.method == "mle":
+                entry["variance"] = float(self.variance[g])
+            out.append(entry)
+        return {**head, "marginals": out}
+
+    def metadata(self) -> dict:
+        """The ``.meta.json`` (through :func:`dpviz.core.release.release_metadata`): noise and why, every
+        sub-budget, settings and structure — nothing computed from the data but the (public) domain and the
+        private outputs themselves (for MWEM: which marginals were selected)."""
+        d = self.domain
+        fields = {
+            "mechanism": self.mechanism,
+            "mechanism_label": LABELS[self.mechanism],
+            "method": self.method,
+            "method_label": LABELS[self.method],
+            "rho": self.rho,
+            "noise_explanation": noise_explanation(self.mechanism),
+            "budget_breakdown": self.budget_lines,
+            "budget_total_rho": self.budget_total,
+            "settings": self.settings,
+            "domain": d.as_dict(),
+            "structure": self.structure.as_dict(),
+            "domain_note": (f"{STRUCTURE_FROM_DATA_NOTICE}: the attributes, their categories and bin edges were read "
+                            "from the records; they are not protected by the noise (a category held by one person is "
+                            "published as it is)" if self.structure.kind == "data" else
+                            "the domain (attributes, categories, bin edges) is the declared public structure "
+                            f"({self.structure.origin}); every declared category is released, held by a record or not; "
+                            "records outside it were dropped, clamped or put in the catch-all as declared, and how many "
+                            "is not published"),
+            "workload": [_names(d, g) for g in self.workload],
+            "values_layout": "row-major, attributes in domain order (the first attribute varies slowest)",
+            "variance": {"per_marginal_cell_variance": [float(self.variance[g]) for g in self.workload],
+                         "of": ("the released values (GReM-MLE/EMP)" if self.method == "mle" else
+                                "the GReM-MLE/EMP estimate from the same measurements; GReM-LNN has no closed-form "
+                                "variance")},
+        }
+        if self.categories is not None:
+            fields["categories"] = {a: list(map(str, c)) for a, c in zip(d.attrs, self.categories, strict=False)}
+        if self.edges is not None and any(e is not None for e in self.edges):
+            fields["bin_edges"] = {a: list(e) for a, e in zip(d.attrs, self.edges, strict=False) if e is not None}
+        if self.selected is not None:
+            fields["selected_marginals"] = [_names(d, g) for g in self.selected]
+        if self.lnn_info is not None:
+            fields["lnn"] = self.lnn_info
+        return release_metadata(CAP, self.noise, seeded=self.seeded, sensitivity=1.0, budget_split=self.budget,
+                                **fields)
 
 
-def release(data: Dataset, workload: int | Iterable, *, epsilon: float | None = None, delta: float | None = None,
-            rho: float | None = None, mechanism: str = "rp", method: str = "mle", rounds: int | None = None,
+def release(data: Dataset, noise: Noise, *, rng: np.random.Generator | None = None, workload: int | Iterable,
+            mechanism: str = "rp", method: str = "mle", rounds: int | None = None,
             init_fraction: float = DEFAULT_INIT_FRACTION, repeats: bool = False, lnn_options: Mapping | None = None,
-            rng: np.random.Generator | None = None, progress: Progress | None = None,
-            domain: DomainDeclaration | None = None) -> MarginalsRelease:
-    """A private release: discrete Gaussian measurements (ResidualPlanner with the conservative per-marginal
-    charge, or Scalable MWEM with discrete marginals), one reconstruction method (``"mle"`` or ``"lnn"``).
+            progress: Progress | None = None, domain: DomainDeclaration | None = None) -> MarginalsRelease:
+    """A private release: discrete Gaussian measurements at ``noise``'s ρ (ResidualPlanner with the conservative
+    per-marginal charge, or Scalable MWEM with discrete marginals), one reconstruction method (``"mle"`` or
+    ``"lnn"``). ``noise`` is discrete Gaussian (``Noise.from_params("gaussian", ..., discrete=True)``); a budget
+    whose noise vanishes is refused before any work.
 
     The released structure (attributes, categories, bin edges) is ``domain`` when given (a
     :class:`dpviz.marginals.declared.DomainDeclaration`: ``data``'s category labels are recoded onto it, records
     outside dropped, clamped or put in the catch-all as declared — their number is not reported), else
     ``data``'s own (``data.structure``: a bundled sample's shipped declaration, :func:`read_table` with
     ``domain=``, or read from the records — then the result, its JSON and metadata say
-    :data:`dpviz.core.structure.STRUCTURE_FROM_DATA_NOTICE`). ``workload`` names attributes of the released
-    domain.
+    :data:`dpviz.core.structure.STRUCTURE_FROM_DATA_NOTICE`). ``workload`` (K, or attribute lists) names
+    attributes of the released domain.
 
     ``rng=None`` (the only choice for a real release) draws every random bit from the OS CSPRNG, fresh at every
     call; a numpy Generator is accepted for tests and is recorded as such in the metadata."""
-    from dpviz.marginals.lnn import grem_lnn
-
     data = _check_data(data)
+    the_rho = _rho(noise)
+    if not noise.discrete:
+        raise InputError("release: needs discrete Gaussian noise (Noise.from_params('gaussian', ..., discrete=True)); "
+                         "continuous noise is for simulate")
+    check_release_budget(noise)
     if domain is not None:
         from dpviz.marginals.declared import DomainDeclaration, apply
 
@@ -453,11 +526,8 @@ def release(data: Dataset, workload: int | Iterable, *, epsilon: float | None = 
                          "(trunc and trunc-rescale are compared in simulate)")
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise InputError("rng: expected None (OS CSPRNG) or a numpy Generator (tests only)")
-    the_rho = budget_rho(epsilon, delta, rho)
-    noise = Noise.gaussian(the_rho, discrete=True) if rho is not None else \
-        Noise.gaussian_approx(epsilon, delta, discrete=True)
-    domain = data.domain
-    wl = workload_cliques(domain, workload)
+    dom = data.domain
+    wl = workload_cliques(dom, workload)
     base, residuals, lines, run = _measure(data, wl, the_rho, mechanism, rng, discrete=True, rounds=rounds,
                                            init_fraction=init_fraction, repeats=repeats, progress=progress)
     mle = base()
@@ -465,190 +535,15 @@ def release(data: Dataset, workload: int | Iterable, *, epsilon: float | None = 
     if method == "mle":
         marginals = {g: np.asarray(mle.marginals[g], float) for g in wl}
     else:
-        opts = _lnn_options(mechanism, lnn_options)
-        res = residuals() if callable(residuals) else residuals
-        out = grem_lnn(domain, wl, res, callback=_lnn_progress(progress, opts["rounds"]), **opts)
+        out, opts = _lnn_run(dom, wl, residuals, mechanism, lnn_options, progress)
         marginals = {g: np.asarray(out.marginals[g], float) for g in wl}
         lnn_info = {"solver": out.solver, "iterations": out.iterations, "restarts": out.restarts, "step": out.step,
                     "converged": out.converged, "stop_reason": out.stop_reason, "settings": opts}
     settings = {"mechanism": mechanism, "method": method}
     if mechanism == "mwem":
         settings.update(rounds=run.budget.rounds, init_fraction=run.budget.init_fraction, repeats=bool(repeats))
-    return MarginalsRelease(domain, wl, mechanism, method, marginals, {g: float(mle.variance[g]) for g in wl},
-                            the_rho, noise, lines, _budget_text(epsilon, delta, rho, the_rho), settings,
+    return MarginalsRelease(dom, wl, mechanism, method, marginals, {g: float(mle.variance[g]) for g in wl},
+                            the_rho, noise, lines, _budget_text(noise, the_rho), settings,
                             data.categories, None if run is None else list(run.selected), lnn_info,
-                            seeded=rng is not None, detail=_detail(domain, lines, run),
+                            seeded=rng is not None, detail=_detail(dom, lines, run),
                             structure=data.structure, edges=data.edges)
-
-
-def _floats(a: np.ndarray) -> list[float]:
-    return [float(x) for x in np.asarray(a, dtype=float).ravel()]
-
-
-def release_json(rel: MarginalsRelease) -> dict:
-    """The OUT.json: ``{"marginals": [{"attributes": [...], "values": [...]}, ...]}``, one entry per workload
-    marginal, attributes in domain order, values row-major (first attribute slowest). With ``method="mle"``
-    each entry also carries ``variance``, the analytic per-cell variance of its values. A release whose
-    structure was read from the records starts with ``"notice": STRUCTURE_FROM_DATA_NOTICE``."""
-    head = {"notice": STRUCTURE_FROM_DATA_NOTICE} if rel.structure.kind == "data" else {}
-    out = []
-    for g in rel.workload:
-        entry = {"attributes": _names(rel.domain, g), "values": _floats(rel.marginals[g])}
-        if rel.method == "mle":
-            entry["variance"] = float(rel.variance[g])
-        out.append(entry)
-    return {**head, "marginals": out}
-
-
-def release_meta(rel: MarginalsRelease) -> dict:
-    """The ``.meta.json`` of a release (through :func:`dpviz.core.modes.release_metadata`): noise and why,
-    every sub-budget, settings and structure — nothing computed from the data but the (public) domain and
-    the private outputs themselves (for MWEM: which marginals were selected)."""
-    d = rel.domain
-    fields = {
-        "mechanism": rel.mechanism,
-        "mechanism_label": LABELS[rel.mechanism],
-        "method": rel.method,
-        "method_label": LABELS[rel.method],
-        "rho": rel.rho,
-        "noise_explanation": noise_explanation(rel.mechanism),
-        "budget_breakdown": rel.budget,
-        "budget_total_rho": rel.budget_total,
-        "settings": rel.settings,
-        "domain": d.as_dict(),
-        "structure": rel.structure.as_dict(),
-        "domain_note": (f"{STRUCTURE_FROM_DATA_NOTICE}: the attributes, their categories and bin edges were read "
-                        "from the records; they are not protected by the noise (a category held by one person is "
-                        "published as it is)" if rel.structure.kind == "data" else
-                        "the domain (attributes, categories, bin edges) is the declared public structure "
-                        f"({rel.structure.origin}); every declared category is released, held by a record or not; "
-                        "records outside it were dropped, clamped or put in the catch-all as declared, and how many "
-                        "is not published"),
-        "workload": [_names(d, g) for g in rel.workload],
-        "values_layout": "row-major, attributes in domain order (the first attribute varies slowest)",
-        "variance": {"per_marginal_cell_variance": [float(rel.variance[g]) for g in rel.workload],
-                     "of": ("the released values (GReM-MLE/EMP)" if rel.method == "mle" else
-                            "the GReM-MLE/EMP estimate from the same measurements; GReM-LNN has no closed-form "
-                            "variance")},
-    }
-    if rel.categories is not None:
-        fields["categories"] = {a: list(map(str, c)) for a, c in zip(d.attrs, rel.categories, strict=False)}
-    if rel.edges is not None and any(e is not None for e in rel.edges):
-        fields["bin_edges"] = {a: list(e) for a, e in zip(d.attrs, rel.edges, strict=False) if e is not None}
-    if rel.selected is not None:
-        fields["selected_marginals"] = [_names(d, g) for g in rel.selected]
-    if rel.lnn_info is not None:
-        fields["lnn"] = rel.lnn_info
-    return release_metadata(CAP, rel.noise, seeded=rel.seeded, sensitivity=1.0, **fields)
-
-
-# --------------------------------------------------------------------------------------------- reconstruct
-
-
-def _is_number(x: object) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _parse_domain(obj: object) -> Domain:
-    if not isinstance(obj, Mapping) or not obj:
-        raise InputError('MEAS.json: "domain" must be an object {"attribute": size, ...} with at least one attribute')
-    for a, s in obj.items():
-        if not (_is_number(s) and float(s) == int(s)):
-            raise InputError(f'MEAS.json: domain size of {a!r} must be an integer ≥ 2, got {s!r}')
-    return Domain(tuple(str(a) for a in obj), tuple(int(s) for s in obj.values()))
-
-
-def _parse_names(domain: Domain, names: object, what: str) -> Clique:
-    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
-        raise InputError(f'{what}: "attributes" must be a list of attribute names, got {names!r}')
-    for a in names:
-        if not isinstance(a, str):
-            raise InputError(f'{what}: attribute names must be strings, got {a!r}')
-        if a not in domain.attrs:
-            raise InputError(f"{what}: unknown attribute {a!r}; the domain has {', '.join(domain.attrs)}")
-    if len(set(names)) != len(names):
-        raise InputError(f"{what}: an attribute appears twice in {list(names)}")
-    return domain.clique(names)
-
-
-def _parse_measurement(domain: Domain, j: int, m: object):
-    from dpviz.marginals.reconstruct import MarginalMeasurement
-
-    what = f"measurements[{j}]"
-    if not isinstance(m, Mapping):
-        raise InputError(f'{what}: expected an object with "attributes", "values" and "sigma"')
-    for key in ("attributes", "values", "sigma"):
-        if key not in m:
-            raise InputError(f'{what}: missing "{key}"')
-    g = _parse_names(domain, m["attributes"], what)
-    domain.check_cells(g)
-    values = m["values"]
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise InputError(f'{what}: "values" must be a list of numbers')
-    n = domain.size(g)
-    if len(values) != n:
-        shape = "×".join(str(s) for s in domain.shape(g)) or "1 (the total)"
-        raise InputError(f"{what}: expected {n} values ({_label(domain, g)}: {shape}, row-major in domain order), "
-                         f"got {len(values)}")
-    for i, v in enumerate(values):
-        if not _is_number(v) or not math.isfinite(float(v)):
-            raise InputError(f"{what}: values[{i}] must be a finite number, got {v!r}")
-    s = m["sigma"]
-    if not _is_number(s) or not math.isfinite(float(s)) or not float(s) > 0:
-        raise InputError(f"{what}: sigma must be a finite number > 0 (the noise standard deviation of a noisy "
-                         f"measurement; an exact count has no privacy), got {str(s)[:40]}")
-    return MarginalMeasurement(g, np.asarray(values, dtype=float), float(s))
-
-
-def reconstruct(meas_json: object, method: str = "mle", *, lnn_options: Mapping | None = None) -> dict:
-    """Post-processing only (no data, no privacy cost): workload marginals from noisy marginal measurements.
-
-    Input ``{"domain": {"attr": size, ...}, "measurements": [{"attributes": [...], "values": [...], "sigma": s},
-    ...], "workload": [[...], ...]}``: values row-major in the domain's attribute order; ``[]`` is the total;
-    a marginal may be measured several times with different σ (each finite and > 0). Output ``{"marginals":
-    [{"attributes": [...], "values": [...]}]}``, one per workload marginal, attributes in domain order.
-
-    ``method="mle"``: EMP, the weighted least-squares (pseudoinverse of the σ-scaled measurement matrix)
-    reconstruction — each entry also carries its analytic per-cell ``variance``; ``"lnn"``: GReM-LNN on the
-    residual decomposition of the measurements (every cell ≥ 0; unmeasured residuals regularised with η = 1/40
-    as in the paper's MWEM experiment, unless every residual of the workload closure is measured).
-    """
-    from dpviz.marginals.lnn import grem_lnn
-    from dpviz.marginals.reconstruct import decompose, emp
-
-    if method not in RELEASE_METHODS:
-        raise InputError(f"--method: expected one of {', '.join(RELEASE_METHODS)}, got {method!r}")
-    if not isinstance(meas_json, Mapping):
-        raise InputError('MEAS.json: expected an object with "domain", "measurements" and "workload"')
-    for key in ("domain", "measurements", "workload"):
-        if key not in meas_json:
-            raise InputError(f'MEAS.json: missing "{key}"')
-    domain = _parse_domain(meas_json["domain"])
-    ms = meas_json["measurements"]
-    if isinstance(ms, (str, bytes)) or not isinstance(ms, Sequence) or not ms:
-        raise InputError('MEAS.json: "measurements" must be a non-empty list')
-    meas = [_parse_measurement(domain, j, m) for j, m in enumerate(ms)]
-    wl_obj = meas_json["workload"]
-    if isinstance(wl_obj, (str, bytes)) or not isinstance(wl_obj, Sequence) or not wl_obj:
-        raise InputError('MEAS.json: "workload" must be a non-empty list of attribute lists')
-    wl = list(dict.fromkeys(_parse_names(domain, g, f"workload[{i}]") for i, g in enumerate(wl_obj)))
-    for g in wl:
-        domain.check_cells(g)
-    out = []
-    if method == "mle":
-        rec = emp(domain, wl, meas)
-        for g in wl:
-            out.append({"attributes": _names(domain, g), "values": _floats(rec.marginals[g]),
-                        "variance": float(rec.variance[g])})
-        return {"marginals": out}
-    closure = set(downward_closure(wl))
-    res = [r for r in decompose(domain, meas) if r.tau in closure]
-    if not res:
-        raise InputError("MEAS.json: no measurement bears on the workload (no measured attribute set is a subset "
-                         "of a workload marginal)")
-    complete = closure <= {r.tau for r in res}
-    opts = _lnn_options("rp" if complete else "mwem", lnn_options)
-    lnn = grem_lnn(domain, wl, res, **opts)
-    for g in wl:
-        out.append({"attributes": _names(domain, g), "values": _floats(lnn.marginals[g])})
-    return {"marginals": out}

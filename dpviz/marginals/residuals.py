@@ -38,7 +38,7 @@ from itertools import pairwise
 import numpy as np
 
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Domain
+from dpviz.marginals.model import Clique, Domain
 
 __all__ = [
     "DENSE_LIMIT",

@@ -1,5 +1,7 @@
-"""Private measurements for marginal workloads: ResidualPlanner residuals, isotropic marginals, and the
-exponential mechanism, all accounted in ρ-zCDP.
+"""What a marginals release measures and its sensitivity: ResidualPlanner residuals, isotropic marginals, and
+the exponential mechanism, all accounted in ρ-zCDP. Every draw on the private data goes through
+:func:`dpviz.core.protocols.measure` (the :class:`MarginalQueries` strategy) or the core exponential mechanism
+(:func:`dpviz.core.exponential.exponential_mechanism`); nothing here samples noise itself.
 
 Primary sources: Y. Xiao, G. He, D. Toksoz, D. Ding, D. Zhang, D. Kifer, "An Optimal and Scalable Matrix
 Mechanism for Noisy Marginals under Convex Loss Functions" (ResidualPlanner), NeurIPS 2023; B. Mullins,
@@ -26,6 +28,12 @@ v_τ = p_τ Σ_{γ∈𝒲, γ⊇τ} n_γ ∏_{k∈γ\\τ} n_k^{-2} is the coeffi
 Lagrange gives σ_τ² = (Σ_{τ'} √(w_τ' v_τ')) · √(w_τ/v_τ) / (2ρ). v_τ is computed over attribute *indices*
 (the reference code's column-name bug, digest §1.5, does not arise).
 
+The query vector (:class:`MarginalQueries`): the integer marginals μ_τ of the measured cliques, concatenated
+(each row-major), with per-cell noise scale σ_τ; under add/remove-one-record every μ_τ moves in one cell by 1,
+so the vector's Δ₂ is √|S| (Δ₁ = |S|), and independent Gaussians of scale σ_τ cost Σ_τ 1/(2σ_τ²) (the
+conservative charge; the residual charge Σ_τ p_τ/(2σ_τ²) holds for continuous noise, Prop. 6). Residuals
+z_τ = D_τ(μ_τ + ξ_τ) are computed from the noisy marginals: post-processing.
+
 Randomness: a ``numpy.random.Generator`` for simulation; ``rng=None`` draws every random bit from the OS
 CSPRNG (discrete noise and the exponential mechanism only; continuous noise is for simulation).
 """
@@ -34,27 +42,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpviz.core.accounting import positive
 from dpviz.core.exponential import exponential_mechanism as em_epsilon
-from dpviz.core.samplers import (
-    MAX_SCALE,
-    discrete_gaussian,
-    discrete_gaussian_variance,
-)
+from dpviz.core.noise import Family, Noise
+from dpviz.core.protocols import LinearMeasurement, measure
+from dpviz.core.samplers import MAX_SCALE
 from dpviz.errors import InputError
-from dpviz.marginals.domain import Clique, Dataset, Domain, supersets_index
-from dpviz.marginals.reconstruct import (
-    MarginalMeasurement,
-    ResidualMeasurement,
-    check_workload,
-)
+from dpviz.marginals.estimators import MarginalMeasurement, ResidualMeasurement, check_workload
+from dpviz.marginals.model import Clique, Dataset, Domain, supersets_index
 from dpviz.marginals.residuals import check_clique, marginal_to_residual
 
 __all__ = [
     "COSTS",
+    "MarginalQueries",
     "exponential_mechanism",
     "marginal_rho",
     "measure_marginal",
@@ -117,6 +121,48 @@ def marginal_rho(sigma: float) -> float:
     return 1.0 / (2.0 * positive("sigma", sigma) ** 2)
 
 
+@dataclass(frozen=True, eq=False)
+class MarginalQueries:
+    """A :class:`dpviz.core.protocols.Strategy`: the marginals μ_γ of ``cliques`` concatenated (each row-major in
+    attribute order), noise of standard deviation ``sigmas[i]`` on every cell of marginal i.
+
+    Under add/remove-one-record each marginal moves in exactly one cell by 1: Δ₂ = √|cliques|, Δ₁ = |cliques|
+    for the whole vector; the zCDP cost of independent Gaussians (continuous or discrete, CKS 2020) is
+    Σ_i 1/(2σ_i²) (:func:`marginal_rho`)."""
+
+    domain: Domain
+    cliques: tuple[Clique, ...]
+    sigmas: tuple[float, ...]
+    name: str = "marginals"
+
+    def sensitivity(self, family: Family) -> float:
+        n = len(self.cliques)
+        return float(n) if family == "laplace" else math.sqrt(n)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """n_γ of every marginal (int64)."""
+        return np.array([self.domain.size(g) for g in self.cliques], dtype=np.int64)
+
+    def scales(self, noise: Noise) -> np.ndarray:
+        """σ_γ repeated over the n_γ cells of each marginal; InputError above the discrete sampler's limit."""
+        sig = np.asarray(self.sigmas, dtype=float)
+        if noise.discrete and sig.size and float(sig.max()) > MAX_SCALE:
+            raise InputError(f"σ = {float(sig.max()):.3g} exceeds the discrete sampler's limit {MAX_SCALE:.3g}; "
+                             "raise ρ")
+        return np.repeat(sig, self.sizes)
+
+    def answer(self, data: Dataset) -> np.ndarray:
+        """μ_γ of every clique, concatenated (float64 counts: whole numbers)."""
+        parts = [data.marginal(g) for g in self.cliques]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def split(self, values: np.ndarray) -> list[np.ndarray]:
+        """A measured vector back into one array per marginal (float64)."""
+        ends = np.cumsum(self.sizes)[:-1]
+        return np.split(np.asarray(values, dtype=float), ends)
+
+
 def _check_data(data: Dataset, domain: Domain) -> None:
     if not isinstance(data, Dataset):
         raise InputError(f"expected a Dataset, got {type(data).__name__}")
@@ -135,15 +181,17 @@ def _check_rng(rng: object, discrete: bool) -> None:
         raise InputError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
 
 
-def _noisy(mu: np.ndarray, sigma2: float, rng: np.random.Generator | None, discrete: bool) -> tuple[np.ndarray, float]:
-    """μ + noise of parameter σ = √σ², and the per-cell noise variance actually used (σ² itself for
-    continuous noise, the exact discrete-Gaussian variance for discrete noise)."""
-    sigma = math.sqrt(sigma2)
+def _measure(data: Dataset, queries: MarginalQueries, rho: float, rng: np.random.Generator | None,
+             discrete: bool) -> tuple[list[np.ndarray], list[float], LinearMeasurement]:
+    """The noisy marginals of ``queries`` (one core measurement at the total cost ``rho``) and the per-cell noise
+    variance of each: σ² itself for continuous noise, the exact discrete-Gaussian variance for discrete noise."""
+    noise = Noise.gaussian(rho, discrete=discrete)
+    m = measure(queries, data, noise, rng)
     if discrete:
-        if sigma > MAX_SCALE:
-            raise InputError(f"σ = {sigma:.3g} exceeds the discrete sampler's limit {MAX_SCALE:.3g}; raise ρ")
-        return mu + discrete_gaussian(sigma, mu.size, rng), float(discrete_gaussian_variance(sigma))
-    return mu + sigma * rng.standard_normal(mu.size), sigma2  # type: ignore[union-attr]
+        var = [float(noise.variance_at(s)) for s in queries.sigmas]
+    else:
+        var = [s * s for s in queries.sigmas]
+    return queries.split(m.values), var, m
 
 
 def measure_residuals(data: Dataset, domain: Domain, workload: Iterable[Sequence[int]], rho: float,
@@ -152,35 +200,38 @@ def measure_residuals(data: Dataset, domain: Domain, workload: Iterable[Sequence
 
     * continuous (``discrete=False``, simulation, ``rng`` a Generator): ξ_τ ~ N(0, I), σ_τ² from
       ``rp_sigmas(cost="residual")``;
-    * discrete (release): ξ_τ = discrete_gaussian(σ_τ, n_τ, rng) (``rng=None``: OS CSPRNG) added to the
-      integer marginal, σ_τ² from ``rp_sigmas(cost="marginal")``.
+    * discrete (release): ξ_τ ~ N_ℤ(0, σ_τ²) (``rng=None``: OS CSPRNG) added to the integer marginal,
+      σ_τ² from ``rp_sigmas(cost="marginal")``.
 
-    Each record's ``sigma2`` is the variance of the noise actually added per marginal cell (for discrete
-    noise the exact discrete-Gaussian variance, ≤ σ_τ² and equal to it within 3e-7 relative for σ_τ ≥ 1),
-    so Cov z_τ = sigma2 · D_τD_τᵀ exactly. Loops over the cliques of 𝒲↓.
+    The noisy marginals μ_τ + σ_τ ξ_τ are one :func:`dpviz.core.protocols.measure` of :class:`MarginalQueries`
+    over 𝒲↓ (smallest τ first); differencing them is post-processing. Each record's ``sigma2`` is the variance
+    of the noise actually added per marginal cell (for discrete noise the exact discrete-Gaussian variance, ≤ σ_τ²
+    and equal to it within 3e-7 relative for σ_τ ≥ 1), so Cov z_τ = sigma2 · D_τD_τᵀ exactly.
     """
     _check_data(data, domain)
     _check_rng(rng, discrete)
     sig2 = rp_sigmas(domain, workload, rho, cost="marginal" if discrete else "residual")
-    out = []
-    for t in sig2:  # τ ∈ 𝒲↓, smallest first
-        noisy, var = _noisy(data.marginal(t), sig2[t], rng, discrete)
-        out.append(ResidualMeasurement(t, marginal_to_residual(domain, t, t, noisy), var))
-    return out
+    taus = tuple(sig2)
+    queries = MarginalQueries(domain, taus, tuple(math.sqrt(sig2[t]) for t in taus), "ResidualPlanner marginals")
+    noisy, var = _measure(data, queries, rho, rng, discrete)[:2]
+    return [ResidualMeasurement(t, marginal_to_residual(domain, t, t, y), sig2[t] if not discrete else v)
+            for t, y, v in zip(taus, noisy, var, strict=True)]
 
 
 def measure_marginal(data: Dataset, clique: Sequence[int], sigma: float, rng: np.random.Generator | None, *,
                      discrete: bool = False) -> MarginalMeasurement:
     """y_γ = μ_γ + σ ξ, isotropic; zCDP cost 1/(2σ²) (:func:`marginal_rho`), exact for discrete ξ too since
     μ_γ is an integer vector with L2 sensitivity 1. ``sigma`` of the result is the noise standard deviation
-    actually added (discrete: √ of the exact discrete-Gaussian variance)."""
+    actually added (discrete: √ of the exact discrete-Gaussian variance). One :func:`dpviz.core.protocols.measure`
+    of :class:`MarginalQueries` ``(γ,)``."""
     if not isinstance(data, Dataset):
         raise InputError(f"expected a Dataset, got {type(data).__name__}")
     g = check_clique(data.domain, clique, "marginal clique")
     sigma = positive("sigma", sigma)
     _check_rng(rng, discrete)
-    noisy, var = _noisy(data.marginal(g), sigma * sigma, rng, discrete)
-    return MarginalMeasurement(g, noisy, math.sqrt(var) if discrete else sigma)
+    queries = MarginalQueries(data.domain, (g,), (sigma,), "marginal")
+    noisy, var, _ = _measure(data, queries, marginal_rho(sigma), rng, discrete)
+    return MarginalMeasurement(g, noisy[0], math.sqrt(var[0]) if discrete else sigma)
 
 
 def exponential_mechanism(scores: np.ndarray | Sequence[float], rho: float, rng: np.random.Generator | None,

@@ -3,7 +3,7 @@
 Teaching and planning need the *distribution* of a mechanism's error, not one draw: the mean and its
 95% interval at each ε, per method, next to the analytic variance where one exists. A sweep runs the
 capabilities' own simulation code (:func:`dpviz.tree.release.simulate`,
-:meth:`dpviz.stream.simulation.Mechanism.errors`, :func:`dpviz.marginals.pipeline.simulate`,
+:meth:`dpviz.stream.mechanism.Mechanism.errors`, :func:`dpviz.marginals.release.simulate`,
 :func:`dpviz.graph.release.release` + :func:`dpviz.graph.metrics.evaluate`) once per (ε, trial) and
 collects a tidy table: one row per ε, trial, method and metric.
 

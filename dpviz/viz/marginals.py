@@ -13,7 +13,7 @@
   R_τ, A_{γ,τ} = M_γ R_τ⁺ through :func:`dpviz.viz.heatmap.matrix_heatmap`, and R_τ R_τ'ᵀ = 0.
 * Download tables: :func:`marginals_long_table` (one row per marginal cell, one column per series).
 
-Marginals are flattened row-major with axes in increasing attribute order (:mod:`dpviz.marginals.domain`).
+Marginals are flattened row-major with axes in increasing attribute order (:mod:`dpviz.marginals.model`).
 Nothing here imports Streamlit.
 """
 
@@ -50,7 +50,7 @@ TEACHING_MAX_CELLS = HEATMAP_MAX
 
 SIGMA_COLOR = "black"
 METHOD_SHORT = {"mle": "GReM-MLE", "lnn": "GReM-LNN", "trunc": "Trunc", "trunc-rescale": "Trunc+Rescale"}
-"""Short names of the reconstruction methods of :mod:`dpviz.marginals.pipeline` (for legends and tables)."""
+"""Short names of the reconstruction methods of :mod:`dpviz.marginals.release` (for legends and tables)."""
 
 
 def method_label(method: str, mechanism: str = "rp") -> str:
