@@ -282,3 +282,35 @@ def test_scalability_smoke_n_1e30():
     assert all(a.shape == (dom.residual_size(t),) for t, a in rec.alpha.items())
     assert all(math.isfinite(v) and v > 0 for v in rec.variance.values())
     assert peak < 50e6, f"peak traced memory {peak / 1e6:.1f} MB"
+
+
+def test_measurements_are_one_core_strategy_measure():
+    """MarginalQueries is a core Strategy: measure_marginal / measure_residuals are exactly
+    dpviz.core.protocols.measure of it (same draws for the same Generator), Δ₂ = √(number of marginals)."""
+    from dpviz.core.noise import Noise
+    from dpviz.core.protocols import Strategy, measure
+    from dpviz.marginals.strategy import MarginalQueries
+
+    rng = np.random.default_rng(0)
+    data = Dataset(DOM3, np.column_stack([rng.integers(0, n, 300) for n in DOM3.sizes]))
+    q = MarginalQueries(DOM3, ((0, 1), (2,)), (1.5, 3.0))
+    assert isinstance(q, Strategy)
+    assert q.sensitivity("gaussian") == pytest.approx(math.sqrt(2)) and q.sensitivity("laplace") == 2
+    np.testing.assert_array_equal(q.scales(Noise.gaussian(1.0)), np.r_[np.full(12, 1.5), np.full(2, 3.0)])
+    np.testing.assert_array_equal(q.answer(data), np.r_[data.marginal((0, 1)), data.marginal((2,))])
+    for discrete in (False, True):
+        one = MarginalQueries(DOM3, ((0, 2),), (1.7,))
+        m = measure(one, data, Noise.gaussian(marginal_rho(1.7), discrete=discrete), np.random.default_rng(9))
+        y = measure_marginal(data, (0, 2), 1.7, np.random.default_rng(9), discrete=discrete)
+        np.testing.assert_array_equal(y.values, m.values)
+    wl = all_kway(DOM3, 2)
+    s2 = rp_sigmas(DOM3, wl, 0.3)
+    closure = MarginalQueries(DOM3, tuple(s2), tuple(math.sqrt(v) for v in s2.values()))
+    m = measure(closure, data, Noise.gaussian(0.3), np.random.default_rng(4))
+    res = measure_residuals(data, DOM3, wl, 0.3, np.random.default_rng(4))
+    from dpviz.marginals.residuals import marginal_to_residual
+
+    for r, y in zip(res, closure.split(m.values), strict=True):
+        np.testing.assert_array_equal(r.values, marginal_to_residual(DOM3, r.tau, r.tau, y))
+    with pytest.raises(InputError, match="sampler's limit"):
+        MarginalQueries(DOM3, ((0,),), (2.0**41,)).scales(Noise.gaussian(1.0, discrete=True))

@@ -253,3 +253,97 @@ def test_workload_cliques():
     data = Dataset(dom, np.zeros((3, 3), dtype=int))
     with pytest.raises(InputError):
         mrelease.simulate(data, Noise.gaussian(1.0), mrelease.METHODS, 0, workload=0)
+
+
+# ---- the one release API (issue 18) ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mechanism", "noise"), [("rp", Noise.gaussian(0.05, discrete=True)),
+                                                  ("mwem", Noise.gaussian_approx(EPS, DELTA, discrete=True))])
+def test_release_is_a_core_release(titanic, mechanism, noise):
+    """values, budget (one ρ part per measurement / MWEM step, composing to ρ), table() and metadata()."""
+    from dpviz.core.release import BudgetSplit, Release
+
+    rel = mrelease.release(titanic, noise, workload=2, mechanism=mechanism, rng=np.random.default_rng(4))
+    assert isinstance(rel, Release) and rel.capability == "marginals"
+    np.testing.assert_array_equal(rel.values, np.concatenate([rel.marginals[g] for g in rel.workload]))
+    split = rel.budget
+    assert isinstance(split, BudgetSplit) and split.total == noise.budget
+    assert [lab for lab, _ in split.parts] == [line["label"] for line in rel.budget_lines]
+    assert [b.rho for _, b in split.parts] == [line["rho"] for line in rel.budget_lines]
+    assert math.fsum(b.rho for _, b in split.parts) == pytest.approx(rel.rho, rel=1e-12)
+    if mechanism == "mwem":
+        assert len(split.parts) == 2 * len(rel.selected) + 1 and split.rho == rel.rho
+    meta = rel.metadata()
+    assert meta["capability"] == "marginals" and meta["budget_parts"] == split.as_dict()["parts"]
+    assert meta["budget_breakdown"] == rel.budget_lines and meta["sensitivity"] == {"norm": "L2", "value": 1.0}
+    table = rel.table()
+    assert list(table.columns) == ["marginal", "cell", "released", "variance"]
+    np.testing.assert_array_equal(table["released"].to_numpy(), rel.values)
+    assert len(table) == rel.values.size and table["cell"].iloc[0].startswith(titanic.domain.attrs[0] + "=")
+
+
+def test_release_table_is_the_pages_former_table(titanic):
+    """table() is the CSV the page built from viz.marginals_long_table and the analytic variance, byte for byte."""
+    from dpviz.viz.marginals import marginals_long_table
+
+    for method in ("mle", "lnn"):
+        rel = mrelease.release(titanic, Noise.gaussian(0.5, discrete=True), workload=[["class", "sex"], ["survived"]],
+                               method=method, lnn_options={"rounds": 200}, rng=np.random.default_rng(2))
+        old = marginals_long_table(rel.domain, {"released": rel.marginals}, rel.categories)
+        if method == "mle":
+            old["variance"] = np.concatenate([np.full(rel.domain.size(w), rel.variance[w]) for w in rel.workload])
+        assert rel.table().to_csv(index=False) == old.to_csv(index=False)
+        assert ("variance" in rel.table().columns) == (method == "mle")
+
+
+def test_release_takes_discrete_gaussian_noise_and_refuses_others_before_any_work(titanic, monkeypatch):
+    from dpviz.marginals import strategy
+
+    def boom(*a, **k):
+        raise AssertionError("measured before the noise was checked")
+
+    monkeypatch.setattr(strategy, "measure", boom)
+    for noise, match in [(Noise.gaussian(0.5), "discrete"), (Noise.laplace(1.0, discrete=True), "Gaussian"),
+                         (Noise.gaussian(1e6, discrete=True), "release refused"), ("rho=0.5", "Noise")]:
+        with pytest.raises(InputError, match=match):
+            mrelease.release(titanic, noise, workload=2)
+
+
+def test_simulate_takes_a_generator_or_a_seed(titanic):
+    noise = Noise.gaussian(0.1)
+    by_seed = mrelease.simulate(titanic, noise, "mle", 5, workload=2)
+    by_gen = mrelease.simulate(titanic, noise, "mle", np.random.default_rng(5), workload=2)
+    assert by_seed.seed == 5 and by_gen.seed is None
+    for g in by_seed.workload:
+        np.testing.assert_array_equal(by_seed.results["mle"].marginals[g], by_gen.results["mle"].marginals[g])
+    assert isinstance(mrelease.simulate(titanic, noise, "mle", None, workload=2).seed, int)  # a fresh seed, shown
+    with pytest.raises(InputError, match="rng"):
+        mrelease.simulate(titanic, noise, "mle", "5", workload=2)
+    assert math.fsum(b.rho for _, b in by_seed.budget.parts) == pytest.approx(0.1, rel=1e-12)
+
+
+def test_simulate_with_discrete_noise_pays_the_release_charge(titanic):
+    """The noise decides the mode: a discrete Noise simulates the release's ResidualPlanner (σ_τ from the
+    conservative per-marginal charge), a continuous one the paper's residual accounting."""
+    from dpviz.marginals.strategy import rp_sigmas
+
+    disc = mrelease.simulate(titanic, Noise.gaussian(0.05, discrete=True), "mle", 1, workload=2)
+    cont = mrelease.simulate(titanic, Noise.gaussian(0.05), "mle", 1, workload=2)
+    for sim, cost in ((disc, "marginal"), (cont, "residual")):
+        s2 = rp_sigmas(titanic.domain, sim.workload, 0.05, cost=cost)
+        np.testing.assert_allclose([line["sigma"] for line in sim.budget_lines], [math.sqrt(v) for v in s2.values()])
+    assert disc.results["mle"].mean_variance > cont.results["mle"].mean_variance
+
+
+def test_lnn_settings_and_cell_labels():
+    from dpviz.marginals.lnn import ETA, lnn_defaults, lnn_settings
+    from dpviz.marginals.model import cell_labels, clique_label
+
+    assert lnn_settings("mwem", {"rounds": 7, "step": None}) == {**lnn_defaults("mwem"), "rounds": 7}
+    assert lnn_defaults("mwem")["eta"] == ETA and "eta" not in lnn_settings("rp", None)
+    dom = Domain(("sex", "class"), (2, 3))
+    assert clique_label(dom, (0, 1)) == "sex × class" and clique_label(dom, ()) == "total"
+    assert cell_labels(dom, (0, 1), (("f", "m"), ("1", "2", "3")))[:4] == ["sex=f, class=1", "sex=f, class=2",
+                                                                          "sex=f, class=3", "sex=m, class=1"]
+    assert cell_labels(dom, (1,)) == ["class=0", "class=1", "class=2"] and cell_labels(dom, ()) == ["all"]
