@@ -14,11 +14,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpviz.core.noise import Noise
 from dpviz.core.samplers import discrete_laplace_variance
 from dpviz.errors import InputError
 from dpviz.graph import baselines as B
 from dpviz.graph import release
-from dpviz.graph.model import canonical_edges
+from dpviz.graph.estimators import degree_postprocess, least_squares, released_counts, top_down_counts
+from dpviz.graph.hierarchy import kd_hybrid_hierarchy, private_medians, quadtree_hierarchy
+from dpviz.graph.strategy import geometric_budgets
+from dpviz.graph.model import Graph, canonical_edges
 from dpviz.graph.regions import count_upper
 
 METHODS = {"kdh": B.kd_hybrid, "quadtree": B.quadtree, "random": B.random_uniform, "degree": B.degree_chung_lu}
@@ -78,18 +82,18 @@ def test_budget_keys_name_every_sub_budget():
 
 def test_geometric_budget_is_cormode_formula_for_quadtrees():
     h, eps = 6, 1.7
-    got = B.geometric_budgets([4] * h, eps)
+    got = geometric_budgets([4] * h, eps)
     d = np.arange(h + 1)
     want = 2.0 ** (d / 3) * (2.0 ** (1 / 3) - 1) * eps / (2.0 ** ((h + 1) / 3) - 1)
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    mixed = B.geometric_budgets([2, 2, 4], 1.0)  # N_d = 1, 2, 4, 16: eps_d ∝ N_d^(1/6)
+    mixed = geometric_budgets([2, 2, 4], 1.0)  # N_d = 1, 2, 4, 16: eps_d ∝ N_d^(1/6)
     np.testing.assert_allclose(mixed / mixed[0], [1, 2 ** (1 / 6), 4 ** (1 / 6), 16 ** (1 / 6)])
 
 
 def test_release_dispatch_and_input_errors():
     n = 40
     raw = clustered_graph(4, n, 100)
-    out = release(raw, n, 1.0, method="kdh", rng=np.random.default_rng(1))
+    out = release(Graph.from_edges(raw, n), Noise.laplace(1.0), method="kdh", rng=np.random.default_rng(1))
     assert out.method == "kdh"
     with pytest.raises(InputError, match="rounding"):
         B.quadtree(raw, n, 1.0, rng=np.random.default_rng(1), rounding="nearest")
@@ -211,13 +215,13 @@ def test_least_squares_matches_dense_solver(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 40))
     if seed % 2:
-        h = B.quadtree_hierarchy(n, int(rng.integers(1, 4)))
+        h = quadtree_hierarchy(n, int(rng.integers(1, 4)))
     else:
         e = canonical_edges(clustered_graph(seed, n, 80), n).edges
-        h = B.kd_hybrid_hierarchy(e, n, int(rng.integers(1, 4)), int(rng.integers(0, 2)), 0.5, rng)
+        h = kd_hybrid_hierarchy(e, n, int(rng.integers(1, 4)), int(rng.integers(0, 2)), 0.5, rng)
     noisy = rng.normal(0, 5, h.n_regions) + rng.integers(0, 10, h.n_regions)
     variance = rng.uniform(0.5, 20.0, h.n_regions)
-    got = B.least_squares(h.parent, noisy, variance)
+    got = least_squares(h.parent, noisy, variance)
     np.testing.assert_allclose(got, dense_weighted_lstsq(h.parent, noisy, variance), atol=1e-8)
     has_child = np.zeros(h.n_regions, bool)
     has_child[h.parent[1:]] = True
@@ -228,20 +232,20 @@ def test_least_squares_matches_dense_solver(seed):
 def test_top_down_counts_keep_the_total_and_the_capacities():
     rng = np.random.default_rng(11)
     n = 50
-    h = B.quadtree_hierarchy(n, 3)
+    h = quadtree_hierarchy(n, 3)
     cap = h.upper()
     est = rng.normal(0.0, 4.0, h.n_regions)
     est[0] = 123.4
-    k = B.top_down_counts(h.parent, h.depth, h.leaf, cap, est)
+    k = top_down_counts(h.parent, h.depth, h.leaf, cap, est)
     assert k.sum() == 123
     assert (k >= 0).all() and (k <= cap[h.leaf]).all()
     # consistent integer estimates are kept as they are
     leaf_true = rng.integers(0, np.minimum(cap[h.leaf], 5) + 1)
-    exact = B.released_counts(h, leaf_true).astype(float)
-    np.testing.assert_array_equal(B.top_down_counts(h.parent, h.depth, h.leaf, cap, exact), leaf_true)
+    exact = released_counts(h, leaf_true).astype(float)
+    np.testing.assert_array_equal(top_down_counts(h.parent, h.depth, h.leaf, cap, exact), leaf_true)
     full = est.copy()
     full[0] = cap[0] + 50.0  # more than fits: every leaf full
-    np.testing.assert_array_equal(B.top_down_counts(h.parent, h.depth, h.leaf, cap, full), cap[h.leaf])
+    np.testing.assert_array_equal(top_down_counts(h.parent, h.depth, h.leaf, cap, full), cap[h.leaf])
 
 
 # ----------------------------------------------------------------------------------- noise
@@ -251,12 +255,12 @@ def test_top_down_counts_keep_the_total_and_the_capacities():
 def test_noisy_count_variance_monte_carlo(discrete):
     n = 64
     e = canonical_edges(clustered_graph(12, n, 400), n).edges
-    h = B.quadtree_hierarchy(n, 4)
+    h = quadtree_hierarchy(n, 4)
     eps = 0.8
     true = count_upper(e[:, 0], e[:, 1], h.r0, h.r1, h.c0, h.c1)
     rng = np.random.default_rng(13)
     reps = [B.measure_counts(h, e, eps, rng, discrete) for _ in range(250)]
-    eps_d = B.geometric_budgets([4] * 4, eps)
+    eps_d = geometric_budgets([4] * 4, eps)
     b = 1.0 / eps_d[h.depth]
     want = discrete_laplace_variance(b) if discrete else 2.0 * b**2
     np.testing.assert_allclose(reps[0].variance, want, rtol=1e-12)
@@ -273,14 +277,14 @@ def test_noisy_count_variance_monte_carlo(discrete):
 def test_least_squares_reduces_the_root_variance():
     n = 64
     e = canonical_edges(clustered_graph(14, n, 300), n).edges
-    h = B.quadtree_hierarchy(n, 3)
+    h = quadtree_hierarchy(n, 3)
     true = count_upper(e[:, 0], e[:, 1], h.r0, h.r1, h.c0, h.c1)
     rng = np.random.default_rng(15)
     raw, ls = [], []
     for _ in range(400):
         m = B.measure_counts(h, e, 1.0, rng, False)
         raw.append(m.noisy[0] - true[0])
-        ls.append(B.least_squares(h.parent, m.noisy, m.variance)[0] - true[0])
+        ls.append(least_squares(h.parent, m.noisy, m.variance)[0] - true[0])
     assert np.var(ls) < 0.8 * np.var(raw)
 
 
@@ -298,7 +302,7 @@ def em_probabilities(coords: np.ndarray, lo: int, hi: int, eps: float) -> np.nda
 def test_private_medians_follow_the_exponential_mechanism():
     coords = np.array([2, 3, 3, 7, 9])
     lo, hi, eps, k = 0, 12, 1.0, 40000
-    cuts = B.private_medians(np.tile(coords, k), np.full(k, coords.size), np.full(k, lo), np.full(k, hi), eps,
+    cuts = private_medians(np.tile(coords, k), np.full(k, coords.size), np.full(k, lo), np.full(k, hi), eps,
                              np.random.default_rng(16))
     assert cuts.min() >= lo + 1 and cuts.max() <= hi - 1
     observed = np.bincount(cuts - (lo + 1), minlength=hi - lo - 1)
@@ -314,10 +318,10 @@ def test_private_medians_many_nodes_and_release_path():
     counts = rng.integers(0, 30, k)
     coords = np.concatenate([np.sort(rng.integers(lo[i], hi[i], counts[i])) for i in range(k)])
     for gen in (rng, None):  # simulation Generator, then OS CSPRNG words
-        cuts = B.private_medians(coords, counts, lo, hi, 2.0, gen)
+        cuts = private_medians(coords, counts, lo, hi, 2.0, gen)
         assert cuts.dtype == np.int64 and (cuts > lo).all() and (cuts < hi).all()
     # very large ε: the cut is a position where the rank is as close to c/2 as possible
-    cuts = B.private_medians(coords, counts, lo, hi, 1e6, rng)
+    cuts = private_medians(coords, counts, lo, hi, 1e6, rng)
     for i in range(k):
         block = coords[counts[:i].sum():counts[:i + 1].sum()]
         s = np.arange(lo[i] + 1, hi[i])
@@ -328,7 +332,7 @@ def test_private_medians_many_nodes_and_release_path():
 def test_release_mode_em_distribution_is_plausible():
     coords = np.array([1, 4, 4, 5])
     lo, hi, eps, k = 0, 8, 1.5, 20000
-    cuts = B.private_medians(np.tile(coords, k), np.full(k, 4), np.full(k, lo), np.full(k, hi), eps, None)
+    cuts = private_medians(np.tile(coords, k), np.full(k, 4), np.full(k, lo), np.full(k, hi), eps, None)
     observed = np.bincount(cuts - 1, minlength=hi - lo - 1)
     assert stats.chisquare(observed, em_probabilities(coords, lo, hi, eps) * k).pvalue > 1e-6
 
@@ -351,7 +355,7 @@ def test_noisy_degree_variance_is_two_b_squared():
 
 
 def test_degree_postprocess_gives_a_valid_sequence():
-    w = B.degree_postprocess(np.array([-3.2, 0.4, 2.6, 99.0, 4.5]))
+    w = degree_postprocess(np.array([-3.2, 0.4, 2.6, 99.0, 4.5]))
     assert w.dtype == np.int64 and (w >= 0).all() and (w <= 4).all() and w.sum() % 2 == 0
     np.testing.assert_array_equal(w, [0, 0, 3, 3, 4])  # 0+0+3+4+4 = 11 is odd: one off the largest
 

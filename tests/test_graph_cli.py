@@ -11,10 +11,10 @@ import pytest
 
 from dpviz import cli
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
-from dpviz.graph.cli import parse_split
+from dpviz.graph.strategy import parse_split
 from dpviz.graph.samples import load_karate_sample
 from dpviz.graph.io import read_edges
-from dpviz.graph.release import METHODS, NOT_PRIVATE_LABEL
+from dpviz.graph.strategy import METHODS, NOT_PRIVATE_LABEL
 from dpviz.errors import InputError
 from tests.apptest_helpers import ROOT
 from tests.cli_helpers import one_line_error, run_group

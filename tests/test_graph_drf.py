@@ -12,16 +12,11 @@ from scipy.stats import chisquare
 from dpviz.core.exponential import exponential_mechanism, exponential_mechanism_grouped
 from dpviz.errors import InputError
 from dpviz.graph import NOT_PRIVATE_LABEL, release
-from dpviz.graph.drf import (
-    count_budgets,
-    drf_account,
-    drf_dp,
-    drf_published,
-    max_height,
-    project_capped,
-    q_labelling,
-    relabel,
-)
+from dpviz.core.noise import Noise
+from dpviz.graph.drf import drf_dp, drf_published, q_labelling, relabel
+from dpviz.graph.estimators import project_capped
+from dpviz.graph.model import Graph
+from dpviz.graph.strategy import count_budgets, drf_account, max_height
 from dpviz.graph.regions import count_upper
 
 
@@ -256,9 +251,9 @@ def test_output_is_canonical_in_caller_ids(method):
 def test_published_is_labelled_not_private_and_drf_dp_is_default():
     rng = np.random.default_rng(9)
     edges = _random_graph(rng, 80, 150)
-    pub = release(edges, 80, 1.0, method="drf", rng=rng)
+    pub = release(Graph.from_edges(edges, 80), Noise.laplace(1.0), method="drf", rng=rng)
     assert pub.private is False and pub.label == NOT_PRIVATE_LABEL and pub.method == "drf"
-    dp = release(edges, 80, 1.0, rng=rng)
+    dp = release(Graph.from_edges(edges, 80), Noise.laplace(1.0), rng=rng)
     assert dp.private is True and dp.method == "drf-dp"
 
 

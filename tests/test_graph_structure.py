@@ -17,7 +17,9 @@ from dpviz.core.structure import DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
 from dpviz.graph.samples import load_graph_sample, sample_declaration
 from dpviz.graph.io import read_edges
-from dpviz.graph.release import L1_SENSITIVITIES, release_graph, release_meta, sensitivity
+from dpviz.core.noise import Noise
+from dpviz.graph.release import release
+from dpviz.graph.strategy import L1_SENSITIVITIES, sensitivity
 from dpviz.graph.structure import VertexSet, describe_text
 from tests.cli_helpers import one_line_error, run_group
 
@@ -212,12 +214,13 @@ def test_release_graph_depends_on_the_declaration_only():
     vs = VertexSet.from_ids(NODES.split(), origin="t")
     for text in (BASE, NEIGHBOUR):
         g = read_edges(text.encode())
-        rel = release_graph(g, vs, 1.0, method="drf-dp", rng=np.random.default_rng(0))
-        assert rel.release.n_nodes == 6 and rel.vertices is vs
-        assert set(rel.edges_frame()["u"]) | set(rel.edges_frame()["v"]) <= set(NODES.split())
+        rel = release(g, Noise.laplace(1.0), method="drf-dp", rng=np.random.default_rng(0), vertices=vs,
+                      source="edges")
+        assert rel.n_nodes == 6 and rel.vertices is vs
+        assert set(rel.table()["u"]) | set(rel.table()["v"]) <= set(NODES.split())
         part = rel.partition_json()
         assert sorted(part["order_labels"]) == sorted(NODES.split()) and part["structure"]["source"] == "declared"
-        meta = release_meta(rel, 1.0, source="edges", split=None)
+        meta = rel.metadata()
         assert meta["n_nodes"] == 6 and meta["structure"] == {"source": "declared", "declaration": "t"}
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from dpviz.graph import baselines
 from dpviz.graph.model import DEGREE_SENSITIVITY
-from dpviz.graph.release import L1_SENSITIVITIES
+from dpviz.graph.strategy import L1_SENSITIVITIES
 from tests.cli_helpers import run_group
 
 EDGES = "a,b\nb,c\nc,a\n"

@@ -1,7 +1,9 @@
 """Edge-DP baselines for graph release: kd-hybrid, quadtree, Random and a degree-sequence (Chung–Lu) model.
 
-Every function has the signature of :data:`dpviz.graph.release.METHODS`,
-``f(edges, n_nodes, epsilon, *, rng=None, **options) -> GraphRelease``, and is ε-edge-DP.
+Every function has the signature of :data:`dpviz.graph.strategy.METHODS`,
+``f(edges, n_nodes, epsilon, *, rng=None, **options) -> GraphOutput``, and is ε-edge-DP. Every noisy count
+is drawn by :func:`dpviz.core.protocols.measure` (:class:`dpviz.graph.strategy.RegionCounts`,
+:class:`~dpviz.graph.strategy.DegreeSequence`), every selection by :mod:`dpviz.core.exponential`.
 
 Unit of privacy and sensitivities
 ---------------------------------
@@ -102,36 +104,32 @@ log-weights (uniforms with 53 random bits, from the OS CSPRNG when ``rng`` is No
 the chosen run of equal-utility positions is ⌊U·len⌋. Each selection probability therefore carries a
 relative error of order 2^-52 per candidate run, and runs whose weight is below about e^{-37} of the
 best are never drawn — the implemented mechanism is within a total variation of ~1e-15 per node of the
-ideal one, as for :func:`dpviz.marginals.measure.exponential_mechanism` (the exact guarantee is for the
+ideal one, as for :func:`dpviz.marginals.strategy.exponential_mechanism` (the exact guarantee is for the
 ideal distribution).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpviz.core.accounting import positive, probability
-from dpviz.core.noise import Noise
-from dpviz.core.exponential import gumbel, uniform53
 from dpviz.errors import InputError
-from dpviz.graph.model import COUNT_SENSITIVITY, DEGREE_SENSITIVITY, canonical_edges
-from dpviz.graph.regions import count_upper, place_uniform, upper_cells
-from dpviz.graph.release import GraphRelease, Partition
-from dpviz.tree.gmc import gmc, plan
-from dpviz.tree.model import tree_from_parents
+from dpviz.graph.estimators import degree_postprocess, least_squares, released_counts, top_down_counts
+from dpviz.graph.hierarchy import kd_hybrid_hierarchy, quadtree_hierarchy, whole_number
+from dpviz.graph.model import GraphOutput, canonical_edges
+from dpviz.graph.regions import Partition, place_uniform
+from dpviz.graph.strategy import EdgeCells, geometric_budgets, measure_degrees, measure_regions
 
 __all__ = [
-    "DEFAULT_MAX_HEIGHT", "DEFAULT_MEDIAN_SHARE", "DEFAULT_MU", "DEFAULT_ROUNDING", "ROUNDINGS",
-    "Hierarchy", "Measurement",
-    "kd_hybrid", "quadtree", "random_uniform", "degree_chung_lu",
-    "geometric_budgets", "default_height", "quadtree_hierarchy", "kd_hybrid_hierarchy",
-    "private_medians", "measure_counts", "least_squares", "released_counts", "top_down_counts",
-    "noisy_degrees", "degree_postprocess", "chung_lu",
+    "DEFAULT_MAX_HEIGHT", "DEFAULT_MEDIAN_SHARE", "DEFAULT_MU", "DEFAULT_ROUNDING", "ROUNDINGS", "Measurement",
+    "kd_hybrid", "quadtree", "random_uniform", "degree_chung_lu", "default_height", "measure_counts",
+    "noisy_degrees", "chung_lu",
 ]
+"""(The trees are built by :mod:`dpviz.graph.hierarchy`, their budgets are :func:`dpviz.graph.strategy.geometric_budgets`
+and their estimates come from :mod:`dpviz.graph.estimators`.)"""
 
 DEFAULT_MU = 1.0
 """Leaf-size rule of :func:`default_height`: a leaf must cover at least μ × (its count's noise s.d.) cells
@@ -182,16 +180,6 @@ def _post_rng(rng: np.random.Generator | None) -> np.random.Generator:
     return rng if rng is not None else np.random.default_rng()
 
 
-def _whole(name: str, value: object, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name}: expected a whole number, got {value!r}")
-    v = int(value)
-    if v < lo or (hi is not None and v > hi):
-        rng_txt = f">= {lo}" if hi is None else f"in {lo}..{hi}"
-        raise InputError(f"{name}: expected a whole number {rng_txt}, got {v}")
-    return v
-
-
 def _rounding(value: object) -> str:
     if value not in ROUNDINGS:
         raise InputError(f"rounding: expected one of {', '.join(ROUNDINGS)}, got {value!r}")
@@ -207,35 +195,7 @@ def _sorted_edges(e: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(e[order])
 
 
-def _laplace(true: np.ndarray, scales: np.ndarray, rng: np.random.Generator | None,
-             discrete: bool, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """``true`` + Laplace noise of per-entry ``scales`` and the exact per-entry noise variance.
-
-    Discrete (int64, OS CSPRNG when ``rng`` is None) or continuous (float64, from ``rng``).
-    ``epsilon`` only labels the :class:`Noise` (the scales are already calibrated)."""
-    noise = Noise.laplace(epsilon, discrete=discrete)
-    scales = np.asarray(scales, dtype=np.float64)
-    eta = noise.draw(scales, true.shape, rng)
-    variance = np.broadcast_to(np.asarray(noise.variance_at(scales), dtype=np.float64), true.shape).copy()
-    return true + eta, variance
-
-
 # --------------------------------------------------------------------------------------------- budgets
-
-
-def geometric_budgets(fanouts: Sequence[int], epsilon: float) -> np.ndarray:
-    """Per-depth count budgets ε_0..ε_L for a tree whose level d splits every node into ``fanouts[d]``.
-
-    ε_d = ε · N_d^{1/6} / Σ_k N_k^{1/6}, N_d = Π_{k<d} fanouts[k] (the nominal number of nodes at
-    depth d). This is Cormode et al. (ICDE 2012)'s geometric budget — ε_d proportional to the cube root of
-    the number of depth-d nodes a range query touches, which in two dimensions grows as N_d^{1/2} — and
-    for a quadtree (fan-out 4 everywhere) it is exactly their 2^{d/3}(2^{1/3} − 1) ε / (2^{(h+1)/3} − 1).
-    The values sum to ε (to rounding).
-    """
-    epsilon = positive("epsilon", epsilon)
-    log_n = np.concatenate([[0.0], np.cumsum(np.log(np.asarray(fanouts, dtype=np.float64)))])
-    w = np.exp((log_n - log_n[-1]) / 6.0)  # shifted for range: only ratios matter
-    return epsilon * w / w.sum()
 
 
 def default_height(n_nodes: int, epsilon_count: float, *, mu: float = DEFAULT_MU,
@@ -244,224 +204,16 @@ def default_height(n_nodes: int, epsilon_count: float, *, mu: float = DEFAULT_MU
     nominal leaf area n²/4^h is at least μ times the noise standard deviation √2/ε_h of a leaf count
     (ε_h the geometric leaf budget of :func:`geometric_budgets`) — the DRF paper's Eq. (3) criterion.
     Depends only on public numbers (n, ε, μ, the cap)."""
-    n = _whole("n_nodes", n_nodes, 1)
+    n = whole_number("n_nodes", n_nodes, 1)
     epsilon_count = positive("epsilon", epsilon_count)
     mu = positive("mu", mu)
-    cap = min(_whole("max_height", max_height, 0), math.ceil(math.log2(n)) if n > 1 else 0)
+    cap = min(whole_number("max_height", max_height, 0), math.ceil(math.log2(n)) if n > 1 else 0)
     best = 0
     for h in range(cap + 1):  # at most ~30 candidate heights: public arithmetic, no data
         eps_leaf = float(geometric_budgets([_QUAD] * h, epsilon_count)[-1])
         if n * n / 4.0**h >= mu * math.sqrt(2.0) / eps_leaf:
             best = h
     return best
-
-
-# --------------------------------------------------------------------------------------------- hierarchy
-
-
-@dataclass(frozen=True)
-class Hierarchy:
-    """Regions of a space-partitioning tree of the adjacency matrix, as parallel arrays (BFS order:
-    parents before children, depth non-decreasing).
-
-    Region i is rows [r0, r1) × columns [c0, c1); ``parent`` is -1 for the root; ``leaf`` marks regions
-    without children. ``kinds[d]`` is how level d was split ("quad" or "kd"). Every region but the root
-    of a one-vertex graph meets the upper triangle (children without an upper cell are never created).
-    """
-
-    r0: np.ndarray
-    r1: np.ndarray
-    c0: np.ndarray
-    c1: np.ndarray
-    depth: np.ndarray
-    parent: np.ndarray
-    leaf: np.ndarray
-    kinds: tuple[str, ...]
-
-    @property
-    def n_regions(self) -> int:
-        return int(self.r0.shape[0])
-
-    @property
-    def levels(self) -> int:
-        """Number of planned split levels L (depths 0..L get a count budget)."""
-        return len(self.kinds)
-
-    @property
-    def fanouts(self) -> tuple[int, ...]:
-        return tuple(_KD if k == "kd" else _QUAD for k in self.kinds)
-
-    def upper(self) -> np.ndarray:
-        """Number of upper-triangle cells of every region."""
-        return upper_cells(self.r0, self.r1, self.c0, self.c1)
-
-
-def _children(r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray,
-              row_cut: np.ndarray, col_cut: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Children of nodes cut at ``row_cut`` ∈ (r0, r1] and ``col_cut`` ∈ (c0, c1] (a cut equal to the
-    upper bound means "not cut along that axis").
-
-    Returns (node, slot, r0, r1, c0, c1) of the kept children, slot = 2·[lower rows] + [right columns]:
-    children must be non-empty and meet the upper triangle (a child without an upper cell has count 0
-    publicly and is not created)."""
-    k = r0.shape[0]
-    node = np.repeat(np.arange(k), 4)
-    slot = np.tile(np.arange(4), k)
-    bottom, right = slot >= 2, (slot % 2) == 1
-    cr0 = np.where(bottom, row_cut[node], r0[node])
-    cr1 = np.where(bottom, r1[node], row_cut[node])
-    cc0 = np.where(right, col_cut[node], c0[node])
-    cc1 = np.where(right, c1[node], col_cut[node])
-    keep = (cr1 > cr0) & (cc1 > cc0) & (cc1 - 1 > cr0)  # non-empty and some cell (i, j) with i < j
-    return node[keep], slot[keep], cr0[keep], cr1[keep], cc0[keep], cc1[keep]
-
-
-def _build(n: int, kinds: Sequence[str], edges: np.ndarray | None, median_eps: float,
-           rng: np.random.Generator | None) -> Hierarchy:
-    """Grow the tree level by level (a loop over the L ≤ ~60 levels; each level is vectorised over its
-    nodes). kd levels need ``edges`` (u < v) and spend ``median_eps`` per level on private medians.
-
-    A region that cannot be cut any more (one row and one column) is carried down unchanged as its own
-    only child: every depth is measured with its own budget anyway, so the region's count is measured
-    again instead of that budget going unused, and all leaves end at depth L."""
-    r0, r1, c0, c1 = ([np.array([a], dtype=np.int64)] for a in (0, n, 0, n))
-    depth = [np.zeros(1, dtype=np.int64)]
-    parent = [np.full(1, -1, dtype=np.int64)]
-    first = 0  # index of the first node of the current frontier
-    track = edges is not None and "kd" in kinds
-    where = np.zeros(edges.shape[0] if track else 0, dtype=np.int64)  # frontier-local node of every edge
-    total = 1
-    kd_seen = 0
-    for d, kind in enumerate(kinds):
-        fr0, fr1, fc0, fc1 = r0[-1], r1[-1], c0[-1], c1[-1]
-        k = fr0.shape[0]
-        if k == 0:
-            break
-        hgt, wid = fr1 - fr0, fc1 - fc0
-        if kind == "quad":
-            row_cut = np.where(hgt >= 2, (fr0 + fr1) // 2, fr1)
-            col_cut = np.where(wid >= 2, (fc0 + fc1) // 2, fc1)
-        elif kind == "kd":
-            by_rows = np.where(kd_seen % 2 == 0, hgt >= 2, wid < 2) & (hgt >= 2)
-            by_cols = ~by_rows & (wid >= 2)
-            lo = np.where(by_rows, fr0, fc0)
-            hi = np.where(by_rows, fr1, fc1)
-            split = by_rows | by_cols
-            cut = hi.copy()
-            idx = np.flatnonzero(split)
-            if idx.size:
-                coord = np.where(by_rows[where], edges[:, 0], edges[:, 1]) if track else np.zeros(0, np.int64)
-                sel = split[where] if track else np.zeros(0, bool)
-                # the points of every node to split, sorted by (node, coordinate along its axis)
-                pn, pc = where[sel], coord[sel]
-                order = np.lexsort((pc, pn))
-                pn, pc = pn[order], pc[order]
-                local = np.full(k, -1, dtype=np.int64)
-                local[idx] = np.arange(idx.size)
-                counts = np.bincount(local[pn], minlength=idx.size)
-                cut[idx] = private_medians(pc, counts, lo[idx], hi[idx], median_eps, rng)
-            row_cut = np.where(by_rows, cut, fr1)
-            col_cut = np.where(by_cols, cut, fc1)
-            kd_seen += 1
-        else:  # pragma: no cover - internal
-            raise ValueError(kind)
-        node, slot, nr0, nr1, nc0, nc1 = _children(fr0, fr1, fc0, fc1, row_cut, col_cut)
-        if track:
-            child_of = np.full((k, 4), -1, dtype=np.int64)
-            child_of[node, slot] = np.arange(node.size)
-            pslot = 2 * (edges[:, 0] >= row_cut[where]) + (edges[:, 1] >= col_cut[where])
-            where = child_of[where, pslot]
-            if where.size and where.min() < 0:  # pragma: no cover - an edge always lies in a kept child
-                raise AssertionError("an edge fell outside every child region")
-        r0.append(nr0)
-        r1.append(nr1)
-        c0.append(nc0)
-        c1.append(nc1)
-        depth.append(np.full(node.size, d + 1, dtype=np.int64))
-        parent.append(first + node)
-        first = total
-        total += node.size
-    par = np.concatenate(parent)
-    leaf = np.ones(total, dtype=bool)
-    leaf[par[par >= 0]] = False
-    return Hierarchy(np.concatenate(r0), np.concatenate(r1), np.concatenate(c0), np.concatenate(c1),
-                     np.concatenate(depth), par, leaf, tuple(kinds))
-
-
-def quadtree_hierarchy(n_nodes: int, height: int) -> Hierarchy:
-    """The data-independent quadtree of the n × n adjacency matrix with ``height`` levels (children at
-    the midpoints; an axis of length 1 is not cut; children without an upper-triangle cell dropped)."""
-    n = _whole("n_nodes", n_nodes, 1)
-    h = _whole("height", height, 0, 62)
-    return _build(n, ["quad"] * h, None, 0.0, None)
-
-
-def kd_hybrid_hierarchy(edges: np.ndarray, n_nodes: int, kd_levels: int, quad_levels: int,
-                        median_epsilon: float, rng: np.random.Generator | None, *,
-                        kd_first: bool = True) -> Hierarchy:
-    """kd-hybrid tree: ``kd_levels`` kd levels at private medians (``median_epsilon`` each, see
-    :func:`private_medians`), then ``quad_levels`` quadtree levels (``kd_first=False``: the quadtree
-    levels first). ``edges``: canonical (u < v)."""
-    n = _whole("n_nodes", n_nodes, 1)
-    kd_part = ["kd"] * _whole("kd_levels", kd_levels, 0, 62)
-    quad_part = ["quad"] * _whole("quad_levels", quad_levels, 0, 62)
-    kinds = kd_part + quad_part if kd_first else quad_part + kd_part
-    eps = positive("median epsilon", median_epsilon) if kd_levels else 0.0
-    return _build(n, kinds, np.asarray(edges, dtype=np.int64).reshape(-1, 2), eps, rng)
-
-
-# --------------------------------------------------------------------------------------------- medians
-
-
-def private_medians(coords: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                    epsilon: float, rng: np.random.Generator | None) -> np.ndarray:
-    """Private median cuts of K nodes by the exponential mechanism (McSherry & Talwar, FOCS 2007), as in
-    Cormode et al. (ICDE 2012): node k picks s ∈ {lo_k+1, …, hi_k−1} with probability
-    ∝ exp(ε·u_k(s)/(2Δu)), u_k(s) = −|2·rank_k(s) − c_k|, Δu = 1 (module docstring).
-
-    ``coords``: the nodes' point coordinates along their split axis, concatenated node by node, each
-    node's block sorted and inside [lo_k, hi_k); ``counts[k]`` = c_k its length. Needs hi_k − lo_k ≥ 2.
-
-    rank_k is constant on the c_k + 1 runs s ∈ [x_j + 1, x_{j+1}] (x_0 = −∞, x_{c+1} = +∞), so the
-    mechanism picks a run j with weight len_j · exp(−ε|2j − c|/2) (Gumbel-max over the runs of all nodes
-    at once: O(Σ c_k + K), never O(hi − lo)) and then a uniform position inside it. Random bits from
-    ``rng``, or from the OS CSPRNG when ``rng`` is None.
-    """
-    counts = np.asarray(counts, dtype=np.int64)
-    lo = np.asarray(lo, dtype=np.int64)
-    hi = np.asarray(hi, dtype=np.int64)
-    coords = np.asarray(coords, dtype=np.int64)
-    kk = counts.shape[0]
-    if kk == 0:
-        return np.zeros(0, dtype=np.int64)
-    if np.any(hi - lo < 2):
-        raise InputError("private_medians: every node needs at least two positions along its axis")
-    if coords.shape[0] != int(counts.sum()):
-        raise InputError("private_medians: coords must hold counts.sum() coordinates")
-    off = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    nseg = counts + 1
-    seg_start = np.concatenate([[0], np.cumsum(nseg)[:-1]])
-    node = np.repeat(np.arange(kk), nseg)
-    j = np.arange(int(nseg.sum())) - seg_start[node]
-    c = counts[node]
-    pts = coords if coords.size else np.zeros(1, dtype=np.int64)
-    last = pts.shape[0] - 1
-    prev = pts[np.clip(off[node] + j - 1, 0, last)]
-    nxt = pts[np.clip(off[node] + j, 0, last)]
-    a = np.where(j >= 1, np.maximum(lo[node] + 1, prev + 1), lo[node] + 1)
-    b = np.where(j < c, np.minimum(hi[node] - 1, nxt), hi[node] - 1)
-    length = b - a + 1
-    ok = length > 0
-    with np.errstate(divide="ignore"):
-        logw = np.where(ok, np.log(np.maximum(length, 1)) - 0.5 * epsilon * np.abs(2 * j - c), -np.inf)
-    key = np.where(ok, logw + gumbel(logw.shape[0], rng), -np.inf)
-    best = np.maximum.reduceat(key, seg_start)
-    hit = np.flatnonzero(key == best[node])
-    _, first = np.unique(node[hit], return_index=True)
-    pick = hit[first]
-    u = uniform53(kk, rng)
-    offset = np.minimum(np.floor(u * length[pick]).astype(np.int64), length[pick] - 1)
-    return a[pick] + offset
 
 
 # --------------------------------------------------------------------------------------------- counts
@@ -476,96 +228,22 @@ class Measurement:
     epsilon_by_depth: np.ndarray
 
 
-def measure_counts(h: Hierarchy, edges: np.ndarray, epsilon_count: float,
+def measure_counts(h: Partition, edges: np.ndarray, epsilon_count: float,
                    rng: np.random.Generator | None, discrete: bool) -> Measurement:
     """Noisy upper-triangle edge counts of every region: depth d gets Laplace(1/ε_d) with the geometric
-    budgets ε_d of :func:`geometric_budgets` over depths 0..L (Δ₁ = 1 per level: regions of one depth are
-    disjoint). True counts by :func:`dpviz.graph.regions.count_upper` (sorted edge coordinates)."""
+    budgets ε_d of :func:`~dpviz.graph.strategy.geometric_budgets` over depths 0..L (Δ₁ = 1 per level:
+    regions of one depth are disjoint), drawn by :func:`dpviz.core.protocols.measure`. True counts by range
+    counting over the sorted edge coordinates (:class:`dpviz.graph.strategy.RegionCounts`)."""
     eps_d = geometric_budgets(h.fanouts, epsilon_count)
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    true = np.asarray(count_upper(e[:, 0], e[:, 1], h.r0, h.r1, h.c0, h.c1), dtype=np.int64)
-    noisy, var = _laplace(true if discrete else true.astype(np.float64), COUNT_SENSITIVITY / eps_d[h.depth], rng,
-                          discrete, epsilon_count)
-    return Measurement(noisy, var, eps_d)
+    meas = measure_regions((h.r0, h.r1, h.c0, h.c1), EdgeCells(e[:, 0], e[:, 1]), eps_d[h.depth], epsilon_count,
+                           rng, discrete=discrete)
+    return Measurement(meas.values, np.array(meas.variance, dtype=np.float64), eps_d)
 
 
-def least_squares(parent: np.ndarray, noisy: np.ndarray, variance: np.ndarray) -> np.ndarray:
-    """The consistent (every parent = sum of its children) estimate closest to ``noisy`` in the
-    inverse-variance-weighted least-squares sense: Cormode et al. (ICDE 2012)'s least-squares
-    post-processing for per-level budgets, for any tree shape, computed in O(nodes) by
-    :func:`dpviz.tree.gmc.gmc` (GLS v̄ = ṽ − D M (MᵀDM)⁻¹ Mᵀ ṽ, D = diag(variance)).
-    ``parent``: -1 for the root, in any order."""
-    parent = np.asarray(parent, dtype=np.int64)
-    y = np.asarray(noisy, dtype=np.float64)
-    d = np.asarray(variance, dtype=np.float64)
-    if not (parent.shape == y.shape == d.shape) or parent.ndim != 1:
-        raise InputError("least_squares: parent, noisy and variance must be 1-d arrays of one length")
-    tree = tree_from_parents(parent)
-    out = np.empty_like(y)
-    out[tree.order] = gmc(plan(tree, d[tree.order]), y[tree.order])
-    return out
-
-
-def released_counts(h: Hierarchy, leaf_counts: np.ndarray) -> np.ndarray:
-    """Count of every region implied by ``leaf_counts`` (one per leaf, in region order): the number of
-    released edges inside it. One bottom-up pass per depth (O(levels) vectorised steps)."""
-    out = np.zeros(h.n_regions, dtype=np.int64)
-    out[h.leaf] = leaf_counts
-    for d in range(int(h.depth.max(initial=0)), 0, -1):
-        idx = np.flatnonzero(h.depth == d)
-        np.add.at(out, h.parent[idx], out[idx])
-    return out
-
-
-def top_down_counts(parent: np.ndarray, depth: np.ndarray, leaf: np.ndarray, cap: np.ndarray,
-                    estimate: np.ndarray) -> np.ndarray:
-    """Integer leaf counts that keep the estimated total: a top-down, mass-preserving rounding of a
-    consistent tree estimate (any tree given as parallel arrays: ``parent`` −1 at the root, ``depth``
-    0 at the root, ``leaf`` flags, ``cap`` = the upper-triangle cells of each region).
-
-    The root gets T = round(estimate) clipped to [0, cap]; each node's integer target T_p is shared among
-    its children c with weights w_c = estimate_c clipped to [0, cap_c]: x_c = T_p·w_c/W if T_p ≤ W = Σw,
-    else x_c = w_c + (T_p − W)(cap_c − w_c)/(cap_p − W) (so x_c ≤ cap_c and Σ x_c = T_p); then ⌊x_c⌋
-    plus one for the T_p − Σ⌊x⌋ children with the largest fractional parts. Rounding and clipping every
-    leaf instead adds the positive part of the noise, about b/2 edges per empty leaf of noise scale b,
-    which multiplies the edge count of a sparse graph; here the released total stays at the root's
-    estimate. Post-processing only; one vectorised step per depth. Returns one count per leaf, in
-    region order."""
-    parent = np.asarray(parent, dtype=np.int64)
-    depth = np.asarray(depth, dtype=np.int64)
-    leaf = np.asarray(leaf, dtype=bool)
-    cap = np.asarray(cap, dtype=np.int64)
-    est = np.asarray(estimate, dtype=np.float64)
-    size = parent.shape[0]
-    target = np.zeros(size, dtype=np.int64)
-    roots = np.flatnonzero(depth == 0)
-    target[roots] = np.clip(np.rint(est[roots]), 0, cap[roots]).astype(np.int64)
-    for d in range(1, int(depth.max(initial=0)) + 1):  # one vectorised step per depth
-        kids = np.flatnonzero(depth == d)
-        par = parent[kids]
-        w = np.clip(est[kids], 0.0, cap[kids].astype(np.float64))
-        big_w = np.bincount(par, weights=w, minlength=size)[par]
-        t = target[par].astype(np.float64)
-        room = np.maximum(cap[par] - big_w, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(t <= big_w, np.where(big_w > 0, t * w / big_w, 0.0),
-                         w + np.where(room > 0, (t - big_w) * (cap[kids] - w) / room, 0.0))
-        x = np.clip(x, 0.0, cap[kids])
-        base = np.floor(x).astype(np.int64)
-        short = target[par] - np.bincount(par, weights=base, minlength=size).astype(np.int64)[par]
-        frac = np.where(base < cap[kids], x - base, -1.0)
-        order = np.lexsort((-frac, par))  # by parent, largest fractional part first
-        ps = par[order]
-        rank = np.arange(ps.size) - np.searchsorted(ps, ps, side="left")
-        bump = np.zeros(kids.size, dtype=np.int64)
-        bump[order] = ((rank < short[order]) & (base[order] < cap[kids][order])).astype(np.int64)
-        target[kids] = base + bump
-    return target[leaf]
-
-
-def _tree_release(method: str, h: Hierarchy, edges: np.ndarray, n: int, epsilon: float,
+def _tree_release(method: str, h: Partition, edges: np.ndarray, n: int, epsilon: float,
                   budget: dict[str, float], epsilon_count: float, rng: np.random.Generator | None,
-                  discrete: bool, rounding: str, info: dict) -> GraphRelease:
+                  discrete: bool, rounding: str, info: dict) -> GraphOutput:
     """Counts, least squares, rounding and uniform placement shared by the quadtree and kd-hybrid."""
     meas = measure_counts(h, edges, epsilon_count, rng, discrete)
     for d, e in enumerate(meas.epsilon_by_depth):
@@ -579,15 +257,14 @@ def _tree_release(method: str, h: Hierarchy, edges: np.ndarray, n: int, epsilon:
         k = top_down_counts(h.parent, h.depth, h.leaf, h.upper(), est)
     placed = place_uniform(h.r0[leaves], h.r1[leaves], h.c0[leaves], h.c1[leaves], k, _post_rng(rng))
     released = released_counts(h, k)
-    part = Partition(r0=h.r0, r1=h.r1, c0=h.c0, c1=h.c1, depth=h.depth, parent=h.parent, leaf=h.leaf,
-                     noisy=released.astype(np.float64))
+    part = h.released(released.astype(np.float64))
     info = {**info, "rounding": rounding, "levels": list(h.kinds), "n_regions": h.n_regions,
             "n_leaves": int(leaves.size),
             "count_epsilon_by_depth": meas.epsilon_by_depth.tolist(), "noise": _noise_text(rng, discrete),
             "estimate": est}
     _check_budget(budget, epsilon)
-    return GraphRelease(edges=_sorted_edges(placed), budget=budget, method=method, n_nodes=n, private=True,
-                        label=f"edge-DP ({method})", partition=part, order=None, info=info)
+    return GraphOutput(edges=_sorted_edges(placed), budget=budget, method=method, n_nodes=n, private=True,
+                       label=f"edge-DP ({method})", partition=part, order=None, info=info)
 
 
 def _check_budget(budget: dict[str, float], epsilon: float) -> None:
@@ -600,7 +277,7 @@ def _check_budget(budget: dict[str, float], epsilon: float) -> None:
 
 def quadtree(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Generator | None = None,
              height: int | None = None, mu: float = DEFAULT_MU, max_height: int = DEFAULT_MAX_HEIGHT,
-             rounding: str = DEFAULT_ROUNDING, discrete: bool | None = None) -> GraphRelease:
+             rounding: str = DEFAULT_ROUNDING, discrete: bool | None = None) -> GraphOutput:
     """Quadtree on the adjacency matrix with geometric per-level budgets and least-squares consistency
     (Cormode et al., ICDE 2012), then uniform placement in the leaves (module docstring: privacy proof).
 
@@ -613,7 +290,7 @@ def quadtree(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Gene
     disc = _discrete(rng, discrete)
     full = math.ceil(math.log2(n)) if n > 1 else 0
     h = default_height(n, epsilon, mu=mu, max_height=max_height) if height is None else \
-        min(_whole("height", height, 0), full)
+        min(whole_number("height", height, 0), full)
     hier = quadtree_hierarchy(n, h)
     return _tree_release("quadtree", hier, e, n, epsilon, {}, epsilon, rng, disc, _rounding(rounding),
                          {"height": h, "source": "Cormode et al., ICDE 2012 (quadtree, geometric budget, "
@@ -624,7 +301,7 @@ def kd_hybrid(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Gen
               height: int | None = None, kd_levels: int | None = None,
               median_share: float = DEFAULT_MEDIAN_SHARE, mu: float = DEFAULT_MU,
               max_height: int = DEFAULT_MAX_HEIGHT, rounding: str = DEFAULT_ROUNDING, kd_first: bool = True,
-              discrete: bool | None = None) -> GraphRelease:
+              discrete: bool | None = None) -> GraphOutput:
     """kd-hybrid tree (Cormode et al., ICDE 2012): ``kd_levels`` kd levels with exponential-mechanism
     medians on top, then quadtree levels; geometric count budgets over depths, least-squares
     consistency, uniform placement in the leaves (module docstring: privacy proof).
@@ -646,11 +323,11 @@ def kd_hybrid(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Gen
     if height is None:
         big_h = default_height(n, (1.0 - share) * epsilon, mu=mu, max_height=max_height)
     else:
-        big_h = min(_whole("height", height, 0), full)
+        big_h = min(whole_number("height", height, 0), full)
     if kd_levels is None:
         kd = 2 * math.ceil(big_h / 2)
     else:
-        kd = min(_whole("kd_levels", kd_levels, 0), 2 * full)
+        kd = min(whole_number("kd_levels", kd_levels, 0), 2 * full)
     quad = max(big_h - math.ceil(kd / 2), 0)
     eps_median = share * epsilon if kd else 0.0
     eps_count = epsilon - eps_median
@@ -663,7 +340,7 @@ def kd_hybrid(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Gen
 
 
 def random_uniform(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Generator | None = None,
-                   discrete: bool | None = None) -> GraphRelease:
+                   discrete: bool | None = None) -> GraphOutput:
     """The DRF paper's "Random" baseline in edge-DP form: a noisy edge count m̃ = |E| + Lap(1/ε)
     (Δ₁ = 1), rounded and clipped to [0, n(n−1)/2], and m̃ edges placed uniformly at random among the
     upper-triangle cells (module docstring: why the whole matrix is one region). Budget key
@@ -671,9 +348,9 @@ def random_uniform(edges: object, n_nodes: int, epsilon: float, *, rng: np.rando
     e, n = _canonical(edges, n_nodes)
     epsilon = positive("epsilon", epsilon)
     disc = _discrete(rng, discrete)
-    true = np.array([e.shape[0]], dtype=np.int64)
-    noisy, _ = _laplace(true if disc else true.astype(np.float64), np.array([COUNT_SENSITIVITY / epsilon]), rng, disc,
-                        epsilon)
+    root = tuple(np.array([x], dtype=np.int64) for x in (0, n, 0, n))
+    noisy = measure_regions(root, EdgeCells(e[:, 0], e[:, 1], np.zeros(e.shape[0], dtype=np.int64)),
+                            np.array([epsilon]), epsilon, rng, discrete=disc).values
     cells = n * (n - 1) // 2
     k = np.clip(np.rint(noisy), 0, cells).astype(np.int64)
     one = np.zeros(1, dtype=np.int64)
@@ -683,7 +360,7 @@ def random_uniform(edges: object, n_nodes: int, epsilon: float, *, rng: np.rando
                      parent=np.full(1, -1, dtype=np.int64), leaf=np.ones(1, dtype=bool),
                      noisy=k.astype(np.float64))
     budget = {"total_count": epsilon}
-    return GraphRelease(edges=_sorted_edges(placed), budget=budget, method="random", n_nodes=n, private=True,
+    return GraphOutput(edges=_sorted_edges(placed), budget=budget, method="random", n_nodes=n, private=True,
                         label="edge-DP (random)", partition=part, order=None,
                         info={"noisy_edge_count": int(k[0]), "noise": _noise_text(rng, disc),
                               "source": "Gong et al. 2020, §4 'Random' (edge-DP form: one noisy total)"})
@@ -693,24 +370,10 @@ def noisy_degrees(edges: np.ndarray, n_nodes: int, epsilon: float, rng: np.rando
                   discrete: bool) -> np.ndarray:
     """d + Lap(2/ε) for the degree sequence d of canonical ``edges`` (Δ₁ = 2: one edge moves two
     degrees by 1): ε-DP. int64 for discrete noise, float64 otherwise."""
-    n = _whole("n_nodes", n_nodes, 1)
+    n = whole_number("n_nodes", n_nodes, 1)
     epsilon = positive("epsilon", epsilon)
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    deg = np.bincount(e.ravel(), minlength=n).astype(np.int64)
-    noisy, _ = _laplace(deg if discrete else deg.astype(np.float64), np.full(n, DEGREE_SENSITIVITY / epsilon), rng,
-                        discrete, epsilon)
-    return noisy
-
-
-def degree_postprocess(noisy: np.ndarray) -> np.ndarray:
-    """Noisy degrees → a plausible degree sequence: rounded, clipped to [0, n−1], and with an even sum
-    (one is taken from the largest degree if the sum is odd). Post-processing only."""
-    x = np.asarray(noisy, dtype=np.float64)
-    n = x.shape[0]
-    w = np.clip(np.rint(x), 0, max(n - 1, 0)).astype(np.int64)
-    if int(w.sum()) % 2:
-        w[int(np.argmax(w))] -= 1
-    return w
+    return measure_degrees(e, n, epsilon, rng, discrete=discrete).values
 
 
 def chung_lu(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -763,7 +426,7 @@ def chung_lu(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def degree_chung_lu(edges: object, n_nodes: int, epsilon: float, *, rng: np.random.Generator | None = None,
-                    discrete: bool | None = None) -> GraphRelease:
+                    discrete: bool | None = None) -> GraphOutput:
     """Degree-sequence baseline: noisy degrees (Laplace 2/ε, ε-DP), post-processed by
     :func:`degree_postprocess`, and a Chung–Lu graph with those expected degrees (:func:`chung_lu`).
     Budget key ``degrees``; ``info["degrees"]`` holds the post-processed (released) degree sequence."""
@@ -772,7 +435,7 @@ def degree_chung_lu(edges: object, n_nodes: int, epsilon: float, *, rng: np.rand
     disc = _discrete(rng, discrete)
     w = degree_postprocess(noisy_degrees(e, n, epsilon, rng, disc))
     out = chung_lu(w, _post_rng(rng))
-    return GraphRelease(edges=out, budget={"degrees": epsilon}, method="degree", n_nodes=n, private=True,
-                        label="edge-DP (degree)", partition=None, order=None,
-                        info={"degrees": w, "noise": _noise_text(rng, disc),
+    return GraphOutput(edges=out, budget={"degrees": epsilon}, method="degree", n_nodes=n, private=True,
+                       label="edge-DP (degree)", partition=None, order=None,
+                       info={"degrees": w, "noise": _noise_text(rng, disc),
                               "source": "noisy degrees (Δ₁ = 2) + Chung & Lu 2002"})

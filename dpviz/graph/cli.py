@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -40,26 +38,18 @@ from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source, source_s
 from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STRUCTURE_FROM_DATA_NOTICE,
                                   add_structure_from_data_arg, missing_declaration)
 from dpviz.errors import InputError
+from dpviz.graph.strategy import (DEFAULT_METHOD, METHODS, NOT_PRIVATE_LABEL, PRIVATE_METHODS, SPLIT_METHODS,
+                                  method_options, parse_split)
 
 CAP = "graph"
 ALL = "all"
-SPLIT_METHODS = ("drf", "drf-dp")
-"""Methods that take ``--budget-split`` (ε_D^d : ε_D^c : ε_R), passed on as ``split=(a, b, c)``."""
 MIN_EPSILON = _MIN_EPSILON
 """The smallest ε ``graph simulate`` and ``graph release`` take: :data:`dpviz.core.noise.MIN_EPSILON`."""
-
-
-def _methods() -> dict[str, str]:
-    from dpviz.graph.release import METHODS
-
-    return METHODS
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``graph`` command group (``simulate``, ``release``, ``describe-structure``) to the top-level
     sub-parsers."""
-    from dpviz.graph.release import DEFAULT_METHOD, METHODS, NOT_PRIVATE_LABEL
-
     cap = capability(CAP)
     samples = ",".join(s.name for s in cap.samples)
     g = groups.add_parser(CAP, help=cap.cli_help,
@@ -149,25 +139,6 @@ def _read_args(p: argparse.ArgumentParser) -> None:
 # ----------------------------------------------------------------------------------------------- helpers
 
 
-def parse_split(text: str | None) -> tuple[float, float, float] | None:
-    """``"3:7:3"`` -> (3.0, 7.0, 3.0): three positive finite weights (they are normalised by the method)."""
-    if text is None:
-        return None
-    parts = str(text).split(":")
-    try:
-        values = tuple(float(p) for p in parts)
-    except ValueError:
-        values = ()
-    if len(values) != 3 or not all(math.isfinite(x) and x > 0 for x in values):
-        raise InputError(f"--budget-split: expected three positive numbers A:B:C (ε_D^d : ε_D^c : ε_R), e.g. "
-                         f"3:7:3, got {text!r}")
-    return values  # type: ignore[return-value]
-
-
-def _options(method: str, split: tuple[float, float, float] | None) -> dict:
-    return {"split": split} if split is not None and method in SPLIT_METHODS else {}
-
-
 def _input_path(spec: str) -> Path | None:
     return None if str(spec).startswith(SAMPLE_PREFIX) else Path(spec)
 
@@ -218,8 +189,6 @@ def _declaration(args: argparse.Namespace, *, release: bool):
 
 
 def _label(method: str) -> str:
-    from dpviz.graph.release import NOT_PRIVATE_LABEL, PRIVATE_METHODS
-
     return "edge-DP" if method in PRIVATE_METHODS else NOT_PRIVATE_LABEL
 
 
@@ -255,16 +224,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     epsilon = _epsilon(args, release=False)
     split = parse_split(args.budget_split)
     seed = cliargs.seed_from_args(args)
-    methods = list(_methods()) if args.method == ALL else [args.method]
+    methods = list(METHODS) if args.method == ALL else [args.method]
     if split is not None and not set(methods) & set(SPLIT_METHODS):
         raise InputError(f"--budget-split: applies to {' and '.join(SPLIT_METHODS)} only, not {args.method}")
     vertices = _declaration(args, release=False)
     graph = _load(args)
 
-    import pandas as pd
-
+    from dpviz.core.noise import Noise
     from dpviz.graph import metrics
-    from dpviz.graph.release import NOT_PRIVATE_LABEL, method_rng, metrics_rng, release
+    from dpviz.graph.release import simulate
 
     print(f"graph: {graph.name}: {graph.n_nodes:,} vertices, {graph.n_edges:,} edges (simple, undirected)")
     for notice in graph.notices:
@@ -280,21 +248,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
               f"count; a release never publishes it), {graph.n_edges:,} kept")
     print(f"seed {seed} (seeded noise: not private; retype --seed {seed} to reproduce); ε = {epsilon:g}"
           + (f"; budget split ε_D^d:ε_D^c:ε_R = {':'.join(f'{x:g}' for x in split)} (drf, drf-dp)" if split else ""))
-    rows = []
-    with np.errstate(all="ignore"):  # degenerate graphs (no edge) give 0/0 in ratios: reported as nan, no warning
-        communities = metrics.true_communities(graph.edges, graph.n_nodes)
-        for method in methods:
-            t0 = time.perf_counter()
-            rel = release(graph.edges, graph.n_nodes, epsilon, method=method, rng=method_rng(seed, method),
-                          **_options(method, split))
-            seconds = time.perf_counter() - t0
-            suffix = f"  [{NOT_PRIVATE_LABEL}]" if not rel.private else ""
-            print(f"{method} ({_label(method)}): {rel.edges.shape[0]:,} edges released in {seconds:.3g} s; budget:")
-            print("\n".join(_budget_lines(rel.budget, epsilon, suffix)))
-            values = metrics.evaluate(graph.edges, rel.edges, graph.n_nodes, metrics_rng(seed),
-                                      communities=communities)
-            rows.append({"method": method if rel.private else f"{method} ({NOT_PRIVATE_LABEL})", **values})
-    table = pd.DataFrame(rows)
+    sim = simulate(graph, Noise.laplace(epsilon), methods, seed, **({"split": split} if split else {}))
+    for method, rel in sim.releases.items():
+        suffix = f"  [{NOT_PRIVATE_LABEL}]" if not rel.private else ""
+        print(f"{method} ({_label(method)}): {rel.edges.shape[0]:,} edges released in {sim.seconds[method]:.3g} s; "
+              "budget:")
+        print("\n".join(_budget_lines(rel.steps, epsilon, suffix)))
+    table = sim.table()
     print("metrics (simulation: released vs true graph):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     for key, (label, direction, definition) in metrics.METRIC_INFO.items():
@@ -314,8 +274,6 @@ def _check_outputs(args: argparse.Namespace, src: Path | None) -> None:
 
 def cmd_release(args: argparse.Namespace) -> int:
     cliargs.refuse_seed(args, CAP)
-    from dpviz.graph.release import NOT_PRIVATE_LABEL, PRIVATE_METHODS
-
     if args.method not in PRIVATE_METHODS:
         raise InputError(f"--method {args.method}: the published DRF ({NOT_PRIVATE_LABEL}) is refused in release "
                          "mode; use --method drf-dp (the default), or `graph simulate` to compare")
@@ -330,25 +288,25 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     from dpviz.core.noise import Noise
     from dpviz.core.tables import meta_json, meta_path, to_csv_text, write_together
-    from dpviz.graph.release import release_graph, release_meta
+    from dpviz.graph.release import release
     from dpviz.graph.structure import VertexSet
 
     if vertices is None:  # --structure-from-data: not private, and every output says so
         vertices = VertexSet.from_data(graph)
-    rel = release_graph(graph, vertices, epsilon, method=args.method, rng=None, **_options(args.method, split))
-    if args.partitions is not None and rel.release.partition is None:
+    rel = release(graph, Noise.laplace(epsilon, discrete=True), rng=None, method=args.method, vertices=vertices,
+                  source=source_stem(args.edges), **method_options(args.method, split))
+    if args.partitions is not None and rel.partition is None:
         raise InputError(f"--partitions: method {args.method} has no partition (nothing was written); leave "
                          "--partitions out or use drf-dp, kdh or quadtree")
-    meta = release_meta(rel, epsilon, source=source_stem(args.edges),
-                        split=split if args.method in SPLIT_METHODS else None)
+    meta = rel.metadata()
     budget = meta["budget"]
-    n_released = int(rel.release.edges.shape[0])
+    n_released = int(rel.edges.shape[0])
     report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(vertices.n_nodes),
               "n_edges_released": n_released, "structure": rel.structure, "mode": "release"}
     parts = [(args.partitions, None if args.partitions is None else json.dumps(rel.partition_json()) + "\n"),
              (args.report, json.dumps(report, indent=1) + "\n"),
              (meta_path(args.output), meta_json(meta)),
-             (args.output, to_csv_text(rel.edges_frame(), raw_text=args.raw_text))]
+             (args.output, to_csv_text(rel.table(), raw_text=args.raw_text))]
     parts = [(Path(p), text.encode("utf-8")) for p, text in parts if p is not None]
     # every output is checked, then the ledger charged (exit 3 if over the dataset's budget), then all are
     # written together: the release last, and a failure leaves none of them

@@ -151,7 +151,9 @@ sequential composition over depths — the accountant lists it that way.) h_max 
 thresholds and the floor depend only on |V|, ε and the split, which are public. Reconstruction reads
 only the released partition, estimates and order, with data-independent randomness: post-processing.
 
-Numerics: in a release (``rng=None``) counts and degrees get discrete Laplace noise from the OS CSPRNG
+Numerics: every noisy count and degree is drawn by :func:`dpviz.core.protocols.measure` (the queries are
+:class:`dpviz.graph.strategy.RegionCounts` and :class:`~dpviz.graph.strategy.DegreeSequence`). In a release
+(``rng=None``) that is discrete Laplace noise from the OS CSPRNG
 (:func:`dpviz.core.samplers.discrete_laplace`, TV error ≤ 7.9e-17 per draw), the exponential mechanism
 draws its Gumbel variates from the OS CSPRNG (:mod:`dpviz.core.exponential`, float64 caveat there);
 post-processing (Alg. 1 swaps, placement) uses a Generator seeded from OS entropy. In a simulation
@@ -183,149 +185,34 @@ Readings where the paper is vague (each is an option)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpviz.core.accounting import positive
 from dpviz.core.exponential import exponential_mechanism_grouped
-from dpviz.core.noise import Noise
 from dpviz.errors import InputError
-from dpviz.graph.model import COUNT_SENSITIVITY, DEGREE_SENSITIVITY, canonical_edges
-from dpviz.graph.regions import count_below, offdiag_cells, place_uniform, ragged_arange, upper_cells
-from dpviz.graph.release import NOT_PRIVATE_LABEL, GraphRelease, Partition
-from dpviz.tree.strategy import level_shares
+from dpviz.graph.estimators import project_capped, round_random, total_estimate
+from dpviz.graph.kdtree import DrfTree, decompose
+from dpviz.graph.model import GraphOutput, canonical_edges
+from dpviz.graph.regions import offdiag_cells, place_uniform, ragged_arange
+from dpviz.graph.strategy import (DEFAULT_MU_DRF, DEFAULT_SPLIT, NOT_PRIVATE_LABEL, DrfAccount, EdgeCells,
+                                  drf_account, measure_degrees, measure_regions, split_shares)
 
-__all__ = ["DEFAULT_SPLIT", "DEFAULT_ITERATIONS", "DEFAULT_MU", "DEFAULT_MAX_CANDIDATES", "ESTIMATORS",
-           "DENSE_THRESHOLD", "SPARSE_FRACTION", "AREA_FLOOR", "DrfAccount", "drf_account", "max_height",
-           "count_budgets", "relabel", "q_labelling", "project_capped", "drf_dp", "drf_published"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_MU", "DEFAULT_MAX_CANDIDATES", "ESTIMATORS", "DENSE_THRESHOLD",
+           "SPARSE_FRACTION", "relabel", "q_labelling", "drf_dp", "drf_published"]
 
-DEFAULT_SPLIT: tuple[float, float, float] = (3.0, 7.0, 3.0)
-"""ε_D^d : ε_D^c : ε_R (paper §3: "the distribution ratio of the privacy budget is 3 : 7 : 3")."""
 DEFAULT_ITERATIONS = 100
 """t of Alg. 1 (not given in the paper; see the module docstring)."""
-DEFAULT_MU = 4.0
-"""μ of Eq. (3) (not given in the paper)."""
+DEFAULT_MU = DEFAULT_MU_DRF
+"""μ of Eq. (3) (not given in the paper): :data:`dpviz.graph.strategy.DEFAULT_MU_DRF`."""
 DEFAULT_MAX_CANDIDATES = 256
 """At most this many evenly spaced split candidates per region and stage (the paper gives no number)."""
 DENSE_THRESHOLD = 0.8
 """Stop rule "dense": density ≥ 80% (paper §3, Step 2)."""
 SPARSE_FRACTION = 0.8
 """Stop rule "sparse": noisy count ≤ 80% of |V|²/4^{h_max+1} (paper §3, Step 2, after Chen et al.)."""
-AREA_FLOOR = 1.0 / 16.0
-"""drf-dp: a part's upper-cell area in the split utility is at least this fraction of its region's."""
-
-_TOL = 1e-9
-
-
-# ------------------------------------------------------------------------------------------- accounting
-
-
-def _split_shares(split: object) -> tuple[float, float, float]:
-    """The three shares ε_D^d : ε_D^c : ε_R, normalised to sum to 1."""
-    try:
-        parts = tuple(split)  # type: ignore[arg-type]
-    except TypeError:
-        raise InputError(f"split: expected three positive numbers ε_D^d : ε_D^c : ε_R, got {split!r}") from None
-    if len(parts) != 3:
-        raise InputError(f"split: expected three positive numbers ε_D^d : ε_D^c : ε_R, got {len(parts)} values")
-    vals = [positive(f"split[{i}]", p) for i, p in enumerate(parts)]
-    total = sum(vals)
-    return vals[0] / total, vals[1] / total, vals[2] / total
-
-
-def count_budgets(eps_counts: float, h: int) -> np.ndarray:
-    """Geometric per-depth count budgets ε_i = 2^{i/3}(∛2 − 1) ε_D^c / (2^{(h+1)/3} − 1), i = 0..h.
-
-    The quadtree budget of Cormode et al. (ICDE 2012) used by the paper (§3 Step 2, Eq. 7); they sum to
-    ε_D^c (the last one absorbs the float rounding so the sum is exact to the last bit).
-    """
-    eps = level_shares(h + 1, "geometric") * eps_counts  # ∝ 2^{i/3}: the same shares as the tree's split
-    eps[-1] = eps_counts - float(eps[:-1].sum())
-    return eps
-
-
-def max_height(n_nodes: int, eps_counts: float, mu: float = DEFAULT_MU, sensitivity: float = 1.0) -> int:
-    """h_max of Eq. (3): the largest h with ∛2 (2^h)² − (2^h)^{5/3} ≤ (∛2 − 1)|V|² ε_D^c / (μ √2 GS(f)).
-
-    Capped at ⌈log2 |V|⌉ (below that a leaf has less than one cell on average) and at least 1. The
-    left side increases with h (its derivative in x = 2^h is 2∛2 x − (5/3)x^{2/3} > 0 for x ≥ 1).
-    """
-    n = int(n_nodes)
-    rhs = (2.0 ** (1.0 / 3.0) - 1.0) * float(n) * float(n) * eps_counts / (mu * math.sqrt(2.0) * sensitivity)
-    cap = max(1, math.ceil(math.log2(max(n, 2))))
-    h = 0
-    while h < cap:  # at most ~40 scalar steps
-        x = 2.0 ** (h + 1)
-        if 2.0 ** (1.0 / 3.0) * x * x - x ** (5.0 / 3.0) > rhs:
-            break
-        h += 1
-    return max(1, h)
-
-
-@dataclass(frozen=True)
-class DrfAccount:
-    """The budget of one DRF run: every sub-budget, by name, in the order they are spent.
-
-    ``eps_split``: ε_D^d; ``eps_counts``: per-depth count budgets (depth 0..h_max); ``eps_relabel``:
-    ε_R (the relabelling for drf-dp, the reconstruction EM for the published DRF). ``private`` says
-    which of the two accountings it is.
-    """
-
-    epsilon: float
-    h_max: int
-    eps_split: float
-    eps_counts: tuple[float, ...]
-    eps_relabel: float
-    private: bool
-
-    @property
-    def eps_split_stage(self) -> float:
-        """ε_s = ε_D^d / (2 h_max): one exponential-mechanism stage (all regions of a depth, one axis)."""
-        return self.eps_split / (2 * self.h_max)
-
-    def budget(self) -> dict[str, float]:
-        """Sub-budget name → ε; the values sum to ``epsilon`` (checked to 1e-9)."""
-        out: dict[str, float] = {}
-        if self.private:
-            out["relabel (noisy degrees)"] = self.eps_relabel
-        for d in range(self.h_max):
-            out[f"split points depth {d} (rows, columns)"] = 2 * self.eps_split_stage
-        for d, e in enumerate(self.eps_counts):
-            out[f"counts depth {d}"] = float(e)
-        if not self.private:
-            out["reconstruction EM (ε_R)"] = self.eps_relabel
-        total = math.fsum(out.values())
-        if abs(total - self.epsilon) > _TOL * max(1.0, self.epsilon):
-            raise AssertionError(f"DRF accountant: sub-budgets sum to {total!r}, not ε = {self.epsilon!r}")
-        return out
-
-
-def drf_account(epsilon: float, n_nodes: int, *, split: Sequence[float] = DEFAULT_SPLIT, mu: float = DEFAULT_MU,
-                private: bool = True, max_height_override: int | None = None) -> DrfAccount:
-    """The accounting of a DRF run (data-independent: it needs only ε, |V| and the options)."""
-    epsilon = positive("epsilon", epsilon)
-    mu = positive("mu", mu)
-    s_d, s_c, _ = _split_shares(split)
-    eps_d = epsilon * s_d
-    eps_c = epsilon * s_c
-    eps_r = epsilon - eps_d - eps_c
-    if max_height_override is None:
-        h = max_height(n_nodes, eps_c, mu)
-    else:
-        if isinstance(max_height_override, bool) or not isinstance(max_height_override, (int, np.integer)) \
-                or int(max_height_override) < 1:
-            raise InputError(f"max_height: expected a whole number >= 1, got {max_height_override!r}")
-        h = int(max_height_override)
-    acc = DrfAccount(epsilon=epsilon, h_max=h, eps_split=eps_d, eps_counts=tuple(count_budgets(eps_c, h)),
-                     eps_relabel=eps_r, private=private)
-    acc.budget()  # asserts the sum
-    return acc
-
-
-# ------------------------------------------------------------------------------------------- noise
+# ------------------------------------------------------------------------------------------- randomness
 
 
 def _check_rng(rng: object) -> None:
@@ -339,13 +226,15 @@ def _post_rng(rng: np.random.Generator | None) -> np.random.Generator:
     return rng if rng is not None else np.random.default_rng()
 
 
-def _laplace(scale: np.ndarray | float, size: int, rng: np.random.Generator | None) -> np.ndarray:
-    """Laplace noise of the given scale(s): continuous from ``rng`` (simulation), or discrete Laplace from
-    the OS CSPRNG when ``rng`` is None (release of integer counts). Returned as float64."""
-    noise = Noise.laplace(1.0, discrete=rng is None)  # only the family and discreteness matter here
-    if size == 0:
-        return np.zeros(0)
-    return np.asarray(noise.draw(scale, size, rng), dtype=np.float64)
+def _discrete(rng: np.random.Generator | None, discrete: bool | None) -> bool:
+    """Discrete noise: as asked, else exactly when the noise comes from the OS CSPRNG (a release)."""
+    return rng is None if discrete is None else bool(discrete)
+
+
+def _noise_text(rng: np.random.Generator | None, discrete: bool) -> str:
+    if discrete:
+        return "discrete Laplace (OS CSPRNG)" if rng is None else "discrete Laplace"
+    return "continuous Laplace (simulation)"
 
 
 # ------------------------------------------------------------------------------------------- Step 1
@@ -387,177 +276,6 @@ def relabel(degrees: np.ndarray, iterations: int, rng: np.random.Generator) -> t
     return order, history
 
 
-# ------------------------------------------------------------------------------------------- Step 2
-
-
-@dataclass(frozen=True)
-class _Tree:
-    """Every node of the flattening kd-tree, as parallel arrays (node 0 is the root)."""
-
-    r0: np.ndarray
-    r1: np.ndarray
-    c0: np.ndarray
-    c1: np.ndarray
-    depth: np.ndarray
-    parent: np.ndarray
-    leaf: np.ndarray
-    count: np.ndarray  # true count (internal use only; never released)
-    measured: np.ndarray  # the noisy count released at the node's own depth (NaN: not measured)
-    point_leaf: np.ndarray  # leaf node of each input point
-    regions_per_depth: tuple[int, ...]
-
-
-def _choose_split(axis: int, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray,
-                  point_region: np.ndarray, point_coord: np.ndarray, eps_stage: float, private: bool,
-                  max_candidates: int | None, rng: np.random.Generator | None) -> np.ndarray:
-    """One exponential-mechanism split per region (all regions of one stage at once), Eqs. (4)–(5).
-
-    Candidates: every integer p in [start + ⌈s/4⌉, start + ⌊3s/4⌋] (s = side along ``axis``, ≥ 2).
-    """
-    g_n = r0.size
-    start, end = (r0, r1) if axis == 0 else (c0, c1)
-    s = end - start
-    lo = start + (s + 3) // 4
-    n_band = start + (3 * s) // 4 - lo + 1
-    if max_candidates is not None:
-        n_c = np.minimum(n_band, max_candidates)
-        t, grp = ragged_arange(np.zeros(g_n, dtype=np.int64), n_c)
-        step_num = np.maximum(n_band - 1, 0)[grp]
-        step_den = np.maximum(n_c - 1, 1)[grp]
-        cand = lo[grp] + (t * step_num) // step_den  # evenly spaced, distinct (public)
-    else:
-        n_c = n_band
-        cand, grp = ragged_arange(lo, n_band)
-    below = count_below(point_region, point_coord, grp, cand)
-    total = np.bincount(point_region, minlength=g_n).astype(np.int64)
-    above = total[grp] - below
-    if axis == 0:
-        p1 = (r0[grp], cand, c0[grp], c1[grp])
-        p2 = (cand, r1[grp], c0[grp], c1[grp])
-    else:
-        p1 = (r0[grp], r1[grp], c0[grp], cand)
-        p2 = (r0[grp], r1[grp], cand, c1[grp])
-    if private:
-        a1 = upper_cells(*p1).astype(np.float64)
-        a2 = upper_cells(*p2).astype(np.float64)
-        floor = (AREA_FLOOR * upper_cells(r0, r1, c0, c1).astype(np.float64))[grp]
-        n1 = np.maximum(a1, floor)
-        n2 = np.maximum(a2, floor)
-        # A part without upper cells has count 0 on every graph: density 0, no sensitivity. (A half
-        # with no upper cell at all gets a constant utility: its column split is uniform.)
-        inv1 = np.divide(1.0, n1, out=np.zeros_like(n1), where=a1 > 0)
-        inv2 = np.divide(1.0, n2, out=np.zeros_like(n2), where=a2 > 0)
-        util = np.abs(below * inv1 - above * inv2)
-        inv = np.maximum(inv1, inv2)
-        offsets = np.cumsum(n_c) - n_c
-        sens = np.maximum.reduceat(inv, offsets)  # Δ(R): max over the region's candidates
-        sens = np.where(sens > 0, sens, 1.0)  # no upper cell in any part: the utility is constant
-    else:
-        a1 = ((p1[1] - p1[0]) * (p1[3] - p1[2])).astype(np.float64)
-        a2 = ((p2[1] - p2[0]) * (p2[3] - p2[2])).astype(np.float64)
-        util = np.abs(below / a1 - above / a2)
-        sens = 4.0 / ((r1 - r0) * (c1 - c0)).astype(np.float64)  # GS(q) = 4/S as published
-    chosen = exponential_mechanism_grouped(util, grp, eps_stage, sens, rng, n_groups=g_n)
-    return cand[chosen]
-
-
-def _decompose(pu: np.ndarray, pv: np.ndarray, n: int, acc: DrfAccount, *, private: bool, dense: float,
-               sparse: float, max_candidates: int | None, rng: np.random.Generator | None) -> _Tree:
-    """Alg. 2: the flattening kd-tree, depth by depth, all regions of a depth vectorised.
-
-    The Python loop runs over the h_max depths (two split stages and one count stage each); every
-    operation inside is vectorised over the regions and the points of that depth.
-    """
-    h = acc.h_max
-    eps_c = np.asarray(acc.eps_counts)
-    eps_s = acc.eps_split_stage
-    sparse_thr = sparse * float(n) * float(n) / 4.0 ** (h + 1)
-    n_pts = pu.size
-
-    def cells(r0, r1, c0, c1):
-        return upper_cells(r0, r1, c0, c1) if private else (r1 - r0) * (c1 - c0)
-
-    def measure(counts, cap, eps):
-        out = counts.astype(np.float64)
-        live = cap > 0 if private else np.ones(counts.size, dtype=bool)  # U = 0: exactly 0, no noise
-        out[live] += _laplace(COUNT_SENSITIVITY / eps, int(live.sum()), rng)
-        return out, live
-
-    def stops(r0, r1, c0, c1, counts, measured, cap, depth):
-        leaf = (depth >= h) | (r1 - r0 < 2) | (c1 - c0 < 2) | (measured <= sparse_thr)
-        if private:
-            leaf |= cap == 0
-            leaf |= measured >= dense * np.maximum(cap, 1)
-        else:
-            leaf |= counts >= dense * cap  # the published rule reads the true density
-        return leaf
-
-    zero = np.zeros(1, dtype=np.int64)
-    nn = np.array([n], dtype=np.int64)
-    root_cap = cells(zero, nn, zero, nn)
-    root_count = np.array([n_pts], dtype=np.int64)
-    root_meas, root_live = measure(root_count, root_cap, eps_c[0])
-    root_leaf = stops(zero, nn, zero, nn, root_count, root_meas, root_cap, 0)
-    blocks = {k: [v] for k, v in dict(r0=zero, r1=nn, c0=zero, c1=nn, depth=zero, parent=np.array([-1]),
-                                      leaf=root_leaf, count=root_count,
-                                      measured=np.where(root_live, root_meas, np.nan)).items()}
-    point_leaf = np.full(n_pts, -1, dtype=np.int64)
-    per_depth = [1]
-    next_id = 1
-    alive_nodes = np.flatnonzero(~root_leaf)
-    ar0, ar1, ac0, ac1 = zero[alive_nodes], nn[alive_nodes], zero[alive_nodes], nn[alive_nodes]
-    if root_leaf[0]:
-        point_leaf[:] = 0
-        pid = np.zeros(0, dtype=np.int64)
-    else:
-        pid = np.arange(n_pts, dtype=np.int64)
-    preg = np.zeros(pid.size, dtype=np.int64)
-    u, v = pu[pid], pv[pid]
-    for d in range(h):  # h_max depths; everything inside is vectorised over regions and points
-        g_n = alive_nodes.size
-        if g_n == 0:
-            break
-        # stage 1: horizontal split of every alive region (rows)
-        p = _choose_split(0, ar0, ar1, ac0, ac1, preg, u, eps_s, private, max_candidates, rng)
-        half = 2 * preg + (u >= p[preg])
-        hr0 = np.column_stack([ar0, p]).ravel()
-        hr1 = np.column_stack([p, ar1]).ravel()
-        hc0 = np.repeat(ac0, 2)
-        hc1 = np.repeat(ac1, 2)
-        # stage 2: vertical split of every half (columns)
-        q = _choose_split(1, hr0, hr1, hc0, hc1, half, v, eps_s, private, max_candidates, rng)
-        quarter = 2 * half + (v >= q[half])
-        kr0 = np.repeat(hr0, 2)
-        kr1 = np.repeat(hr1, 2)
-        kc0 = np.column_stack([hc0, q]).ravel()
-        kc1 = np.column_stack([q, hc1]).ravel()
-        counts = np.bincount(quarter, minlength=4 * g_n).astype(np.int64)
-        cap = cells(kr0, kr1, kc0, kc1)
-        meas, live = measure(counts, cap, eps_c[d + 1])
-        leaf = stops(kr0, kr1, kc0, kc1, counts, meas, cap, d + 1)
-        ids = next_id + np.arange(4 * g_n, dtype=np.int64)
-        next_id += 4 * g_n
-        for key, val in dict(r0=kr0, r1=kr1, c0=kc0, c1=kc1, depth=np.full(4 * g_n, d + 1),
-                             parent=np.repeat(alive_nodes, 4), leaf=leaf, count=counts,
-                             measured=np.where(live, meas, np.nan)).items():
-            blocks[key].append(val)
-        per_depth.append(4 * g_n)
-        in_leaf = leaf[quarter]
-        point_leaf[pid[in_leaf]] = ids[quarter[in_leaf]]
-        keep = ~in_leaf
-        new_index = np.cumsum(~leaf) - 1  # child -> index among the alive children
-        pid, u, v, preg = pid[keep], u[keep], v[keep], new_index[quarter[keep]]
-        alive = ~leaf
-        alive_nodes = ids[alive]
-        ar0, ar1, ac0, ac1 = kr0[alive], kr1[alive], kc0[alive], kc1[alive]
-    arrays = {k: np.concatenate(v) for k, v in blocks.items()}
-    return _Tree(r0=arrays["r0"].astype(np.int64), r1=arrays["r1"].astype(np.int64),
-                 c0=arrays["c0"].astype(np.int64), c1=arrays["c1"].astype(np.int64),
-                 depth=arrays["depth"].astype(np.int64), parent=arrays["parent"].astype(np.int64),
-                 leaf=arrays["leaf"].astype(bool), count=arrays["count"], measured=arrays["measured"],
-                 point_leaf=point_leaf, regions_per_depth=tuple(per_depth))
-
-
 # ------------------------------------------------------------------------------------------- shared
 
 
@@ -591,13 +309,21 @@ def _options(options: Mapping[str, object]) -> dict[str, object]:
     return out
 
 
-def _partition(tree: _Tree, noisy: np.ndarray) -> Partition:
-    return Partition(r0=tree.r0, r1=tree.r1, c0=tree.c0, c1=tree.c1, depth=tree.depth, parent=tree.parent,
-                     leaf=tree.leaf, noisy=noisy)
+def _measure_eps(tree: DrfTree, acc: DrfAccount) -> np.ndarray:
+    return np.asarray(acc.eps_counts)[tree.regions.depth]
 
 
-def _measure_eps(tree: _Tree, acc: DrfAccount) -> np.ndarray:
-    return np.asarray(acc.eps_counts)[tree.depth]
+def _remeasure(tree: DrfTree, early: np.ndarray, eps: np.ndarray, pu: np.ndarray, pv: np.ndarray, *, upper: bool,
+               rng: np.random.Generator | None, discrete: bool) -> np.ndarray:
+    """Step 3 (Eq. 6): fresh noisy counts of the early leaves ``early``, leaf i with budget ``eps[i]``
+    (Laplace 1/ε through core ``measure``; the leaves are disjoint: the stage costs max ε on any edge)."""
+    reg = tree.regions
+    pos = np.full(len(reg), -1, dtype=np.int64)
+    pos[early] = np.arange(early.size)
+    cells = EdgeCells(pu, pv, pos[tree.point_leaf])
+    bounds = (reg.r0[early], reg.r1[early], reg.c0[early], reg.c1[early])
+    meas = measure_regions(bounds, cells, eps, float(eps.max()), rng, discrete=discrete, upper=upper)
+    return np.asarray(meas.values, dtype=np.float64)
 
 
 def _to_caller_ids(cells: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
@@ -607,64 +333,11 @@ def _to_caller_ids(cells: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
     return canonical_edges(order[cells], n).edges
 
 
-# ------------------------------------------------------------------------------------------- Step 3 (drf-dp)
-
-
-def _total_estimate(root: float, root_var: float, leaf_sum: float, leaf_var: float) -> float:
-    """Inverse-variance combination of two estimates of the number of edges (both released).
-
-    The leaf sum is unbiased given the tree (fresh Step-3 counts and depth-h_max counts, none of which
-    decided its own stop); the root count is unbiased but for the event "the root did not stop", which
-    is negligible unless the graph is nearly empty. ``root_var = 0`` means: leaves only.
-    """
-    if root_var <= 0.0:
-        return leaf_sum
-    if leaf_var <= 0.0:
-        return leaf_sum
-    w0, w1 = 1.0 / root_var, 1.0 / leaf_var
-    return (w0 * root + w1 * leaf_sum) / (w0 + w1)
-
-
-def project_capped(y: np.ndarray, cap: np.ndarray, total: float) -> np.ndarray:
-    """Euclidean projection of y onto {x : 0 ≤ x ≤ cap, Σ x = total}: x = clip(y − τ, 0, cap).
-
-    The least-squares leaf counts that are non-negative, fit in their regions and add up to the
-    released total (post-processing). Σ clip(y − τ, 0, cap) is continuous and non-increasing in τ, so τ
-    is found by bisection (~100 vectorised steps). ``total`` is clipped to [0, Σ cap].
-    """
-    y = np.asarray(y, dtype=np.float64)
-    cap = np.asarray(cap, dtype=np.float64)
-    if y.size == 0:
-        return y.copy()
-    total = float(total)
-    if total <= 0.0:
-        return np.zeros_like(y)
-    if total >= float(cap.sum()):
-        return cap.copy()
-    lo = float((y - cap).min()) - 1.0  # f(lo) = Σ cap >= total
-    hi = float(y.max())  # f(hi) = 0 <= total
-    for _ in range(100):  # bisection on a scalar: each step is one vectorised sum
-        mid = 0.5 * (lo + hi)
-        if np.clip(y - mid, 0.0, cap).sum() > total:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * max(1.0, abs(hi)):
-            break
-    return np.clip(y - 0.5 * (lo + hi), 0.0, cap)
-
-
-def _round_random(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """floor(x) + Bernoulli(frac(x)): integer counts with the same expectation (post-processing)."""
-    base = np.floor(x)
-    return (base + (rng.random(x.size) < x - base)).astype(np.int64)
-
-
 # ------------------------------------------------------------------------------------------- drf-dp
 
 
 def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Generator | None = None,
-           split: Sequence[float] = DEFAULT_SPLIT, **options) -> GraphRelease:
+           split: Sequence[float] = DEFAULT_SPLIT, discrete: bool | None = None, **options) -> GraphOutput:
     """DRF made edge-DP (the default method): ε-edge-DP for the whole output (module docstring proof).
 
     Options: ``iterations`` (t of Alg. 1, default 100), ``mu`` (Eq. 3, default 4), ``dense`` (0.8),
@@ -673,9 +346,11 @@ def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Ge
     "clip": Step 3 leaf estimates, module docstring).
     ``split`` = ε_D^d : ε_D^c : ε_R, here split points : counts : relabelling (default 3 : 7 : 3).
     ``rng``: a Generator (simulation: continuous Laplace, reproducible) or None (release: discrete
-    Laplace and exponential-mechanism draws from the OS CSPRNG).
+    Laplace and exponential-mechanism draws from the OS CSPRNG). ``discrete``: discrete Laplace counts
+    (default: when ``rng`` is None). Every count is drawn by :func:`dpviz.core.protocols.measure`.
     """
     _check_rng(rng)
+    disc = _discrete(rng, discrete)
     opts = _options(options)
     canon = canonical_edges(edges, n_nodes)
     n = int(n_nodes)
@@ -683,8 +358,8 @@ def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Ge
     post = _post_rng(rng)
 
     # Step 1: noisy degrees (L1 sensitivity 2), Alg. 1 on them (post-processing)
-    deg = np.bincount(canon.edges.ravel(), minlength=n).astype(np.float64)
-    noisy_deg = deg + _laplace(DEGREE_SENSITIVITY / acc.eps_relabel, n, rng)
+    noisy_deg = np.asarray(measure_degrees(canon.edges, n, acc.eps_relabel, rng, discrete=disc).values,
+                           dtype=np.float64)
     order, history = relabel(noisy_deg, opts["iterations"], post)
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n, dtype=np.int64)
@@ -693,25 +368,26 @@ def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Ge
     pu, pv = np.minimum(a, b), np.maximum(a, b)  # the edge's upper-triangle cell after relabelling
 
     # Step 2: decomposition on the upper triangle
-    tree = _decompose(pu, pv, n, acc, private=True, dense=opts["dense"], sparse=opts["sparse"],
-                      max_candidates=opts["max_candidates"], rng=rng)
+    tree = decompose(pu, pv, n, acc, private=True, dense=opts["dense"], sparse=opts["sparse"],
+                     max_candidates=opts["max_candidates"], rng=rng, discrete=disc)
+    reg = tree.regions
 
     # Step 3 (Eq. 6): early leaves are counted again with the unspent budget Σ_{j>i} ε_j; the fresh count
     # replaces the first, which decided the stop and is therefore biased (low for a sparse leaf)
     eps_c = np.asarray(acc.eps_counts)
-    cap = upper_cells(tree.r0, tree.r1, tree.c0, tree.c1)
+    cap = reg.upper()
     est = np.where(np.isnan(tree.measured), 0.0, tree.measured)
-    var = np.where(np.isnan(tree.measured), 0.0, 2.0 / eps_c[tree.depth] ** 2)
+    var = np.where(np.isnan(tree.measured), 0.0, 2.0 / eps_c[reg.depth] ** 2)
     remainder = np.concatenate([np.cumsum(eps_c[::-1])[::-1][1:], [0.0]])  # Σ_{j>i} ε_j
-    early = np.flatnonzero(tree.leaf & (tree.depth < acc.h_max) & (cap > 0))
+    early = np.flatnonzero(reg.leaf & (reg.depth < acc.h_max) & (cap > 0))
     if early.size:
-        e2 = remainder[tree.depth[early]]
-        est[early] = tree.count[early] + _laplace(COUNT_SENSITIVITY / e2, early.size, rng)
+        e2 = remainder[reg.depth[early]]
+        est[early] = _remeasure(tree, early, e2, pu, pv, upper=True, rng=rng, discrete=disc)
         var[early] = 2.0 / (e2 * e2)
-    leaves = np.flatnonzero(tree.leaf)
+    leaves = np.flatnonzero(reg.leaf)
     if opts["estimator"] == "project":
-        root_var = var[0] if not tree.leaf[0] else 0.0  # a stopped root is itself the one leaf
-        total = _total_estimate(float(tree.measured[0]), root_var, float(est[leaves].sum()),
+        root_var = var[0] if not reg.leaf[0] else 0.0  # a stopped root is itself the one leaf
+        total = total_estimate(float(tree.measured[0]), root_var, float(est[leaves].sum()),
                                 float(var[leaves].sum()))
         leaf_x = project_capped(est[leaves], cap[leaves].astype(np.float64), total)
     else:  # "clip": the paper's DRF-2 reading, each leaf clipped to [0, U]
@@ -721,26 +397,26 @@ def drf_dp(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Ge
     noisy[leaves] = leaf_x
 
     # Step 4: uniform placement of the (randomly) rounded leaf estimates (post-processing only)
-    k = _round_random(leaf_x, post) if opts["estimator"] == "project" else np.rint(leaf_x).astype(np.int64)
-    cells = place_uniform(tree.r0[leaves], tree.r1[leaves], tree.c0[leaves], tree.c1[leaves], k, post)
+    k = round_random(leaf_x, post) if opts["estimator"] == "project" else np.rint(leaf_x).astype(np.int64)
+    cells = place_uniform(reg.r0[leaves], reg.r1[leaves], reg.c0[leaves], reg.c1[leaves], k, post)
     out_edges = _to_caller_ids(cells, order, n)
 
     info = {
-        "h_max": acc.h_max, "mu": opts["mu"], "split": _split_shares(split), "iterations": opts["iterations"],
+        "h_max": acc.h_max, "mu": opts["mu"], "split": split_shares(split), "iterations": opts["iterations"],
         "q_labelling_noisy": history, "sparse_threshold": opts["sparse"] * n * n / 4.0 ** (acc.h_max + 1),
         "regions_per_depth": tree.regions_per_depth, "n_leaves": int(leaves.size),
         "measured": tree.measured, "measure_epsilon": _measure_eps(tree, acc),
-        "noise": "discrete Laplace (OS CSPRNG)" if rng is None else "continuous Laplace (simulation)",
+        "noise": _noise_text(rng, disc),
     }  # nothing here is computed from the data without noise (not even the dropped-row counts)
-    return GraphRelease(edges=out_edges, budget=acc.budget(), method="drf-dp", n_nodes=n, private=True,
-                        label="edge-DP (drf-dp)", partition=_partition(tree, noisy), order=order, info=info)
+    return GraphOutput(edges=out_edges, budget=acc.budget(), method="drf-dp", n_nodes=n, private=True,
+                       label="edge-DP (drf-dp)", partition=reg.released(noisy), order=order, info=info)
 
 
 # ------------------------------------------------------------------------------------------- published
 
 
 def drf_published(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.random.Generator | None = None,
-                  split: Sequence[float] = DEFAULT_SPLIT, **options) -> GraphRelease:
+                  split: Sequence[float] = DEFAULT_SPLIT, discrete: bool | None = None, **options) -> GraphOutput:
     """DRF exactly as published (§3, Steps 1–4) — NOT edge-DP (module docstring): for comparison only.
 
     Step 1 on the true degrees; Step 2 on the symmetric matrix (both cells of every edge) with the
@@ -749,6 +425,7 @@ def drf_published(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.ra
     :func:`drf_dp`. The budget is the paper's nominal accounting.
     """
     _check_rng(rng)
+    disc = _discrete(rng, discrete)
     opts = _options(options)
     canon = canonical_edges(edges, n_nodes)
     n = int(n_nodes)
@@ -766,21 +443,22 @@ def drf_published(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.ra
     pv = np.concatenate([b, a])
 
     # Step 2
-    tree = _decompose(pu, pv, n, acc, private=False, dense=opts["dense"], sparse=opts["sparse"],
-                      max_candidates=opts["max_candidates"], rng=rng)
+    tree = decompose(pu, pv, n, acc, private=False, dense=opts["dense"], sparse=opts["sparse"],
+                     max_candidates=opts["max_candidates"], rng=rng, discrete=disc)
+    reg = tree.regions
 
     # Step 3 (Eq. 6): early leaves are counted again with Σ_{j=i}^{h} ε_j (replacing the first count)
     eps_c = np.asarray(acc.eps_counts)
     tail = np.cumsum(eps_c[::-1])[::-1]  # Σ_{j>=i} ε_j
     est = tree.measured.copy()
-    early = np.flatnonzero(tree.leaf & (tree.depth < acc.h_max))
+    early = np.flatnonzero(reg.leaf & (reg.depth < acc.h_max))
     if early.size:
-        est[early] = tree.count[early] + _laplace(COUNT_SENSITIVITY / tail[tree.depth[early]], early.size, rng)
-    offd = offdiag_cells(tree.r0, tree.r1, tree.c0, tree.c1)
-    noisy = np.where(tree.leaf, np.clip(est, 0.0, offd), est)
+        est[early] = _remeasure(tree, early, tail[reg.depth[early]], pu, pv, upper=False, rng=rng, discrete=disc)
+    offd = offdiag_cells(reg.r0, reg.r1, reg.c0, reg.c1)
+    noisy = np.where(reg.leaf, np.clip(est, 0.0, offd), est)
 
     # Step 4: EM over q in [0, min(c, c~)] (score q, GS = 1, ε_R), q true ones kept (problem 2)
-    leaves = np.flatnonzero(tree.leaf)
+    leaves = np.flatnonzero(reg.leaf)
     c_tilde = np.rint(noisy[leaves]).astype(np.int64)
     c_true = tree.count[leaves]
     top = np.minimum(c_true, c_tilde)
@@ -789,7 +467,7 @@ def drf_published(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.ra
                                          n_groups=leaves.size)
     q = cand[pick]
     # q true ones per leaf, uniformly among the leaf's ones of A
-    leaf_pos = np.full(tree.r0.size, -1, dtype=np.int64)
+    leaf_pos = np.full(len(reg), -1, dtype=np.int64)
     leaf_pos[leaves] = np.arange(leaves.size)
     pl = leaf_pos[tree.point_leaf]
     ordr = np.lexsort((post.random(pl.size), pl))
@@ -800,17 +478,17 @@ def drf_published(edges: np.ndarray, n_nodes: int, epsilon: float, *, rng: np.ra
     # c~ - q further ones on the 0 elements of A off the main diagonal
     zeros_needed = c_tilde - q
     sym = np.column_stack([pu, pv])
-    extra = place_uniform(tree.r0[leaves], tree.r1[leaves], tree.c0[leaves], tree.c1[leaves], zeros_needed, post,
+    extra = place_uniform(reg.r0[leaves], reg.r1[leaves], reg.c0[leaves], reg.c1[leaves], zeros_needed, post,
                           upper=False, exclude=sym)
     cells = np.concatenate([true_cells, extra]).astype(np.int64)
     out_edges = _to_caller_ids(cells, order, n)
 
     info = {
-        "h_max": acc.h_max, "mu": opts["mu"], "split": _split_shares(split), "iterations": opts["iterations"],
+        "h_max": acc.h_max, "mu": opts["mu"], "split": split_shares(split), "iterations": opts["iterations"],
         "q_labelling": history, "sparse_threshold": opts["sparse"] * n * n / 4.0 ** (acc.h_max + 1),
         "regions_per_depth": tree.regions_per_depth, "n_leaves": int(leaves.size),
         "measured": tree.measured, "measure_epsilon": _measure_eps(tree, acc),
         "true_edges_kept": int(kept.size), "warning": NOT_PRIVATE_LABEL,
     }
-    return GraphRelease(edges=out_edges, budget=acc.budget(), method="drf", n_nodes=n, private=False,
-                        label=NOT_PRIVATE_LABEL, partition=_partition(tree, noisy), order=order, info=info)
+    return GraphOutput(edges=out_edges, budget=acc.budget(), method="drf", n_nodes=n, private=False,
+                       label=NOT_PRIVATE_LABEL, partition=reg.released(noisy), order=order, info=info)

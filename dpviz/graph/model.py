@@ -8,19 +8,29 @@ repeated edges dropped and counted. It never allocates anything of size n²: dup
 sorting the m codes u·n + v, so it costs O(m log m) time and O(m) memory.
 
 :class:`Graph` is what the readers return (:func:`dpviz.graph.io.read_edges`, the bundled samples of
-:mod:`dpviz.graph.data`): the canonical edges plus the original vertex labels (to map ids back on
+:mod:`dpviz.graph.samples`): the canonical edges plus the original vertex labels (to map ids back on
 output), notices about what was changed while reading, and a name.
+
+:class:`GraphOutput` is what every method of :data:`dpviz.graph.strategy.METHODS` returns on the vertex ids
+0..n-1: the released edges, the sub-budgets it spent, its partition (:class:`dpviz.graph.regions.Partition`)
+and vertex order; :class:`dpviz.graph.release.GraphRelease` wraps it with the noise and the declared vertex
+set.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpviz.errors import InputError
 
-__all__ = ["CanonicalEdges", "Graph", "canonical_edges", "check_n_nodes", "dropped_notices", "sorted_unique",
+if TYPE_CHECKING:
+    from dpviz.graph.regions import Partition
+
+__all__ = ["CanonicalEdges", "Graph", "GraphOutput", "canonical_edges", "check_n_nodes", "dropped_notices", "sorted_unique",
            "COUNT_SENSITIVITY", "DEGREE_SENSITIVITY"]
 
 COUNT_SENSITIVITY = 1.0
@@ -203,3 +213,26 @@ def dropped_notices(self_loops: int, duplicates: int) -> tuple[str, ...]:
         out.append(f"{duplicates:,} duplicate edge{'s' if duplicates != 1 else ''} dropped (the same undirected "
                    "edge listed again, in either direction)")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class GraphOutput:
+    """What one graph method returns, on the vertex ids 0..n-1.
+
+    ``edges``: int64 (k, 2), u < v, no duplicates, no self-loops, in the caller's vertex ids 0..n-1.
+    ``budget``: sub-budget name -> ε spent, in spending order; the values sum to the requested ε (to 1e-9).
+    ``private``: False only for the published DRF; ``label`` then says it is not edge-DP.
+    ``partition``: the regions and their released counts (None for methods without one).
+    ``order``: the vertex order used for the matrix layout (``order[i]`` = vertex at row i), if any.
+    ``info``: the method's public facts (heights, per-depth budgets, noise wording).
+    """
+
+    edges: np.ndarray
+    budget: Mapping[str, float]
+    method: str
+    n_nodes: int
+    private: bool = True
+    label: str = ""
+    partition: Partition | None = None
+    order: np.ndarray | None = None
+    info: Mapping[str, object] = field(default_factory=dict)

@@ -7,6 +7,9 @@ Every function here is vectorised over many regions at once and never allocates 
 
 * :func:`upper_cells` / :func:`offdiag_cells`: how many cells (i, j) with i < j (resp. i != j) a region
   has, in closed form.
+* :class:`Partition`: the one region-array type of ``dpviz.graph`` — the regions of a decomposition
+  (DRF's flattening kd-tree, the baselines' quadtree and kd-hybrid trees) as parallel arrays, with
+  their depth, parent and leaf flags, and, once released, their noisy counts.
 * :class:`EdgeIndex` / :func:`count_upper`: how many edge points fall in each of many arbitrary
   rectangles. The points are sorted by row once; a *merge-sort tree* over that order (level l holds the
   column values sorted inside consecutive blocks of 2^l points) answers the dominance count
@@ -28,13 +31,13 @@ Every function here is vectorised over many regions at once and never allocates 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from dpviz.errors import InputError
 
-__all__ = ["EdgeIndex", "count_upper", "count_below", "upper_cells", "offdiag_cells", "place_uniform",
+__all__ = ["Partition", "EdgeIndex", "count_upper", "count_below", "upper_cells", "offdiag_cells", "place_uniform",
            "ragged_arange"]
 
 _ENUMERATE_SLACK = 64
@@ -113,6 +116,70 @@ def offdiag_cells(r0: object, r1: object, c0: object, c1: object) -> np.ndarray:
     area = np.maximum(r1 - r0, 0) * np.maximum(c1 - c0, 0)
     diag = np.maximum(np.minimum(r1, c1) - np.maximum(r0, c0), 0)
     return (area - diag).astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------- region arrays
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Rectangular regions of the (relabelled) adjacency matrix, as parallel arrays of length k: the one
+    region-array type of ``dpviz.graph`` (DRF's flattening kd-tree, the baselines' trees, a release).
+
+    Region i is the half-open rectangle rows [r0[i], r1[i]) x columns [c0[i], c1[i]) of the matrix
+    whose rows/columns are the relabelled vertices (``GraphRelease.order``). ``depth`` is the tree depth
+    at which the region was created, ``parent`` the index of its parent region in the same arrays (-1 for
+    the root), ``leaf`` whether it is a final region. ``noisy``: its released (noisy, post-processed) edge
+    count on the upper triangle, once released (None while the tree is being built). ``kinds[d]``: how
+    level d was split, for trees planned level by level ("quad" or "kd"; empty otherwise). Internal nodes
+    are kept so that a page can step through the decomposition depth by depth.
+    """
+
+    r0: np.ndarray
+    r1: np.ndarray
+    c0: np.ndarray
+    c1: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    leaf: np.ndarray
+    noisy: np.ndarray | None = None
+    kinds: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.r0.shape[0])
+
+    @property
+    def n_regions(self) -> int:
+        return len(self)
+
+    @property
+    def levels(self) -> int:
+        """Number of planned split levels L (depths 0..L get a count budget)."""
+        return len(self.kinds)
+
+    @property
+    def fanouts(self) -> tuple[int, ...]:
+        """Nominal fan-out of every planned level: 2 for a kd level, 4 for a quadtree level."""
+        return tuple(2 if k == "kd" else 4 for k in self.kinds)
+
+    def upper(self) -> np.ndarray:
+        """Number of upper-triangle cells (i < j) of every region."""
+        return upper_cells(self.r0, self.r1, self.c0, self.c1)
+
+    def offdiag(self) -> np.ndarray:
+        """Number of off-diagonal cells (i != j) of every region."""
+        return offdiag_cells(self.r0, self.r1, self.c0, self.c1)
+
+    def released(self, noisy: np.ndarray) -> Partition:
+        """These regions with their released counts ``noisy`` (float64, one per region)."""
+        return replace(self, noisy=np.asarray(noisy, dtype=np.float64))
+
+    def to_json(self) -> dict:
+        """A JSON-ready mapping (lists), for ``--partitions P.json`` and the page's download."""
+        if self.noisy is None:
+            raise InputError("partition: no released counts to write")
+        return {name: getattr(self, name).tolist() for name in
+                ("r0", "r1", "c0", "c1", "depth", "parent", "leaf", "noisy")}
 
 
 # ------------------------------------------------------------------------------------------- range counting

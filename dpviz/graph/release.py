@@ -1,232 +1,278 @@
-"""The result type every graph method returns, and the one ``release`` entry point.
+"""The graph capability's one release API: ``release`` and ``simulate`` (issue 18's shape).
 
-Unit of privacy: **one edge** (edge-level DP). Neighbouring graphs on the same, public vertex set
-{0..n-1} differ in exactly one undirected edge {u, v}; in the symmetric adjacency matrix that is two
-cells, (u, v) and (v, u), so counts are taken on the upper triangle (u < v) only, where it is one cell.
+Unit of privacy: **one edge** (edge-level DP) on a public vertex set (:mod:`dpviz.graph.strategy`).
 
-``release(edges, n_nodes, epsilon, method="drf-dp", rng=None)`` dispatches by name to the functions in
-:data:`METHODS` (``"module:function"`` targets, imported lazily), each with the signature
-``f(edges, n_nodes, epsilon, *, rng=None, **options) -> GraphRelease``.
+* ``release(data, noise, *, rng=None, method="drf-dp", vertices=None, source=None, **options) -> GraphRelease``:
+  ``data`` is a :class:`~dpviz.graph.model.Graph` (as read from the data, e.g. by
+  :func:`dpviz.graph.io.read_edges`, or built with ``Graph.from_edges(edges, n)``), put on its **declared**
+  vertex set ``vertices`` (:class:`dpviz.graph.structure.VertexSet`: edges touching an undeclared vertex
+  dropped, the count never published; None = the vertex set the graph shows, which every output then says
+  was read from the data). ``noise`` is Laplace (pure ε-edge-DP): discrete for a release (OS CSPRNG when
+  ``rng`` is None), continuous for a simulation (``rng`` a Generator). The method (:data:`METHODS`,
+  dispatched by name) draws every noisy count through :func:`dpviz.core.protocols.measure` and every
+  selection through :mod:`dpviz.core.exponential`.
+* ``simulate(data, noise, methods, rng, **options) -> GraphSimulation``: several methods on the same graph,
+  each with its own noise stream derived from the seed (:func:`method_rng`: a method's draw does not depend
+  on which other methods run), and their metrics against the truth (:func:`dpviz.graph.metrics.evaluate`):
+  not a private release.
 
-``release`` works on vertex ids 0..n-1. A release of a graph read from a file goes through
-:func:`release_graph`, which first puts the graph on its **declared** vertex set
-(:class:`dpviz.graph.structure.VertexSet`: edges touching an undeclared vertex dropped, the count never
-published) and keeps the labels for output; :func:`release_meta` writes the ``.meta.json`` every release
-(CLI and page) publishes, with the declaration's ``structure`` entry and the sensitivity each method's
-noise is calibrated to (:data:`L1_SENSITIVITIES`).
+A :class:`GraphRelease` satisfies :class:`dpviz.core.release.Release`: ``capability = "graph"``, ``edges``
+(released, in vertex ids 0..n-1), ``noise``, ``budget`` (a :class:`~dpviz.core.release.BudgetSplit`: the
+method's phases, composing to ε), ``table()`` (the edge list ``u, v`` in the declared labels) and
+``metadata()`` (``OUT.meta.json``, built by :func:`dpviz.core.release.release_metadata`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpviz.core.accounting import positive
+from dpviz.core.budget import Budget
+from dpviz.core.noise import Noise
 from dpviz.core.registry import resolve
+from dpviz.core.release import BudgetSplit, release_metadata
 from dpviz.errors import InputError
-from dpviz.graph.model import COUNT_SENSITIVITY, DEGREE_SENSITIVITY
+from dpviz.graph.model import Graph, GraphOutput
+from dpviz.graph.regions import Partition
+from dpviz.graph.strategy import (DEFAULT_METHOD, L1_SENSITIVITIES, METHODS, NOT_PRIVATE_LABEL, check_method,
+                                  method_options, sensitivity)
+from dpviz.graph.structure import VertexSet
 
-if TYPE_CHECKING:
-    import pandas as pd
+__all__ = ["GraphRelease", "GraphSimulation", "release", "simulate", "method_rng", "metrics_rng", "partition_json",
+           "BUDGET_NOTE"]
 
-    from dpviz.graph.model import Graph
-    from dpviz.graph.structure import VertexSet
+BUDGET_NOTE = ("every sub-budget is spent by one mechanism on the edge set (discrete Laplace on integer queries of the "
+               "L1 sensitivity listed under sensitivities, or the exponential mechanism); the sub-budgets compose "
+               "sequentially to ε: pure ε-edge-DP")
+"""The ``budget_note`` of every graph release's metadata."""
 
-__all__ = ["Partition", "GraphRelease", "METHODS", "DEFAULT_METHOD", "PRIVATE_METHODS", "NOT_PRIVATE_LABEL",
-           "release", "method_rng", "metrics_rng", "partition_json", "L1_SENSITIVITIES", "sensitivity",
-           "DeclaredRelease", "release_graph", "release_meta"]
-
-NOT_PRIVATE_LABEL = "not edge-DP as published"
-DEFAULT_METHOD = "drf-dp"
-
-METHODS: dict[str, str] = {
-    "drf-dp": "dpviz.graph.drf:drf_dp",
-    "drf": "dpviz.graph.drf:drf_published",
-    "kdh": "dpviz.graph.baselines:kd_hybrid",
-    "quadtree": "dpviz.graph.baselines:quadtree",
-    "random": "dpviz.graph.baselines:random_uniform",
-    "degree": "dpviz.graph.baselines:degree_chung_lu",
-}
-"""Method name -> ``"module:function"``. ``drf`` is the algorithm as published (not edge-DP)."""
-
-PRIVATE_METHODS: tuple[str, ...] = ("drf-dp", "kdh", "quadtree", "random", "degree")
-"""Every method except the published DRF is edge-DP; only these may run in release mode."""
-
-_COUNTS = "edge counts of disjoint regions (upper triangle)"
-_DEGREES = "degree sequence"
-L1_SENSITIVITIES: dict[str, dict[str, float]] = {
-    "drf-dp": {_COUNTS: COUNT_SENSITIVITY, f"{_DEGREES} (relabelling)": DEGREE_SENSITIVITY},
-    "drf": {_COUNTS: COUNT_SENSITIVITY},
-    "kdh": {_COUNTS: COUNT_SENSITIVITY},
-    "quadtree": {_COUNTS: COUNT_SENSITIVITY},
-    "random": {"total edge count": COUNT_SENSITIVITY},
-    "degree": {_DEGREES: DEGREE_SENSITIVITY},
-}
-"""Method -> the L1 sensitivity of each query its Laplace noise is calibrated to (scale = Δ₁ / sub-budget ε),
-the same module constants the mechanisms use. (Exponential-mechanism steps state their utility's
-sensitivity in their own documentation.)"""
+_METRICS_KEY = 1_000
+"""Spawn key of the cut-query stream of a simulation (the methods use 0..len(METHODS)-1)."""
 
 
-def sensitivity(method: str) -> float:
-    """The largest L1 sensitivity among ``method``'s Laplace queries (:data:`L1_SENSITIVITIES`): the value a
-    release's metadata states."""
-    if method not in L1_SENSITIVITIES:
-        raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
-    return max(L1_SENSITIVITIES[method].values())
+def _seed_sequence(seed: int | np.random.Generator) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.Generator):
+        seq = seed.bit_generator.seed_seq
+        if not isinstance(seq, np.random.SeedSequence):
+            raise InputError("rng: expected a Generator made by numpy.random.default_rng(seed)")
+        return seq
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"seed: expected a whole number or a numpy Generator, got {type(seed).__name__}")
+    return np.random.SeedSequence(int(seed))
 
 
-@dataclass(frozen=True)
-class Partition:
-    """Rectangular regions of the (relabelled) adjacency matrix, as parallel arrays of length k.
-
-    Region i is the half-open rectangle rows [r0[i], r1[i]) x columns [c0[i], c1[i]) of the matrix
-    whose rows/columns are the relabelled vertices (``GraphRelease.order``). ``depth`` is the kd-tree
-    depth at which the region was created, ``parent`` the index of its parent region in the same arrays
-    (-1 for the root), ``leaf`` whether it is a final region, and ``noisy`` its released (noisy,
-    post-processed) edge count on the upper triangle. Internal nodes are kept so that a page can step
-    through the decomposition depth by depth.
-    """
-
-    r0: np.ndarray
-    r1: np.ndarray
-    c0: np.ndarray
-    c1: np.ndarray
-    depth: np.ndarray
-    parent: np.ndarray
-    leaf: np.ndarray
-    noisy: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.r0.shape[0])
-
-    def to_json(self) -> dict:
-        """A JSON-ready mapping (lists), for ``--partitions P.json`` and the page's download."""
-        return {name: getattr(self, name).tolist() for name in
-                ("r0", "r1", "c0", "c1", "depth", "parent", "leaf", "noisy")}
+def _child(seed: int | np.random.Generator, key: int) -> np.random.Generator:
+    seq = _seed_sequence(seed)
+    return np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, key)))
 
 
-@dataclass(frozen=True)
-class GraphRelease:
-    """A released graph.
-
-    ``edges``: int64 (k, 2), u < v, no duplicates, no self-loops, in the caller's vertex ids 0..n-1.
-    ``budget``: sub-budget name -> ε spent; the values sum to the requested ε (to 1e-9).
-    ``private``: False only for the published DRF; ``label`` then says :data:`NOT_PRIVATE_LABEL`.
-    ``order``: the vertex order used for the matrix layout (``order[i]`` = vertex at row i), if any.
-    """
-
-    edges: np.ndarray
-    budget: Mapping[str, float]
-    method: str
-    n_nodes: int
-    private: bool = True
-    label: str = ""
-    partition: Partition | None = None
-    order: np.ndarray | None = None
-    info: Mapping[str, object] = field(default_factory=dict)
+def method_rng(seed: int | np.random.Generator, method: str) -> np.random.Generator:
+    """Simulation noise stream of one method, from the seed (or the Generator ``default_rng(seed)``) and the
+    method's place in :data:`METHODS`, so a method's draw does not depend on which other methods run (the
+    CLI and the page use the same streams)."""
+    return _child(seed, list(METHODS).index(check_method(method)))
 
 
-def release(edges: np.ndarray, n_nodes: int, epsilon: float, method: str = DEFAULT_METHOD,
-            rng: np.random.Generator | None = None, **options) -> GraphRelease:
-    """Release a graph with ``method`` at ``epsilon`` (edge-DP for every method but ``"drf"``).
-
-    ``rng=None`` draws from the OS CSPRNG (release mode); a ``numpy.random.Generator`` makes the run
-    reproducible (simulation).
-    """
-    if method not in METHODS:
-        raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
-    epsilon = positive("epsilon", epsilon)
-    return resolve(METHODS[method])(edges, n_nodes, epsilon, rng=rng, **options)
-
-
-def method_rng(seed: int, method: str) -> np.random.Generator:
-    """Simulation noise stream of one method, from the seed and the method's place in :data:`METHODS`, so a
-    method's draw does not depend on which other methods run (the CLI and the page use the same streams)."""
-    if method not in METHODS:
-        raise InputError(f"method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(list(METHODS).index(method),)))
-
-
-def metrics_rng(seed: int) -> np.random.Generator:
+def metrics_rng(seed: int | np.random.Generator) -> np.random.Generator:
     """The cut-query vertex sets of a simulation: the same for every method (a fresh Generator per call)."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1_000,)))
+    return _child(seed, _METRICS_KEY)
 
 
-def partition_json(rel: GraphRelease, labels=None) -> dict:
+def partition_json(rel: GraphRelease | GraphOutput, labels: Sequence[str] | None = None) -> dict:
     """The released partition as JSON (``--partitions`` and the page's download): regions, the vertex order
     and, when the input had labels, the order as labels. Released quantities only."""
-    if rel.partition is None:
-        raise InputError(f"method {rel.method!r} has no partition to write")
-    order = None if rel.order is None else [int(x) for x in rel.order]
-    out = {"method": rel.method, "n_nodes": int(rel.n_nodes), "mode": "release",
+    out_ = rel.output if isinstance(rel, GraphRelease) else rel
+    if out_.partition is None:
+        raise InputError(f"method {out_.method!r} has no partition to write")
+    order = None if out_.order is None else [int(x) for x in out_.order]
+    out = {"method": out_.method, "n_nodes": int(out_.n_nodes), "mode": "release",
            "note": "regions are half-open rectangles [r0, r1) x [c0, c1) of the adjacency matrix whose row i is "
                    "vertex order[i]; noisy = released (noisy, post-processed) edge count on the upper triangle",
-           "order": order, "partition": rel.partition.to_json()}
+           "order": order, "partition": out_.partition.to_json()}
     if labels is not None and order is not None:
         out["order_labels"] = [labels[i] for i in order]
     return out
 
 
-# ----------------------------------------------------------------------------------------------- declared releases
-
-
 @dataclass(frozen=True)
-class DeclaredRelease:
-    """A release of a graph on its declared vertex set: ``release`` (vertex ids 0..n-1 of ``vertices``),
-    ``vertices`` (the declaration: labels, source). Everything published here depends on the
-    declaration and the mechanism's output only."""
+class GraphRelease:
+    """A graph released on its vertex set (a :class:`dpviz.core.release.Release`).
 
-    release: GraphRelease
+    ``output``: the method's result on vertex ids 0..n-1 (:class:`~dpviz.graph.model.GraphOutput`);
+    ``noise``: the total Laplace noise (ε, discrete or not); ``vertices``: the vertex set (declared, or read
+    from the data: then every output says so); ``source``: the input's name; ``options``: the method's
+    options; ``seeded``: noise from a Generator (a simulation or a test), not the OS CSPRNG. Everything
+    published here depends on the vertex set and the mechanism's output only."""
+
+    output: GraphOutput
+    noise: Noise
     vertices: VertexSet
+    source: str = "graph"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seeded: bool = False
+    capability: str = field(default="graph", init=False)
+
+    # the method's output
+    @property
+    def edges(self) -> np.ndarray:
+        """The released edges, int64 (k, 2), u < v, in vertex ids 0..n-1 of ``vertices``."""
+        return self.output.edges
+
+    @property
+    def method(self) -> str:
+        return self.output.method
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.output.n_nodes)
+
+    @property
+    def private(self) -> bool:
+        return self.output.private
+
+    @property
+    def label(self) -> str:
+        return self.output.label
+
+    @property
+    def partition(self) -> Partition | None:
+        return self.output.partition
+
+    @property
+    def order(self) -> np.ndarray | None:
+        return self.output.order
+
+    @property
+    def info(self) -> Mapping[str, object]:
+        return self.output.info
+
+    @property
+    def steps(self) -> Mapping[str, float]:
+        """Sub-budget name -> ε, in spending order (the method's phases; :attr:`budget` as numbers)."""
+        return self.output.budget
+
+    @property
+    def budget(self) -> BudgetSplit:
+        """The sub-budget of every phase of the method (relabelling, split points and counts per depth, ...);
+        they compose sequentially to ``noise.budget`` (checked)."""
+        return BudgetSplit(self.noise.budget, tuple((str(k), Budget.pure(float(v))) for k, v in self.steps.items()))
 
     @property
     def structure(self) -> dict[str, Any]:
         """The ``structure`` entry of every output (``.meta.json``, report, partitions)."""
         return self.vertices.source.as_dict()
 
-    def edges_frame(self) -> pd.DataFrame:
-        """The released edge list ``u, v`` in the declared vertex labels."""
+    def table(self) -> pd.DataFrame:
+        """The published edge list ``u, v`` in the vertex set's labels."""
         from dpviz.graph.io import edges_frame
 
-        return edges_frame(self.release.edges, self.vertices.labels)
+        return edges_frame(self.edges, self.vertices.labels)
 
     def partition_json(self) -> dict:
-        """:func:`partition_json` with the declared labels and the ``structure`` entry."""
-        return {**partition_json(self.release, self.vertices.labels), "structure": self.structure}
+        """:func:`partition_json` with the vertex labels and the ``structure`` entry."""
+        return {**partition_json(self.output, self.vertices.labels), "structure": self.structure}
+
+    def metadata(self) -> dict[str, Any]:
+        """The ``.meta.json`` of the release (CLI and page; :func:`dpviz.core.release.release_metadata`): noise,
+        the sensitivity the method's noise uses, the sub-budgets and how they compose, the vertex set;
+        nothing computed from the data but the released edge count."""
+        method = self.method
+        split = self.options.get("split")
+        return release_metadata(
+            "graph", self.noise, seeded=self.seeded, sensitivity=sensitivity(method), budget_split=self.budget,
+            sensitivities=dict(L1_SENSITIVITIES[method]), method=method,
+            budget={str(k): float(v) for k, v in self.steps.items()}, budget_note=BUDGET_NOTE,
+            options={"split": list(split)} if split is not None else {},
+            n_nodes=int(self.vertices.n_nodes), structure=self.structure,
+            vertex_set=("declared public (edge-level DP protects edges, not vertices)" if self.vertices.declared
+                        else self.vertices.source.describe),
+            n_edges_released=int(self.edges.shape[0]), source=self.source,
+            columns={"u": "vertex label", "v": "vertex label"})
 
 
-def release_graph(graph: Graph, vertices: VertexSet, epsilon: float, *, method: str = DEFAULT_METHOD,
-                  rng: np.random.Generator | None = None, **options) -> DeclaredRelease:
-    """Release ``graph`` (as read from the data, e.g. by :func:`dpviz.graph.io.read_edges`) on the declared
-    vertex set ``vertices``: edges touching an undeclared vertex are dropped before the mechanism (how many
-    is not published), then :func:`release`. ``rng=None``: OS CSPRNG noise (a private release)."""
-    declared = vertices.restrict(graph)
-    return DeclaredRelease(release(declared.edges, declared.n_nodes, epsilon, method=method, rng=rng, **options),
-                           vertices)
+def _epsilon(noise: Noise, rng: np.random.Generator | None) -> float:
+    if not isinstance(noise, Noise):
+        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
+    if noise.family != "laplace":
+        raise InputError(f"graph release: Laplace noise only (pure ε-edge-DP), got {noise.describe}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise InputError(f"rng: expected a numpy.random.Generator (simulation) or None (release), "
+                         f"got {type(rng).__name__}")
+    if rng is None and not noise.discrete:
+        raise InputError("continuous noise is for simulation: pass a numpy Generator (releases use discrete noise "
+                         "from the OS CSPRNG)")
+    return positive("epsilon", noise.epsilon)
 
 
-def release_meta(rel: DeclaredRelease, epsilon: float, *, source: str,
-                 split: tuple[float, float, float] | None = None) -> dict[str, Any]:
-    """The ``.meta.json`` of a private graph release (CLI and page): noise, the sensitivity the method's
-    noise uses, the sub-budgets, the declared structure; nothing computed from the data but the released
-    edge count."""
-    from dpviz.core.modes import release_metadata
-    from dpviz.core.noise import Noise
+def release(data: Graph, noise: Noise, *, rng: np.random.Generator | None = None, method: str = DEFAULT_METHOD,
+            vertices: VertexSet | None = None, source: str | None = None, **options) -> GraphRelease:
+    """Release ``data`` with ``method`` under ``noise`` (edge-DP for every method but ``"drf"``).
 
-    method = rel.release.method
-    budget = {str(k): float(v) for k, v in rel.release.budget.items()}
-    return release_metadata(
-        "graph", Noise.laplace(epsilon, discrete=True), seeded=False, sensitivity=sensitivity(method),
-        sensitivities=dict(L1_SENSITIVITIES[method]), method=method, budget=budget,
-        budget_note="every sub-budget is spent by one mechanism on the edge set (discrete Laplace on integer "
-                    "queries of the L1 sensitivity listed under sensitivities, or the exponential mechanism); "
-                    "the sub-budgets compose sequentially to ε: pure ε-edge-DP",
-        options={"split": list(split)} if split is not None else {},
-        n_nodes=int(rel.vertices.n_nodes), structure=rel.structure,
-        vertex_set=("declared public (edge-level DP protects edges, not vertices)" if rel.vertices.declared
-                    else rel.vertices.source.describe),
-        n_edges_released=int(rel.release.edges.shape[0]), source=source,
-        columns={"u": "vertex label", "v": "vertex label"})
+    ``vertices``: the declared vertex set (None: the graph's own, read from the data). ``rng=None`` draws
+    discrete noise from the OS CSPRNG (a release); a Generator makes the run reproducible (a simulation,
+    continuous noise unless ``noise.discrete``). ``options`` go to the method (e.g. ``split`` for DRF).
+    """
+    if not isinstance(data, Graph):
+        raise InputError(f"data: expected a dpviz.graph.model.Graph (Graph.from_edges(edges, n_nodes)), got "
+                         f"{type(data).__name__}")
+    check_method(method)
+    epsilon = _epsilon(noise, rng)
+    if vertices is None:
+        vertices, graph = VertexSet.from_data(data), data
+    else:
+        graph = vertices.restrict(data)
+    out = resolve(METHODS[method])(graph.edges, graph.n_nodes, epsilon, rng=rng, discrete=noise.discrete,
+                                   **options)
+    return GraphRelease(out, noise, vertices, source=data.name if source is None else str(source),
+                        options=dict(options), seeded=rng is not None)
+
+
+@dataclass(frozen=True)
+class GraphSimulation:
+    """Several methods on one graph (seeded, continuous noise): not a private release. ``graph``: the graph
+    the methods ran on (on the declared vertex set, when one was given); ``releases[m]``, ``seconds[m]``:
+    each method's release and run time; ``metrics[m]``: its metrics against the truth (empty when not
+    evaluated)."""
+
+    graph: Graph
+    noise: Noise
+    releases: dict[str, GraphRelease]
+    seconds: dict[str, float]
+    metrics: dict[str, dict[str, float]]
+
+    def table(self) -> pd.DataFrame:
+        """One row per method (the published DRF marked not private) with its metrics."""
+        return pd.DataFrame([{"method": m if r.private else f"{m} ({NOT_PRIVATE_LABEL})", **self.metrics.get(m, {})}
+                             for m, r in self.releases.items()])
+
+
+def simulate(data: Graph, noise: Noise, methods: Sequence[str], rng: int | np.random.Generator, *,
+             vertices: VertexSet | None = None, evaluate: bool = True, **options) -> GraphSimulation:
+    """Run ``methods`` on ``data`` with seeded noise (:func:`method_rng` streams of ``rng``, a seed or the
+    Generator ``default_rng(seed)``) and, with ``evaluate``, score each against the true graph
+    (:func:`dpviz.graph.metrics.evaluate`, cut queries from :func:`metrics_rng`). ``options["split"]`` goes
+    to :data:`~dpviz.graph.strategy.SPLIT_METHODS` only; other options go to every method."""
+    from dpviz.graph import metrics
+
+    split = options.pop("split", None)
+    graph = data if vertices is None else vertices.restrict(data)
+    releases: dict[str, GraphRelease] = {}
+    seconds: dict[str, float] = {}
+    scores: dict[str, dict[str, float]] = {}
+    with np.errstate(all="ignore"):  # degenerate graphs (no edge) give 0/0 in ratios: reported as nan, no warning
+        communities = metrics.true_communities(graph.edges, graph.n_nodes) if evaluate else None
+        for method in methods:
+            t0 = time.perf_counter()
+            releases[method] = release(graph, noise, rng=method_rng(rng, method), method=method,
+                                       **options, **method_options(method, split))
+            seconds[method] = time.perf_counter() - t0
+            if evaluate:
+                scores[method] = metrics.evaluate(graph.edges, releases[method].edges, graph.n_nodes,
+                                                  metrics_rng(rng), communities=communities)
+    return GraphSimulation(graph, noise, releases, seconds, scores)

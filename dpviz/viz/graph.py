@@ -38,7 +38,8 @@ import plotly.graph_objects as go
 from dpviz.errors import InputError
 from dpviz.graph.metrics import METRIC_INFO
 from dpviz.graph.regions import offdiag_cells, upper_cells
-from dpviz.graph.release import NOT_PRIVATE_LABEL, Partition
+from dpviz.graph.regions import Partition
+from dpviz.graph.strategy import NOT_PRIVATE_LABEL
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
