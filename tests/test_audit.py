@@ -14,13 +14,13 @@ from dpviz.audit import (
     clopper_pearson,
     epsilon_lower_bound,
     format_result,
-    graph_target,
-    marginals_target,
     run,
-    stream_target,
     threshold_event,
-    tree_target,
 )
+from dpviz.graph.hooks import graph_target
+from dpviz.marginals.hooks import audit_target as marginals_target
+from dpviz.stream.hooks import audit_target as stream_target
+from dpviz.tree.hooks import audit_target as tree_target
 from dpviz.core.samplers import discrete_laplace
 from dpviz.errors import InputError
 

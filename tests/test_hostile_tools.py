@@ -200,7 +200,8 @@ def test_audit_estimate_uses_its_own_generator():
     """The timed releases of the estimate do not consume the audit's seeded stream: same seed, same result."""
     import numpy as np
 
-    from dpviz.audit.targets import check_audit, run as run_audit, tree_target
+    from dpviz.audit.targets import check_audit, run as run_audit
+    from dpviz.tree.hooks import audit_target as tree_target
 
     target = tree_target(1.0)
     a = run_audit(target, trials=40, rng=np.random.default_rng(5))

@@ -5,9 +5,10 @@
   a statistic chosen on a held-out half), exact Clopper–Pearson bounds with a Bonferroni correction
   (Jagielski, Ullman & Oprea, NeurIPS 2020; Nasr, Song, Thakurta, Papernot & Carlini, IEEE S&P 2021;
   Google's DP-Auditorium, 2024);
-* :mod:`~dpviz.audit.targets` — neighbouring pairs, release functions and default events for every
-  capability (tree, stream, marginals, graph), all simulations with a seeded Generator;
-* :mod:`~dpviz.audit.cli` — ``python -m dpviz audit tree|stream|marginals|graph``.
+* :mod:`~dpviz.audit.targets` — :func:`~dpviz.audit.targets.target`: a capability's neighbouring pair, release
+  function and default events, from its ``audit_target`` hook (a :class:`dpviz.core.events.AuditTarget`, a
+  simulation with a seeded Generator); ``run`` and ``check_audit``;
+* :mod:`~dpviz.audit.cli` — ``python -m dpviz audit CAPABILITY``, one verb per registered capability.
 
 Names are imported lazily (``python -m dpviz --help`` does not load SciPy for this package).
 """
@@ -21,8 +22,7 @@ _EXPORTS = {
     "audit": "auditor", "AuditResult": "auditor", "EventResult": "auditor", "Event": "auditor",
     "boolean_event": "auditor", "threshold_event": "auditor", "clopper_pearson": "auditor",
     "epsilon_lower_bound": "auditor", "format_result": "auditor", "AUDIT_NOTICE": "auditor",
-    "AuditTarget": "targets", "TARGETS": "targets", "run": "targets", "tree_target": "targets",
-    "stream_target": "targets", "marginals_target": "targets", "graph_target": "targets",
+    "AuditTarget": "targets", "run": "targets", "target": "targets", "check_audit": "targets",
 }
 
 __all__ = sorted(_EXPORTS)

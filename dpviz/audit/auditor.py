@@ -45,55 +45,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy.stats import beta
 
 from dpviz.core.accounting import positive, probability
-from dpviz.core.modes import SIMULATION_NOTICE
+from dpviz.core.events import AUDIT_NOTICE, Event, EventKind, ReleaseFn, boolean_event, threshold_event
 from dpviz.errors import InputError
 
 __all__ = ["Event", "EventResult", "AuditResult", "boolean_event", "threshold_event", "clopper_pearson",
            "epsilon_lower_bound", "audit", "format_result", "AUDIT_NOTICE", "MAX_THRESHOLDS"]
 
-AUDIT_NOTICE = (f"{SIMULATION_NOTICE}: an audit runs the mechanism many times with seeded noise and can only "
-                "refute a privacy claim, never prove one")
 MAX_THRESHOLDS = 2048
 """At most this many candidate thresholds are scored on the fit half (quantiles of the pooled values)."""
 
-EventKind = Literal["boolean", "threshold"]
-ReleaseFn = Callable[[Any, np.random.Generator], Any]
 Progress = Callable[[int, int], None]
-
-
-# --------------------------------------------------------------------------------------------- events
-
-
-@dataclass(frozen=True)
-class Event:
-    """An event on one output: ``feature(output)`` is a bool (``kind="boolean"``) or a number whose
-    threshold is chosen on the fit half (``kind="threshold"``); ``description`` names it in words."""
-
-    description: str
-    feature: Callable[[Any], Any]
-    kind: EventKind = "boolean"
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("boolean", "threshold"):
-            raise InputError(f"event kind: expected 'boolean' or 'threshold', got {self.kind!r}")
-        if not callable(self.feature):
-            raise InputError(f"event {self.description!r}: feature must be callable")
-
-
-def boolean_event(description: str, predicate: Callable[[Any], bool]) -> Event:
-    """Event (a): a boolean feature of the output, e.g. "the added edge appears in the output"."""
-    return Event(description, predicate, "boolean")
-
-
-def threshold_event(description: str, statistic: Callable[[Any], float]) -> Event:
-    """Event (b): "``statistic`` > τ", τ chosen on the held-out fit half of the trials."""
-    return Event(description, statistic, "threshold")
 
 
 # --------------------------------------------------------------------------------------------- bounds

@@ -1,12 +1,14 @@
-"""``python -m dpviz audit tree|stream|marginals|graph``: an empirical privacy audit from the command line.
+"""``python -m dpviz audit CAPABILITY``: an empirical privacy audit from the command line.
 
-Each verb runs the mechanism ``--trials`` times on each of two neighbouring inputs (a simulation
+One verb per registered capability (:data:`dpviz.core.registry.CAPABILITIES`): its help line and its own flags
+come from the capability's hooks module (``AUDIT_HELP``, ``AUDIT_ARGS``: ``(flag, add_argument keywords)``
+pairs whose values go to its ``audit_target`` hook). Each verb runs the mechanism ``--trials`` times on each of two neighbouring inputs (a simulation
 with seeded noise: ``--seed``), prints every event with its counts and Clopper–Pearson bounds, the ε
 lower bound against the claimed ε and a verdict line; progress goes to stderr. The exit code is 0
 whether or not a violation is found (the verdict is printed), 2 for bad input.
 
 This module imports nothing heavy at import time (the parser is built for every ``python -m dpviz``
-call); the auditor and the targets are imported when a verb runs.
+call); the auditor is imported when a verb runs.
 """
 
 from __future__ import annotations
@@ -20,39 +22,35 @@ from dpviz.core.registry import tool
 
 __all__ = ["register", "cmd_audit"]
 
-VERBS = ("tree", "stream", "marginals", "graph")
-GRAPH_METHODS_HELP = "drf-dp (default), drf (published, not edge-DP), kdh, quadtree, random, degree"
+
+def _verb_args(name: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
+    """A capability's ``AUDIT_HELP`` and ``AUDIT_ARGS`` (from the module of its ``audit_target`` hook)."""
+    from dpviz.core.registry import capability
+
+    cap = capability(name)
+    module = sys.modules[cap.hook("audit_target").__module__]
+    return getattr(module, "AUDIT_HELP", cap.title), tuple(getattr(module, "AUDIT_ARGS", ()))
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``audit`` parser and its verbs to ``groups``."""
+    """Add the ``audit`` parser and one verb per registered capability to ``groups``."""
+    from dpviz.core.registry import CAPABILITIES
+
     audit = groups.add_parser(
         "audit", help=tool("audit").cli_help,
-        description=__doc__.splitlines()[0],
+        description=f"``python -m dpviz audit {'|'.join(c.name for c in CAPABILITIES)}``: an empirical privacy audit "
+                    "from the command line.",
         epilog="An audit can refute a privacy claim (ε_lower > ε) but never prove one. References: Jagielski, "
                "Ullman & Oprea, NeurIPS 2020; Nasr et al., IEEE S&P 2021; Google's DP-Auditorium, 2024.")
     subs = audit.add_subparsers(dest="audit_command", required=True)
-
-    t = subs.add_parser("tree", help="a tree and the same tree with one more person in one leaf")
-    _common(t)
-    t.add_argument("--method", default="gmc", help="post-processing method of dpviz.tree (default: gmc)")
-    t.add_argument("--split", default="uniform", help="budget split over levels: uniform or geometric")
-
-    s = subs.add_parser("stream", help="a count stream and the same stream with one more event at one step")
-    _common(s)
-    s.add_argument("--mechanism", default="fenwick-fda",
-                   help="naive, binary, fenwick, fenwick-fda (default), honaker or sqrt (discrete Gaussian at (ε, 1e-6))")
-
-    m = subs.add_parser("marginals", help="a small data set and the same plus one record (2-way marginal)")
-    _common(m)
-    m.add_argument("--delta", type=float, default=1e-6, help="claimed δ (default: 1e-6)")
-
-    g = subs.add_parser("graph", help="a small sparse graph G and G plus one edge")
-    _common(g)
-    g.add_argument("--method", default="drf-dp", help=f"graph method: {GRAPH_METHODS_HELP}")
-
-    for p in (t, s, m, g):
-        p.set_defaults(func=cmd_audit)
+    for cap in CAPABILITIES:
+        text, extra = _verb_args(cap.name)
+        p = subs.add_parser(cap.name, help=text)
+        _common(p)
+        dests = []
+        for flag, kwargs in extra:
+            dests.append(p.add_argument(flag, **kwargs).dest)
+        p.set_defaults(func=cmd_audit, audit_options=tuple(dests))
     return audit
 
 
@@ -70,16 +68,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _target(args: argparse.Namespace) -> Any:
-    from dpviz.audit.targets import graph_target, marginals_target, stream_target, tree_target
+    from dpviz.audit.targets import target
 
-    verb = args.audit_command
-    if verb == "tree":
-        return tree_target(args.epsilon, method=args.method, split=args.split)
-    if verb == "stream":
-        return stream_target(args.epsilon, mechanism=args.mechanism)
-    if verb == "marginals":
-        return marginals_target(args.epsilon, args.delta)
-    return graph_target(args.method, args.epsilon)
+    return target(args.audit_command, args.epsilon, **{d: getattr(args, d) for d in args.audit_options})
 
 
 class _Progress:
@@ -106,7 +97,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from dpviz.audit.targets import check_audit, run
     from dpviz.core.accounting import probability
     from dpviz.core.modes import check_seed, fresh_seed
-    from dpviz.sweep.spec import simulation_epsilon
+    from dpviz.core.trials import simulation_epsilon
 
     seed = fresh_seed() if args.seed is None else check_seed(args.seed)
     if isinstance(args.trials, bool) or args.trials < 1:

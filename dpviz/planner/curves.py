@@ -29,23 +29,15 @@ and described by a :class:`MonteCarloCurve` (tabulated mean and 95% interval at 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
 
 import numpy as np
 
-from dpviz.core.accounting import (
-    gaussian_epsilon,
-    gaussian_rho,
-    positive,
-    probability,
-    zcdp_epsilon,
-    zcdp_rho,
-)
+from dpviz.core.accounting import positive, probability, zcdp_epsilon
 from dpviz.core.budget import Budget
-from dpviz.core.noise import FAMILIES, Family, Noise
+from dpviz.core.curves import Conversion, Curve, MonteCarloCurve, epsilon_at, unit_noise
+from dpviz.core.noise import Family
 from dpviz.errors import InputError
 
 __all__ = [
@@ -59,152 +51,6 @@ __all__ = [
     "rmse_at_epsilon",
     "unit_noise",
 ]
-
-Conversion = Literal["exact", "cks"]
-"""How a capability's simulation turns Gaussian (ε, δ) into ρ: the exact Gaussian profile or the CKS bound."""
-
-
-def unit_noise(family: Family) -> Noise:
-    """Continuous noise at unit budget: Laplace ε = 1 or Gaussian ρ = 1 (the unit of :attr:`Curve.unit_mse`)."""
-    if family not in FAMILIES:
-        raise InputError(f"noise: expected 'laplace' or 'gaussian', got {family!r}")
-    return Noise.laplace(1.0) if family == "laplace" else Noise.gaussian(1.0)
-
-
-def _rho_at(epsilon: float, delta: float, conversion: Conversion) -> float:
-    return gaussian_rho(epsilon, delta) if conversion == "exact" else zcdp_rho(epsilon, delta)
-
-
-def _epsilon_at(rho: float, delta: float, conversion: Conversion) -> float:
-    return gaussian_epsilon(rho, delta) if conversion == "exact" else zcdp_epsilon(rho, delta)
-
-
-@dataclass(frozen=True)
-class Curve:
-    """The analytic error of one mechanism: MSE = ``unit_mse``/ε² (Laplace) or ``unit_mse``/ρ (Gaussian).
-
-    ``metric`` says what the error measures (e.g. "RMSE per node"); ``conversion`` how the capability's
-    simulation turns Gaussian (ε, δ) into ρ.
-
-    >>> c = Curve("stream", "naive", "Naive", "max per-step RMSE", "laplace", 8.0)
-    >>> round(c.budget_for(2.0), 6)
-    1.414214
-    """
-
-    capability: str
-    mechanism: str
-    label: str
-    metric: str
-    family: Family
-    unit_mse: float
-    conversion: Conversion = "exact"
-
-    def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
-            raise InputError(f"noise: expected 'laplace' or 'gaussian', got {self.family!r}")
-        object.__setattr__(self, "unit_mse", positive(f"{self.mechanism}: MSE at unit budget", self.unit_mse))
-
-    @property
-    def currency(self) -> str:
-        """The budget parameter the MSE is a power law of: ε (Laplace) or ρ (Gaussian)."""
-        return "epsilon" if self.family == "laplace" else "rho"
-
-    @property
-    def power(self) -> int:
-        """MSE ∝ x^-power: 2 for ε (Laplace), 1 for ρ (Gaussian)."""
-        return 2 if self.family == "laplace" else 1
-
-    def mse(self, x: float | np.ndarray) -> float | np.ndarray:
-        """MSE at budget x (ε for Laplace, ρ for Gaussian)."""
-        return self.unit_mse / np.power(np.asarray(x, dtype=float), self.power)
-
-    def rmse(self, x: float | np.ndarray) -> float | np.ndarray:
-        return np.sqrt(self.mse(x))
-
-    def budget_for(self, target_rmse: float) -> float:
-        """The smallest x (ε or ρ) with RMSE ≤ ``target_rmse``: (a / R²)^(1/power), computed in logs (inf or
-        0.0 where it overflows or underflows a float, never an exception)."""
-        r = positive("target RMSE", target_rmse)
-        log_x = (math.log(self.unit_mse) - 2.0 * math.log(r)) / self.power
-        return math.exp(log_x) if log_x < 709.0 else math.inf
-
-    def rho_at(self, epsilon: float, delta: float) -> float:
-        """ρ this capability's simulation spends for Gaussian (ε, δ) (exact profile or CKS)."""
-        return _rho_at(epsilon, delta, self.conversion)
-
-    def rmse_at(self, epsilon: np.ndarray | float, delta: float | None = None) -> np.ndarray:
-        """RMSE at each ε: Laplace directly; Gaussian through ρ(ε, δ) (needs ``delta``)."""
-        eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        if self.family == "laplace":
-            return np.sqrt(self.mse(eps))
-        if delta is None:
-            raise InputError(f"{self.label}: Gaussian noise needs δ to be drawn against ε (or plan in ρ)")
-        rho = np.array([self.rho_at(float(e), delta) for e in eps])
-        return np.sqrt(self.mse(rho))
-
-
-@dataclass(frozen=True)
-class MonteCarloCurve:
-    """A tabulated error curve (no closed form): the mean metric and its 95% interval at a grid of ε.
-
-    ``lower_is_better`` False for metrics such as an overlap in [0, 1]; :meth:`loss` is then 1 − value.
-    Between grid points the mean is interpolated as a power law (linear in log ε, log loss) after
-    making it monotone in ε (more budget never hurts on average; the raw means are Monte-Carlo noisy);
-    below the grid the first segment's power law is extended, above it the last value is kept.
-    """
-
-    capability: str
-    mechanism: str
-    label: str
-    metric: str
-    epsilons: tuple[float, ...]
-    mean: tuple[float, ...]
-    lo: tuple[float, ...]
-    hi: tuple[float, ...]
-    trials: int
-    lower_is_better: bool = True
-    family: Family = "laplace"
-
-    def __post_init__(self) -> None:
-        eps = np.asarray(self.epsilons, dtype=float)
-        if eps.size < 2 or np.any(np.diff(eps) <= 0) or np.any(eps <= 0):
-            raise InputError(f"{self.label}: a Monte-Carlo curve needs at least two increasing ε values")
-        for name in ("mean", "lo", "hi"):
-            if len(getattr(self, name)) != eps.size:
-                raise InputError(f"{self.label}: {name} has {len(getattr(self, name))} values for {eps.size} ε")
-
-    def loss_points(self) -> np.ndarray:
-        """The loss (lower is better) at each grid ε, made non-increasing in ε."""
-        m = np.asarray(self.mean, dtype=float)
-        loss = m if self.lower_is_better else 1.0 - m
-        return np.minimum.accumulate(np.maximum(loss, 1e-12))
-
-    def loss(self, epsilon: np.ndarray | float) -> np.ndarray:
-        """Interpolated loss at ε (power law between and below the grid points, flat above)."""
-        x = np.log(np.atleast_1d(np.asarray(epsilon, dtype=float)))
-        gx, gy = np.log(np.asarray(self.epsilons, dtype=float)), np.log(self.loss_points())
-        y = np.interp(x, gx, gy)
-        slope = (gy[1] - gy[0]) / (gx[1] - gx[0])
-        below = x < gx[0]
-        y[below] = gy[0] + slope * (x[below] - gx[0])
-        return np.exp(y)
-
-    def value(self, epsilon: np.ndarray | float) -> np.ndarray:
-        """The interpolated metric itself (1 − loss for a higher-is-better metric)."""
-        loss = self.loss(epsilon)
-        return loss if self.lower_is_better else 1.0 - loss
-
-    def budget_for(self, target: float) -> float | None:
-        """Smallest ε of the grid's range whose interpolated metric meets ``target``: None if even the
-        largest ε does not, the smallest ε of the grid if it already does (no extrapolation below it)."""
-        want = float(target) if self.lower_is_better else 1.0 - float(target)
-        pts = self.loss_points()
-        if pts[-1] > want:
-            return None
-        grid = np.geomspace(self.epsilons[0], self.epsilons[-1], 4001)
-        ok = self.loss(grid) <= want
-        return float(grid[np.argmax(ok)])
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -283,7 +129,7 @@ def plan_target(curves: Iterable[Curve], target_rmse: float, delta: float | None
             eps, rho, rel = x, None, x
         else:
             rho = _check_planned(c, target, x, "ρ")
-            eps = None if delta is None else _check_planned(c, target, _epsilon_at(rho, delta, c.conversion), "ε")
+            eps = None if delta is None else _check_planned(c, target, epsilon_at(rho, delta, c.conversion), "ε")
             rel = None if delta is None else zcdp_epsilon(rho, delta)
         plans.append(Plan(c.capability, c.mechanism, c.label, c.metric, c.family, target, eps,
                           None if c.family == "laplace" else delta, rho, rel, float(c.rmse(x)), c.unit_mse))

@@ -1,6 +1,8 @@
-"""``python -m dpviz sweep tree|stream|marginals|graph DATA --epsilons ... --trials ...``: Monte-Carlo sweeps.
+"""``python -m dpviz sweep CAPABILITY DATA --epsilons ... --trials ...``: Monte-Carlo sweeps.
 
-Each verb simulates ``--trials`` releases at every ε of ``--epsilons`` with every method of ``--methods``,
+One verb per registered capability: its help line and its own settings come from the capability's hooks
+module (``SWEEP_HELP``; ``SWEEP_ARGS``, ``(flag, add_argument keywords)`` pairs whose values become the
+``SweepSpec.options`` its ``sweep_target`` hook reads). Each verb simulates ``--trials`` releases at every ε of ``--epsilons`` with every method of ``--methods``,
 as Dask tasks on a local cluster (``--workers``, default 2 processes), on an existing cluster
 (``--scheduler tcp://host:8786``) or in this process (``--workers 0``). A progress bar goes to stderr;
 the summary (mean, 95% interval and analytic value per ε × method × metric) to stdout; the tidy table
@@ -25,44 +27,33 @@ __all__ = ["MAX_WORKERS", "ProgressBar", "check_outputs_distinct", "cmd_sweep", 
 MAX_WORKERS = 256
 """The most local worker processes a sweep starts (each also needs :data:`dpviz.sweep.runner.WORKER_BYTES`)."""
 
-VERBS = {
-    "tree": "tree methods (GMC, Lee, PrivTrie, Boosting, Processless) on a tree file or sample:county",
-    "stream": "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt) on a count series",
-    "marginals": "marginal reconstructions (mle, lnn, trunc, trunc-rescale) on a categorical data set",
-    "graph": "graph methods (drf-dp, drf, kdh, quadtree, random, degree) on an edge list",
-}
+def _verb_args(name: str) -> tuple[str, tuple[tuple[str, dict], ...]]:
+    """A capability's ``SWEEP_HELP`` and ``SWEEP_ARGS`` (from the module of its ``sweep_target`` hook)."""
+    from dpviz.core.registry import capability
+
+    cap = capability(name)
+    module = sys.modules[cap.hook("sweep_target").__module__]
+    return getattr(module, "SWEEP_HELP", cap.title), tuple(getattr(module, "SWEEP_ARGS", ()))
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``sweep`` parser and its verbs to ``groups``."""
+    """Add the ``sweep`` parser and one verb per registered capability to ``groups``."""
+    from dpviz.core.registry import CAPABILITIES
+
     sweep = groups.add_parser(
         "sweep", help=tool("sweep").cli_help,
-        description=__doc__.splitlines()[0],
+        description=f"``python -m dpviz sweep {'|'.join(c.name for c in CAPABILITIES)} DATA --epsilons ... "
+                    "--trials ...``: Monte-Carlo sweeps.",
         epilog="A sweep is a simulation (seeded continuous noise, errors against the truth), never a release. "
                "Same --seed, same numbers, whatever the cluster.")
     subs = sweep.add_subparsers(dest="sweep_command", required=True, parser_class=type(sweep))
-    parsers = {}
-    for verb, text in VERBS.items():
-        p = subs.add_parser(verb, help=text)
+    for cap in CAPABILITIES:
+        text, extra = _verb_args(cap.name)
+        p = subs.add_parser(cap.name, help=text)
         p.add_argument("input", metavar="DATA", help="a file or bundled data sample:NAME (see python -m dpviz --help)")
         _common(p)
-        parsers[verb] = p
-    t = parsers["tree"]
-    t.add_argument("--split", choices=("uniform", "geometric"), default="uniform", help="budget split over levels")
-    t.add_argument("--queries", type=int, default=10_000, help="random leaf ranges for rmse_RQ (default 10000)")
-    s = parsers["stream"]
-    s.add_argument("--horizon", type=int, help="number of releases N (default: the series length)")
-    s.add_argument("--count-column", help="name of the count column")
-    s.add_argument("--time-column", help="name of the timestamp column")
-    m = parsers["marginals"]
-    m.add_argument("--workload", default="2", metavar="K|FILE", help="k (every k-way marginal, default 2) or a file")
-    m.add_argument("--mechanism", choices=("rp", "mwem"), default="rp", help="ResidualPlanner (default) or MWEM")
-    m.add_argument("--rounds", type=int, default=None, help="MWEM rounds T")
-    g = parsers["graph"]
-    g.add_argument("--budget-split", metavar="A:B:C", default=None, help="ε_D^d:ε_D^c:ε_R for drf and drf-dp")
-    g.add_argument("--cut-queries", type=int, default=100, help="cut queries per size (default 100)")
-    for p in parsers.values():
-        p.set_defaults(func=cmd_sweep)
+        dests = [p.add_argument(flag, **kwargs).dest for flag, kwargs in extra]
+        p.set_defaults(func=cmd_sweep, sweep_options=tuple(dests))
     return sweep
 
 
@@ -121,17 +112,9 @@ class ProgressBar:
 def _spec(args: argparse.Namespace):
     from dpviz.sweep.spec import SweepSpec
 
-    verb = args.sweep_command
-    if verb == "tree":
-        options = {"split": args.split, "queries": args.queries}
-    elif verb == "stream":
-        options = {"horizon": args.horizon, "count_column": args.count_column, "time_column": args.time_column}
-    elif verb == "marginals":
-        options = {"workload": args.workload, "mechanism": args.mechanism, "rounds": args.rounds}
-    else:
-        options = {"budget_split": args.budget_split, "cut_queries": args.cut_queries}
-    return SweepSpec(verb, args.input, args.epsilons, trials=args.trials, methods=args.methods, seed=args.seed,
-                     delta=args.delta, batch=args.batch, options=options).resolved()
+    options = {d: getattr(args, d) for d in args.sweep_options}
+    return SweepSpec(args.sweep_command, args.input, args.epsilons, trials=args.trials, methods=args.methods,
+                     seed=args.seed, delta=args.delta, batch=args.batch, options=options).resolved()
 
 
 def check_outputs_distinct(outputs: dict[str, Path | None]) -> None:

@@ -9,22 +9,31 @@ so ``run(spec, client=c)`` returns the same table as ``run(spec)``, value for va
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dpviz.core.modes import SIMULATION_NOTICE
 from dpviz.core.tables import write_atomic
 from dpviz.errors import InputError
-from dpviz.sweep.spec import SweepSpec, Task, plan_tasks, trial_seed
-from dpviz.sweep.targets import Target, prepare
+from dpviz.core.trials import (
+    ROW_BYTES,
+    SUMMARY_COLUMNS,
+    TIDY_COLUMNS,
+    Target,
+    TrialEstimate,
+    categorical,
+    check_trials,
+    estimate_trials,
+    summarise,
+    trial_frame,
+)
+from dpviz.sweep.spec import SweepSpec, Task, plan_tasks
+from dpviz.sweep.targets import prepare
 
 __all__ = [
     "ROW_BYTES",
@@ -44,81 +53,35 @@ __all__ = [
     "write_parquet",
 ]
 
-TIDY_COLUMNS = ("epsilon", "trial", "method", "metric", "value", "analytic")
-"""One row per ε, trial, method and metric; ``analytic`` is the exact expectation of ``value`` (or NaN)."""
-SUMMARY_COLUMNS = ("epsilon", "method", "metric", "trials", "mean", "std", "ci_low", "ci_high", "q025", "q975",
-                   "analytic")
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: called after each finished task (``total`` tasks)."""
-ROW_BYTES = 200
-"""Peak memory per tidy row (the rows as built, their concatenation and the categorical columns), rounded up."""
 WORKER_BYTES = 256 * 2**20
 """Memory of one local Dask worker process with NumPy, pandas and SciPy loaded (measured 150-220 MiB), rounded up."""
 
 
-@dataclass(frozen=True)
-class SweepEstimate:
-    """What a sweep will cost: wall ``seconds`` (over ``parallel`` processes), peak ``memory`` of the tidy
-    table (bytes) and its ``rows``; from two or three timed trials (:func:`estimate`): ``per_trial`` seconds
-    per trial and ``setup`` seconds per ε (work done once per ε, e.g. a stream mechanism's structure)."""
-
-    seconds: float
-    memory: float
-    rows: int
-    per_trial: float
-    parallel: int
-    setup: float = 0.0
-
-
-def _timed_trial(target: Target, epsilon: float, k: int) -> tuple[float, int]:
-    t0 = time.perf_counter()
-    rows = target.trial(epsilon, np.random.SeedSequence(0, spawn_key=(k,)))
-    return time.perf_counter() - t0, len(rows)
+SweepEstimate = TrialEstimate
+"""What a sweep will cost (:class:`dpviz.core.trials.TrialEstimate`)."""
 
 
 def estimate(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1,
              at_largest: bool = True) -> SweepEstimate:
-    """Estimate ``spec``'s cost by timing a few of its trials (seeds of their own: the sweep's results do not
-    change): one at the smallest ε twice (the first pays any per-ε setup, e.g. a stream mechanism's
-    structure) and, with ``at_largest`` (for methods whose cost moves with ε), one at the largest.
-    ``parallel``: processes working at once (1 in this process)."""
+    """Estimate ``spec``'s cost by timing a few of its trials (:func:`dpviz.core.trials.estimate_trials`: seeds
+    of their own, the sweep's results do not change). ``parallel``: processes working at once (1 in this process)."""
     target = prepare(spec) if target is None else target
-    eps = spec.epsilons
-    first, rows = _timed_trial(target, min(eps), 0)
-    steady, _ = _timed_trial(target, min(eps), 1)
-    setup = max(0.0, first - steady)
-    if at_largest and len(eps) > 1:
-        last, _ = _timed_trial(target, max(eps), 2)
-        steady = max(steady, last - setup)
-    n = len(eps) * spec.trials
-    seconds = (len(eps) * setup + n * steady) / max(1, int(parallel))
-    return SweepEstimate(seconds, float(n) * rows * ROW_BYTES, n * rows, steady, max(1, int(parallel)), setup)
+    return estimate_trials(target, spec.epsilons, spec.trials, parallel=parallel, at_largest=at_largest)
 
 
 def check_sweep(spec: SweepSpec, target: Target | None = None, *, parallel: int = 1, max_seconds: float,
                 raise_with: str = "--max-seconds S") -> SweepEstimate:
     """:func:`estimate`, then refuse (InputError, one line) a sweep above ``max_seconds`` or the memory available."""
-    from dpviz.core.limits import check_work
-
-    est = estimate(spec, target, parallel=parallel)
-    where = "" if est.parallel == 1 else f" on {est.parallel} workers"
-    check_work(f"the sweep ({len(spec.epsilons)} ε × {spec.trials:,} trials, {est.rows:,} result rows{where})",
-               seconds=est.seconds, memory=est.memory, max_seconds=max_seconds, raise_with=raise_with,
-               cheaper="lower --trials or give fewer ε")
-    return est
+    target = prepare(spec) if target is None else target
+    return check_trials(target, spec.epsilons, spec.trials, parallel=parallel, max_seconds=max_seconds,
+                        raise_with=raise_with)
 
 
 def run_task(target: Target, task: Task) -> pd.DataFrame:
     """The tidy rows of trials ``task.start .. task.stop - 1`` at ``task.epsilon`` (runs on a worker)."""
-    records, trials = [], []
-    for j in range(task.start, task.stop):
-        rows = target.trial(task.epsilon, trial_seed(task.seed, task.eps_index, j))
-        records += rows
-        trials += [j] * len(rows)
-    method, metric, value, analytic = zip(*records) if records else ((), (), (), ())
-    return pd.DataFrame({"epsilon": np.full(len(records), task.epsilon), "trial": np.asarray(trials, np.int64),
-                         "method": list(method), "metric": list(metric), "value": np.asarray(value, float),
-                         "analytic": np.asarray(analytic, float)})
+    return trial_frame(target, task.epsilon, task.eps_index, task.start, task.stop, task.seed)
 
 
 def _in_process(target: Target, tasks: list[Task], progress: Progress | None) -> list[pd.DataFrame]:
@@ -163,47 +126,10 @@ def run(spec: SweepSpec, *, client: Any = None, progress: Progress | None = None
     target = prepare(spec) if target is None else target
     tasks = plan_tasks(spec)
     parts = _in_process(target, tasks, progress) if client is None else _on_cluster(client, target, tasks, progress)
-    df = pd.concat(parts, ignore_index=True)
-    metrics = list(dict.fromkeys(df["metric"]))
-    df["method"] = pd.Categorical(df["method"], categories=list(target.methods), ordered=True)
-    df["metric"] = pd.Categorical(df["metric"], categories=metrics, ordered=True)
+    df = categorical(pd.concat(parts, ignore_index=True), target.methods)
     df.attrs["sweep"] = {**spec.describe(), "source": target.name, "mode": "simulate", "notice": SIMULATION_NOTICE,
-                         "tasks": len(tasks), "noise": _noise_text(spec)}
+                         "tasks": len(tasks), "noise": target.noise}
     return df
-
-
-def _noise_text(spec: SweepSpec) -> str:
-    if spec.capability == "marginals":
-        return f"continuous Gaussian, ρ from (ε, δ = {spec.delta:g}) (CKS conversion)"
-    if spec.capability == "graph":
-        return "Laplace (pure ε-DP), as each graph method draws it"
-    return "Laplace (pure ε-DP)" if spec.delta is None else f"Gaussian calibrated to (ε, δ = {spec.delta:g})"
-
-
-def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    """Per ε × method × metric: trials, mean, std, the 95% confidence interval of the mean
-    (``ci_low``, ``ci_high``: mean ± t₀.₉₇₅,ₙ₋₁ · s/√n, Student's t), the central 95% of the trials
-    (``q025``, ``q975``: where one release's value lands) and the analytic expectation (or NaN)."""
-    from scipy.stats import t as student_t
-
-    missing = [c for c in TIDY_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(f"summarise: expected a sweep table with columns {', '.join(TIDY_COLUMNS)}; "
-                         f"missing {', '.join(missing)}")
-    keys = ["epsilon", "method", "metric"]
-    g = df.groupby(keys, sort=False, observed=True)
-    out = g["value"].agg(trials="count", mean="mean", std="std")
-    q = g["value"].quantile([0.025, 0.975]).unstack()
-    out["q025"], out["q975"] = q[0.025], q[0.975]
-    out["analytic"] = g["analytic"].first()
-    n = out["trials"].to_numpy(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = student_t.ppf(0.975, n - 1) * out["std"].to_numpy(float) / np.sqrt(n)
-    out["ci_low"], out["ci_high"] = out["mean"] - half, out["mean"] + half
-    out = out.reset_index()
-    out["trials"] = out["trials"].astype(np.int64)
-    out = out.sort_values(keys, kind="stable", ignore_index=True)
-    return out[list(SUMMARY_COLUMNS)]
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path, *, inputs: tuple[str | Path | None, ...] = ()) -> Path:

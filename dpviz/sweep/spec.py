@@ -14,91 +14,36 @@ task can build the seeds of its own trials only.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
-from dpviz.core.accounting import positive, probability
+from dpviz.core.accounting import probability
 from dpviz.core.modes import check_seed, fresh_seed
+from dpviz.core.registry import CAPABILITIES as REGISTERED
 from dpviz.errors import InputError
-from dpviz.core.noise import MIN_EPSILON, MIN_RHO
+from dpviz.core.trials import (
+    MIN_SIMULATION_EPSILON,
+    MIN_SIMULATION_RHO,
+    parse_epsilons,
+    simulation_epsilon,
+    simulation_rho,
+    trial_seed,
+)
 
 __all__ = ["CAPABILITIES", "DEFAULT_BATCH", "MAX_TRIALS", "MIN_SIMULATION_EPSILON", "MIN_SIMULATION_RHO", "SweepSpec",
            "Task", "parse_epsilons", "plan_tasks", "simulation_epsilon", "simulation_rho", "trial_seed"]
 
-CAPABILITIES: tuple[str, ...] = ("tree", "stream", "marginals", "graph")
+CAPABILITIES: tuple[str, ...] = tuple(c.name for c in REGISTERED)
+"""The capabilities a sweep runs: every registered one (each plugs in by its ``sweep_target`` hook)."""
 DEFAULT_BATCH = 25
 """Trials per task when the spec gives none: enough work per task (~0.1–1 s on the bundled data) to
 amortise Dask's few milliseconds of scheduling overhead, small enough to keep both workers busy."""
 MAX_TRIALS = 1_000_000
-MIN_SIMULATION_EPSILON = MIN_EPSILON
-"""The smallest ε a sweep, an audit or a plan accepts: :data:`dpviz.core.noise.MIN_EPSILON`, as simulate."""
-MIN_SIMULATION_RHO = MIN_RHO
-"""The smallest ρ accepted: :data:`dpviz.core.noise.MIN_RHO`."""
-
-
-def simulation_epsilon(name: str, value: object) -> float:
-    """``float(value)`` if it is a finite ε from :data:`MIN_SIMULATION_EPSILON` to
-    :data:`~dpviz.core.noise.MAX_SIMULATION_EPSILON` (the bounds ``simulate`` has above), else InputError."""
-    from dpviz.core.budget import Budget
-    from dpviz.core.noise import MAX_SIMULATION_EPSILON, check_simulation_budget
-
-    x = positive(name, value)
-    if x < MIN_SIMULATION_EPSILON:
-        raise InputError(f"{name}: ε = {x:g} is below MIN_SIMULATION_EPSILON = {MIN_SIMULATION_EPSILON:g}: the noise "
-                         f"variances (∝ 1/ε²) would be meaningless or overflow; a simulation takes ε from "
-                         f"{MIN_SIMULATION_EPSILON:g} to {MAX_SIMULATION_EPSILON:g}")
-    try:
-        check_simulation_budget(Budget.pure(x))
-    except InputError as exc:
-        raise InputError(f"{name}: {exc}") from None
-    return x
-
-
-def simulation_rho(name: str, value: object) -> float:
-    """``float(value)`` if it is a finite ρ from :data:`MIN_SIMULATION_RHO` to
-    :data:`~dpviz.core.noise.MAX_SIMULATION_RHO`, else InputError."""
-    from dpviz.core.noise import MAX_SIMULATION_RHO
-
-    x = positive(name, value)
-    if not MIN_SIMULATION_RHO <= x <= MAX_SIMULATION_RHO:
-        raise InputError(f"{name}: ρ = {x:g} is outside {MIN_SIMULATION_RHO:g}..{MAX_SIMULATION_RHO:g} "
-                         f"(MIN_SIMULATION_RHO..MAX_SIMULATION_RHO, the ρ of ε = {MIN_SIMULATION_EPSILON:g}..1e+06): "
-                         "the noise variances (∝ 1/ρ) would be meaningless, overflow or underflow")
-    return x
-
-
 def _count(name: str, value: object, upper: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= upper:
         raise InputError(f"{name}: expected an integer from 1 to {upper:,}, got {value!r}")
     return int(value)
-
-
-def parse_epsilons(text: str | Sequence[float]) -> tuple[float, ...]:
-    """``"0.1,0.5,1,2"`` (or a sequence of numbers) → (0.1, 0.5, 1.0, 2.0): distinct, each within the
-    simulation bounds (:func:`simulation_epsilon`).
-
-    >>> parse_epsilons("0.1, 1,2")
-    (0.1, 1.0, 2.0)
-    """
-    if isinstance(text, str):
-        parts = [p.strip() for p in text.split(",") if p.strip()]
-        try:
-            values: list[object] = [float(p) for p in parts]
-        except ValueError:
-            raise InputError(f"--epsilons: expected comma-separated positive numbers, e.g. 0.1,0.5,1,2; got {text!r}")
-    elif isinstance(text, (int, float)) and not isinstance(text, bool):
-        values = [text]
-    else:
-        values = list(text)
-    if not values:
-        raise InputError("--epsilons: expected at least one ε, e.g. 0.1,0.5,1,2")
-    eps = tuple(simulation_epsilon("--epsilons", v) for v in values)
-    if len(set(eps)) != len(eps):
-        raise InputError(f"--epsilons: each ε once, got {', '.join(f'{e:g}' for e in eps)}")
-    return eps
 
 
 @dataclass(frozen=True)
@@ -180,12 +125,6 @@ class Task:
     @property
     def size(self) -> int:
         return self.stop - self.start
-
-
-def trial_seed(seed: int, eps_index: int, trial: int) -> np.random.SeedSequence:
-    """The seed of trial ``trial`` at ε index ``eps_index``: ``SeedSequence(seed, spawn_key=(i, j))``,
-    the same as ``SeedSequence(seed).spawn(n_eps)[i].spawn(n_trials)[j]`` (module docstring)."""
-    return np.random.SeedSequence(check_seed(seed), spawn_key=(int(eps_index), int(trial)))
 
 
 def plan_tasks(spec: SweepSpec) -> list[Task]:

@@ -1,0 +1,319 @@
+"""The tree's entries into the tools (registry hooks): an audit target, a sweep target and the planner's curves.
+
+* :func:`audit_target` — a 7-node binary hierarchy and the same hierarchy with one more person in one leaf
+  (the unit of privacy of :mod:`dpviz.tree`): :func:`dpviz.tree.release.release` with discrete Laplace noise
+  and one post-processing method, on the auditor's seeded Generator (a simulation). Events: the released
+  count of that leaf exceeds τ; the sum of the noisy counts on the leaf's root path exceeds τ (every count
+  on it moves by 1).
+* :func:`sweep_target` — :func:`dpviz.tree.release.simulate`: one continuous noise draw, every method on it.
+  Metrics rmse_NQ (Eq. 40), rmse_RQ (Eq. 41), bias (Eq. 42), negatives and total_sq_error, whose expectation
+  is Σ_i Var(v̄_i): Theorem 5 / Eq. 28 for the GLS methods (GMC, Lee, PrivTrie), Σ d_i (Eq. 27) for
+  Processless, none for Boosting (Yang et al., "Generation Matrix: An Embeddable Matrix Representation for
+  Hierarchical Trees", Theoretical Computer Science, 2023, arXiv:2201.11297).
+* :func:`plan_curves` — per strategy (budget split over levels: uniform or geometric) and estimator, the
+  optimally consistent release (GMC = Lee = PrivTrie: one estimator, Theorem 5, Eq. 28 and its weighted form,
+  :func:`dpviz.tree.release.expected_variance`) and the processless noisy counts (Eq. 27), at unit budget.
+  Boosting has no closed-form variance and is not planned.
+
+  - ``query="node"``: RMSE per node, rmse_NQ of Eq. 40: √(mean_i Var v̄_i).
+  - ``query="range"``: RMSE per leaf-range query, rmse_RQ of Eq. 41, the mean over ranges of
+    Var(Σ_{j∈[a,b]} x̄_j). For the GLS release Cov(v̄) = D − D M (MᵀDM)⁻¹ MᵀD, so for the range's indicator
+    r, Cov(v̄) r = c · gmc(plan, d_rel ∘ r) (:func:`dpviz.tree.gmc.gmc` is I − D M (MᵀDM)⁻¹Mᵀ, and GLS is
+    invariant to the scale c of D), and Var = rᵀ Cov(v̄) r: one O(n) GMC pass per range. The mean is over a
+    deterministic lattice of ranges (:func:`lattice_ranges`, every range when m ≤ 64), which stands for the
+    uniformly random ranges of the paper's experiments (:func:`dpviz.tree.metrics.random_ranges`).
+
+Module constants the tools read: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit tree`` verb), ``SWEEP_HELP``/
+``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep tree``), ``PLAN_PARAMS`` (the keys of a planned tree release).
+Heavy modules are imported when a hook runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpviz.core.accounting import positive
+from dpviz.core.curves import Curve, DotGroup, mse_dots, unit_noise
+from dpviz.core.events import AuditTarget, threshold_event
+from dpviz.core.noise import FAMILIES, Family
+from dpviz.core.trials import NAN, Record, check_options, continuous_noise, is_path, noise_text, pick_methods, run_trials
+from dpviz.errors import InputError
+
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "MAX_QUERIES", "PLAN_PARAMS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
+           "TREE_QUERIES", "TreeTarget", "audit_target", "lattice_ranges", "plan_curves", "plan_dots",
+           "range_variance", "sweep_target", "tree_curves", "tree_unit_variances"]
+
+# ---- audit ------------------------------------------------------------------------------------------------
+AUDIT_HELP = "a tree and the same tree with one more person in one leaf"
+AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--method", {"default": "gmc", "help": "post-processing method of dpviz.tree (default: gmc)"}),
+    ("--split", {"default": "uniform", "help": "budget split over levels: uniform or geometric"}),
+)
+"""The ``audit tree`` flags (argparse ``add_argument`` keywords); their values go to :func:`audit_target`."""
+
+
+def audit_target(epsilon: float = 1.0, *, method: str = "gmc", split: str = "uniform", leaf: int = 0) -> AuditTarget:
+    """Tree: root → 2 → 4 leaves (x = 3, 1, 4, 2) and the same with one more person in leaf ``leaf``."""
+    from dpviz.core.noise import Noise
+    from dpviz.tree.io import TreeData
+    from dpviz.tree.model import tree_from_parents
+    from dpviz.tree.release import METHODS, release
+    from dpviz.tree.strategy import check_split
+
+    epsilon = positive("epsilon", epsilon)
+    if method not in METHODS:
+        raise InputError(f"--method: unknown tree method {method!r}; expected one of {', '.join(METHODS)}")
+    split = check_split(split)
+    tree = tree_from_parents(np.array([-1, 0, 0, 1, 1, 2, 2]))
+    x0 = np.array([3.0, 1.0, 4.0, 2.0])
+    if isinstance(leaf, bool) or leaf not in range(tree.m):
+        raise InputError(f"leaf: expected 0..{tree.m - 1}, got {leaf!r}")
+    x1 = x0.copy()
+    x1[leaf] += 1.0
+    node = tree.n1 + leaf  # leaves sit after the internal nodes in DOH order (BuildTree, Eq. 25)
+    path = [node]
+    while tree.parent[path[-1]] >= 0:  # the root path: h nodes (h = 3 here)
+        path.append(int(tree.parent[path[-1]]))
+    path_idx = np.asarray(path)
+    noise = Noise.laplace(epsilon, discrete=True)
+
+    def release_fn(data: Any, rng: np.random.Generator) -> Any:
+        return release(data, noise, split=split, method=method, rng=rng)
+
+    return AuditTarget(
+        capability="tree", mechanism=f"{method} ({split} split, discrete Laplace)",
+        neighbours=f"one more person in leaf {leaf}",
+        D0=TreeData(tree, x0, "audit tree"), D1=TreeData(tree, x1, "audit tree + 1"), release_fn=release_fn,
+        events=(threshold_event(f"released count of leaf {leaf}", lambda r: r.released[node]),
+                threshold_event(f"sum of the noisy counts on leaf {leaf}'s root path",
+                                lambda r: float(r.noisy[path_idx].sum()))),
+        epsilon=epsilon)
+
+
+# ---- sweep ------------------------------------------------------------------------------------------------
+MAX_QUERIES = 10_000_000
+"""The most random leaf ranges a tree trial scores (``--queries``): 10⁷ ranges already hold each range's
+error to well under 1%; the ranges' memory grows with their number."""
+SWEEP_HELP = "tree methods (GMC, Lee, PrivTrie, Boosting, Processless) on a tree file or sample:county"
+SWEEP_OPTIONS: dict[str, Any] = {"split": "uniform", "queries": 10_000}
+"""The tree sweep's settings (``SweepSpec.options``) and their defaults."""
+SWEEP_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--split", {"choices": ("uniform", "geometric"), "default": "uniform", "help": "budget split over levels"}),
+    ("--queries", {"type": int, "default": 10_000, "help": "random leaf ranges for rmse_RQ (default 10000)"}),
+)
+
+
+@dataclass(frozen=True, eq=False)
+class TreeTarget:
+    capability: ClassVar[str] = "tree"
+    metrics: ClassVar[tuple[str, ...]] = ("rmse_NQ", "rmse_RQ", "bias", "negatives", "total_sq_error")
+
+    data: Any  # dpviz.tree.io.TreeData
+    methods: tuple[str, ...]
+    delta: float | None
+    split: str
+    queries: int
+    plan: Any  # dpviz.tree.gmc.GMCPlan | None: stage 1 of GMC, the same for every ε (variances scale)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.name)
+
+    @property
+    def noise(self) -> str:
+        return noise_text(self.delta)
+
+    def trial(self, epsilon: float, seed: np.random.SeedSequence) -> list[Record]:
+        from dpviz.tree.release import simulate
+
+        sim = simulate(self.data, continuous_noise(epsilon, self.delta), self.methods, np.random.default_rng(seed),
+                       split=self.split, plan=self.plan, q=self.queries)
+        out: list[Record] = []
+        for row in sim.table.to_dict("records"):
+            for metric in self.metrics:
+                analytic = float(row["expected_sq_error"]) if metric == "total_sq_error" else NAN
+                out.append((row["method"], metric, float(row[metric]), analytic))
+        return out
+
+
+def tree_target(source: Any, methods: str | tuple[str, ...], delta: float | None, epsilon: float,
+                split: str = "uniform", queries: int = 10_000) -> TreeTarget:
+    """The tree trials of ``source`` (``sample:NAME``, a tree file or a ``TreeData``); GMC's stage 1 computed
+    once at ``epsilon`` (any ε: the variances scale)."""
+    from dpviz.tree.estimators import GLS_METHODS, METHODS, plan_for
+    from dpviz.tree.io import TreeData, load as load_source
+    from dpviz.tree.release import node_variances
+    from dpviz.tree.strategy import check_split
+
+    split = check_split(split)
+    if isinstance(queries, bool) or not isinstance(queries, int) or not 1 <= queries <= MAX_QUERIES:
+        raise InputError(f"--queries: expected an integer from 1 to {MAX_QUERIES:,} (MAX_QUERIES), got {queries!r}")
+    methods = pick_methods(methods, list(METHODS), "tree method")
+    data = load_source(source) if is_path(source) else source
+    if not isinstance(data, TreeData):
+        raise InputError(f"tree sweep: expected sample:NAME, a tree file or a TreeData, got {type(data).__name__}")
+    plan = None
+    if set(methods) & set(GLS_METHODS):
+        plan = plan_for(data.tree, node_variances(data.tree, continuous_noise(epsilon, delta), split))
+    return TreeTarget(data, methods, delta, split, queries, plan)
+
+
+def sweep_target(spec: Any) -> TreeTarget:
+    """The target of a sweep ``spec`` (a :class:`dpviz.sweep.spec.SweepSpec` of this capability)."""
+    opts = check_options("tree", SWEEP_OPTIONS, spec.options)
+    return tree_target(spec.source, spec.methods, spec.delta, spec.epsilons[0], opts["split"], opts["queries"])
+
+
+# ---- plan -------------------------------------------------------------------------------------------------
+PLAN_PARAMS: dict[str, Any] = {"data": "sample:county", "query": "node", "split": "all", "noise": "laplace",
+                               "mechanism": None}
+"""The keys of a planned tree release (a releases JSON, the page) and their defaults."""
+TREE_QUERIES: tuple[str, ...] = ("node", "range")
+TREE_ESTIMATORS: dict[str, str] = {"gmc": "GMC (optimally consistent; = Lee = PrivTrie)", "processless": "Processless"}
+LATTICE_POINTS = 64
+RANGE_WORK = 30_000_000
+"""Node visits allowed for the range-variance passes (the lattice shrinks on very large trees)."""
+
+
+def _families(families: Iterable[str]) -> tuple[Family, ...]:
+    out = tuple(dict.fromkeys(families))
+    bad = [f for f in out if f not in FAMILIES]
+    if bad or not out:
+        raise InputError(f"noise: expected laplace and/or gaussian, got {', '.join(map(str, bad)) or 'none'}")
+    return out  # type: ignore[return-value]
+
+
+def noise_families(noise: Any) -> tuple[str, ...]:
+    """A plan's ``noise`` setting (laplace, gaussian or both) as the families to plan."""
+    if noise in (None, "laplace"):
+        return ("laplace",)
+    if noise == "gaussian":
+        return ("gaussian",)
+    if noise == "both":
+        return ("laplace", "gaussian")
+    raise InputError(f"noise: expected laplace, gaussian or both, got {noise!r}")
+
+
+def lattice_ranges(m: int, points: int = LATTICE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf ranges [a, b] (0-based, inclusive): every range when m ≤ ``points``, else every pair a ≤ b of
+    ``points`` evenly spaced leaf positions (cell midpoints) — a deterministic stand-in for uniform
+    random ranges (the pairs are spread evenly over the triangle a ≤ b)."""
+    if m < 1:
+        raise InputError("tree: no leaves")
+    pos = np.arange(m) if m <= points else np.unique(((np.arange(points) + 0.5) * m / points).astype(np.int64))
+    i, j = np.triu_indices(pos.size)
+    return pos[i], pos[j]
+
+
+def range_variance(tree, d: np.ndarray, ranges: tuple[np.ndarray, np.ndarray], *, gls: bool) -> np.ndarray:
+    """Var of each leaf-range sum of the released leaves, for node noise variances ``d`` (DOH order).
+
+    ``gls=False``: the noisy leaves, Σ_{j∈range} d_j (prefix sums). ``gls=True``: the optimally consistent
+    release, rᵀ Cov(v̄) r with Cov(v̄) r = c · gmc(plan, d_rel ∘ r) (module docstring), one pass per range.
+    """
+    from dpviz.tree.estimators import check_plan, plan_for
+    from dpviz.tree.gmc import gmc
+
+    a, b = (np.asarray(x, dtype=np.int64) for x in ranges)
+    n1 = tree.n1
+    d = np.asarray(d, dtype=float)
+    if not gls or n1 == 0:
+        csum = np.concatenate([[0.0], np.cumsum(d[n1:])])
+        return csum[b + 1] - csum[a]
+    p = plan_for(tree, d)
+    c = check_plan(p, tree, d)
+    ref = np.ones(tree.n) if p.d is None else p.d
+    out = np.empty(a.size)
+    r = np.zeros(tree.n)
+    for k in range(a.size):  # one O(n) GMC pass per range (vectorised inside)
+        lo, hi = n1 + int(a[k]), n1 + int(b[k]) + 1
+        r[lo:hi] = ref[lo:hi]
+        cov_r = gmc(p, r)
+        out[k] = c * float(cov_r[lo:hi].sum())
+        r[lo:hi] = 0.0
+    return out
+
+
+def tree_unit_variances(tree, family: Family, split: str, estimator: str) -> np.ndarray:
+    """Per-node variance at unit budget for one (split, estimator): GLS (Thm. 5) or the noise itself."""
+    from dpviz.tree.release import expected_variance, node_variances
+
+    noise = unit_noise(family)
+    if estimator == "gmc":
+        return expected_variance(tree, noise, split)
+    if estimator == "processless":
+        return node_variances(tree, noise, split)
+    raise InputError(f"tree estimator: expected one of {', '.join(TREE_ESTIMATORS)}, got {estimator!r}")
+
+
+def _lattice_for(tree, ranges):
+    if ranges is not None:
+        return ranges
+    points = max(4, min(LATTICE_POINTS, int(math.sqrt(2.0 * RANGE_WORK / max(tree.n, 1)))))
+    return lattice_ranges(tree.m, points)
+
+
+def tree_curves(tree, *, query: str = "node", families: Iterable[str] = ("laplace",),
+                splits: Sequence[str] | None = None, estimators: Sequence[str] = tuple(TREE_ESTIMATORS),
+                ranges: tuple[np.ndarray, np.ndarray] | None = None) -> list[Curve]:
+    """One curve per (noise family, split, estimator) for a tree (``tree``: a :class:`dpviz.tree.model.Tree`).
+
+    Mechanism names are ``estimator/split`` (e.g. ``gmc/uniform``); ``ranges`` overrides the lattice of
+    leaf ranges for ``query="range"`` (e.g. the ranges a simulation will score)."""
+    from dpviz.tree.release import node_variances
+    from dpviz.tree.strategy import SPLITS, check_split
+
+    if query not in TREE_QUERIES:
+        raise InputError(f"--query: expected node or range, got {query!r}")
+    splits = tuple(SPLITS) if splits is None else tuple(check_split(s) for s in splits)
+    metric = "RMSE per node" if query == "node" else "RMSE per leaf-range query"
+    rng_ranges = _lattice_for(tree, ranges) if query == "range" else None
+    out = []
+    for fam in _families(families):
+        for split in splits:
+            for est in estimators:
+                var = tree_unit_variances(tree, fam, split, est)
+                if query == "node":
+                    unit = float(np.mean(var))
+                else:
+                    d = node_variances(tree, unit_noise(fam), split)
+                    unit = float(np.mean(range_variance(tree, d, rng_ranges, gls=est == "gmc")))
+                label = f"{TREE_ESTIMATORS[est]}, {split} split" + (", Gaussian" if fam == "gaussian" else "")
+                out.append(Curve("tree", f"{est}/{split}" + ("/gaussian" if fam == "gaussian" else ""), label,
+                                 metric, fam, unit, "exact"))
+    return out
+
+
+def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_seconds: float | None = None) -> list[Curve]:
+    """Every candidate curve of one planned tree release (:data:`PLAN_PARAMS`; only the tree's shape is used)."""
+    from dpviz.tree.io import load as load_source
+
+    p = {**PLAN_PARAMS, **params}
+    data = load_source(p["data"]) if isinstance(p["data"], str) else p["data"]
+    split = p["split"]
+    return tree_curves(data.tree, query=p["query"], families=noise_families(p["noise"]),
+                       splits=None if split == "all" else [split])
+
+
+def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...], *, trials: int, seed: int,
+              delta: float | None, options: Mapping[str, Any]) -> list[DotGroup]:
+    """Monte-Carlo dots of tree curves of one noise family: per split, a simulation of their estimators
+    scored by rmse_NQ (``query="node"``) or rmse_RQ (``"range"``, over ``queries`` random ranges, default 2000)."""
+    query = options.get("query", "node")
+    out = []
+    for split in dict.fromkeys(c.mechanism.split("/")[1] for c in curves):
+        names = {c.mechanism.split("/")[0]: c.mechanism for c in curves if c.mechanism.split("/")[1] == split}
+        target = tree_target(source, tuple(names), delta, epsilons[0], split, int(options.get("queries", 2000)))
+
+        def run(target=target, names=names) -> Any:
+            s = mse_dots(run_trials(target, epsilons, trials, seed), "rmse_NQ" if query == "node" else "rmse_RQ",
+                         True)
+            s["method"] = s["method"].map(names)
+            return s
+        out.append(DotGroup(target, epsilons, run))
+    return out
