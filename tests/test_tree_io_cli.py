@@ -81,6 +81,29 @@ def test_bad_input_gives_a_clear_error(name):
     assert expected in str(exc.value), str(exc.value)
 
 
+def test_gzip_tree_files_are_read_under_the_same_caps(tmp_path):
+    """A gzip-compressed tree file (sniffed from its magic number, dpviz.core.reader) loads like the plain
+    one; its decompressed size is capped by --max-bytes (a bomb stops early) and its rows by --max-nodes."""
+    import gzip
+
+    plain = load_tree_file(GOOD)
+    gz = tmp_path / "t.csv.gz"
+    gz.write_bytes(gzip.compress(GOOD))
+    for src in (gz, gzip.compress(GOOD)):
+        data = load_tree_file(src)
+        assert data.tree.n == plain.tree.n and np.array_equal(data.x, plain.x)
+    big = b"node,parent,count\nroot,,\n" + b"".join(b"n%d,root,1\n" % i for i in range(5000))
+    assert load_tree_file(gzip.compress(big), max_bytes=len(big)).tree.n == 5001  # at the cap exactly
+    gz.write_bytes(gzip.compress(big))
+    with pytest.raises(InputError, match=rf"^t.csv.gz decompresses to more than {len(big) - 1:,} bytes, above the size "
+                                         r"cap; the limit is .* \(MAX_BYTES\); raise it with the CLI flag --max-bytes N"):
+        load_tree_file(gz, max_bytes=len(big) - 1)
+    with pytest.raises(InputError, match=r"more than 3 data rows \(counted while reading\)"):
+        load_tree_file(gz, max_nodes=3)
+    with pytest.raises(InputError, match="truncated gzip"):
+        load_tree_file(gzip.compress(GOOD)[:-6])
+
+
 def test_node_limit():
     with pytest.raises(InputError, match="more than the limit of 3"):
         load_tree_file(GOOD, max_nodes=3)

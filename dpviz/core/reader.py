@@ -99,7 +99,9 @@ class Wording:
     ``call``: the Python function taking the caps' keywords; ``python_first``: the hint names the function
     before the CLI flag (``read_edges(..., max_bytes=N) or the CLI flag --max-bytes N``) instead of after
     it; ``rows``: what a data row is (``data rows``, ``edge rows``); ``text``: what the file should hold,
-    in the NUL message; ``what``: how a path is named when it is missing, a folder or not a regular file."""
+    in the NUL message; ``what``: how a path is named when it is missing, a folder or not a regular file;
+    ``row_message`` / ``line_message``: the start of the row-cap and line-cap messages (``{label}``, ``{limit}``
+    with thousands separators, ``{rows}``, ``{line}``), before the cap's ``over`` and the "raise it" clause."""
 
     call: str = "read"
     python_first: bool = False
@@ -109,6 +111,8 @@ class Wording:
     size: Cap = Cap("MAX_BYTES", "--max-bytes", "max_bytes", ", above the size cap")
     row_cap: Cap = Cap("MAX_ROWS", "--max-rows", "max_rows", " (counted while reading), above the row cap", "rows")
     line_cap: Cap = Cap("MAX_LINE_BYTES", "--max-line-bytes", "max_line_bytes", ", above the line cap")
+    row_message: str = "{label} has more than {limit} {rows}"
+    line_message: str = "{label}, line {line}: longer than {limit} bytes"
 
     def how(self, cap: Cap) -> str:
         """How to raise ``cap``: the CLI flag and the Python keyword, in this reader's order."""
@@ -120,10 +124,14 @@ class Wording:
 
     def error(self, label: str, measure: str, cap: Cap, limit: int) -> InputError:
         """The one cap message: ``{label} {measure}{over}; the limit is …; raise it with …``."""
+        return self.message(f"{label} {measure}", cap, limit)
+
+    def message(self, start: str, cap: Cap, limit: int) -> InputError:
+        """``{start}{over}; the limit is …; raise it with …`` (:meth:`error` with the label and measure given)."""
         clause = "" if cap.unit is None else (
             f"the limit is {limit:,}{' ' + cap.unit if cap.unit else ''} ({cap.constant}); ")
         over = cap.over.replace("{limit}", f"{limit:,}")
-        return InputError(f"{label} {measure}{over}; {clause}raise it with {self.how(cap)}")
+        return InputError(f"{start}{over}; {clause}raise it with {self.how(cap)}")
 
     def nul_error(self, label: str, line: int) -> InputError:
         return InputError(f"{label}, line {line}: a NUL byte; expected {self.text} (UTF-8 or Latin-1), not a binary "
@@ -286,8 +294,8 @@ class _Checks:
 
     def _line_error(self, view: memoryview, at: int) -> InputError:
         w = self.wording
-        return w.error(f"{self.label}, line {line_number(view, at):,}:",
-                       f"longer than {self.max_line_bytes:,} bytes", w.line_cap, self.max_line_bytes)
+        return w.message(w.line_message.format(label=self.label, line=f"{line_number(view, at):,}",
+                                               limit=f"{self.max_line_bytes:,}"), w.line_cap, self.max_line_bytes)
 
     def _rows(self, view: memoryview, end: int, final: bool) -> None:
         stop = end if final else bytes(view[self.counted_to:end]).rfind(b"\n") + 1 + self.counted_to
@@ -304,7 +312,8 @@ class _Checks:
         self.counted_to = stop
         if self.rows > self.max_rows + self.header:
             w = self.wording
-            raise w.error(self.label, f"has more than {self.max_rows:,} {w.rows}", w.row_cap, self.max_rows)
+            raise w.message(w.row_message.format(label=self.label, limit=f"{self.max_rows:,}", rows=w.rows),
+                            w.row_cap, self.max_rows)
 
     def finish(self, buf: Any, end: int) -> None:
         """The last line (without a line end) counts too: classify when it may pass the cap."""
@@ -352,20 +361,67 @@ def read_capped(source: object, *, max_bytes: int, max_rows: int | None = None, 
             return Capped(raw, label, None, False, checks.skipped, checks.exact_rows)
         chunks = (bytes(whole[i:i + CHUNK]) for i in range(0, whole.nbytes, CHUNK))
     elif path is not None:
+        if use_mmap and not (gzip and _magic(path) == GZIP_MAGIC):
+            return _read_mapped(path, label, size, max_bytes, checks, wording, peek)
         chunks = _file_chunks(path)
-    return _read_chunks(chunks, label, path, size, max_bytes, checks, wording, gzip, use_mmap, peek)
+    return _read_chunks(chunks, label, path, max_bytes, checks, wording, gzip, peek)
 
 
-def _read_chunks(chunks: Iterator[bytes], label: str, path: Path | None, size: int | None, max_bytes: int,
-                 checks: _Checks, wording: Wording, gzip: bool, use_mmap: bool,
+def _magic(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(2)
+    except OSError as exc:
+        raise InputError(f"cannot read {str(path)[:200]!r}: {exc.strerror or exc}") from None
+
+
+def _read_mapped(path: Path, label: str, size: int, max_bytes: int, checks: _Checks, wording: Wording,
                  peek: Callable[[str, bytes], None] | None) -> Capped:
+    """A plain file read straight into one anonymous memory map (``readinto``: no copy; pages are only
+    touched as they are read, so a file refused after its first chunk costs one chunk of memory)."""
+    buf = mmap.mmap(-1, size + 1)  # + 1: a file that grew since stat (or a special file) is noticed
+    pos = 0
+    try:
+        with path.open("rb", buffering=0) as fh:
+            while True:
+                if pos == len(buf):  # more than stat said: grow (copy), up to just above the cap
+                    if pos > max_bytes:
+                        raise wording.error(label, f"is more than {max_bytes:,} bytes", wording.size, max_bytes)
+                    bigger = mmap.mmap(-1, min(2 * len(buf) + CHUNK, max_bytes + 2))
+                    bigger[:pos] = buf[:pos]
+                    buf.close()
+                    buf = bigger
+                with memoryview(buf) as view:  # released before ``buf`` may be replaced
+                    got = fh.readinto(view[pos:pos + CHUNK])
+                    if not got:
+                        break
+                    if pos == 0 and peek is not None:
+                        peek(label, bytes(view[:got]))
+                checks.feed(buf, pos, pos + got)
+                pos += got
+    except OSError as exc:
+        raise InputError(f"cannot read {str(path)[:200]!r}: {exc.strerror or exc}") from None
+    if pos > max_bytes:
+        raise wording.error(label, f"is more than {max_bytes:,} bytes", wording.size, max_bytes)
+    checks.finish(buf, pos)
+    if pos == 0:
+        buf.close()
+        return Capped(b"", label, path, False, checks.skipped, checks.exact_rows)
+    try:
+        buf.resize(pos)
+    except (SystemError, OSError, ValueError):  # platforms that cannot shrink an anonymous map
+        data = bytes(buf[:pos])
+        buf.close()
+        return Capped(data, label, path, False, checks.skipped, checks.exact_rows)
+    return Capped(buf, label, path, False, checks.skipped, checks.exact_rows)
+
+
+def _read_chunks(chunks: Iterator[bytes], label: str, path: Path | None, max_bytes: int, checks: _Checks,
+                 wording: Wording, gzip: bool, peek: Callable[[str, bytes], None] | None) -> Capped:
+    """Chunks into one buffer, decompressing gzip input under the cap (a bomb stops one byte past it)."""
     first = next(chunks, b"")
     is_gzip = gzip and first[:2] == GZIP_MAGIC
-    buf: Any
-    if use_mmap and not is_gzip and size is not None:
-        buf = mmap.mmap(-1, size + 1)  # + 1: a file that grew since stat is noticed
-    else:
-        buf = bytearray()
+    buf = bytearray()
     dec = zlib.decompressobj(wbits=31) if is_gzip else None
     pos = read_in = 0
     too_big = wording.error(label, f"is more than {max_bytes:,} bytes", wording.size, max_bytes)
@@ -387,15 +443,7 @@ def _read_chunks(chunks: Iterator[bytes], label: str, path: Path | None, size: i
                 raise InputError(f"{label} starts like a gzip file but cannot be decompressed ({exc})") from None
             if pos + len(chunk) > max_bytes or dec.unconsumed_tail:
                 raise wording.error(label, f"decompresses to more than {max_bytes:,} bytes", wording.size, max_bytes)
-        if isinstance(buf, mmap.mmap):
-            if pos + len(chunk) > len(buf):  # more than stat said: grow (copy), up to just above the cap
-                bigger = mmap.mmap(-1, min(max(2 * len(buf), pos + len(chunk)) + CHUNK, max_bytes + 2))
-                bigger[:pos] = buf[:pos]
-                buf.close()
-                buf = bigger
-            buf[pos:pos + len(chunk)] = chunk
-        else:
-            buf += chunk
+        buf += chunk
         if k == 0 and peek is not None:
             peek(label, bytes(chunk))
         checks.feed(buf, pos, pos + len(chunk))
@@ -405,17 +453,5 @@ def _read_chunks(chunks: Iterator[bytes], label: str, path: Path | None, size: i
     if pos > max_bytes:
         raise too_big
     checks.finish(buf, pos)
-    if isinstance(buf, mmap.mmap):
-        if pos == 0:
-            buf.close()
-            data: Any = b""
-        else:
-            try:
-                buf.resize(pos)
-                data = buf
-            except (SystemError, OSError, ValueError):  # platforms that cannot shrink an anonymous map
-                data = bytes(buf[:pos])
-    else:
-        data = bytes(buf)
-    return Capped(data, label, path, is_gzip, checks.skipped, checks.exact_rows)
+    return Capped(bytes(buf), label, path, is_gzip, checks.skipped, checks.exact_rows)
 

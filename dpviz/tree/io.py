@@ -16,10 +16,12 @@ Formats (CSV or JSON; JSON is a list of records or an object of columns):
   optional ``count`` column, or a JSON object ``{"parent": [...], "count": [...]}``. An index must be
   an exact integer in range (``4294967296`` is an error, never row 0).
 
-Caps, checked before the work (each a keyword argument here and a CLI flag):
+Caps, checked before the work (each a keyword argument here and a CLI flag), by the one capped reader
+:func:`dpviz.core.reader.read_capped` (its messages worded by :data:`WORDING`):
 
 * :data:`MAX_BYTES` on the file size (from ``stat`` or ``len``, before anything is read, and again
-  while reading in chunks);
+  while reading in chunks); a gzip-compressed file (sniffed from its magic number) on its decompressed
+  size too, so a zip bomb stops at the cap;
 * :data:`MAX_NODES` on the number of rows, counted while reading (a row is at least one node), and on
   the number of nodes before the tree is built;
 * :data:`MAX_COUNT` = 2⁵³ on every count and on their total, checked in integers (above it float64
@@ -38,7 +40,6 @@ from __future__ import annotations
 
 import json
 import math
-import mmap
 import os
 import re
 import sys
@@ -54,6 +55,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from dpviz.core import arrow
+from dpviz.core.reader import Cap, Wording, read_capped, strip_boms
 from dpviz.errors import InputError
 from dpviz.tree.model import INDEX, Tree, TreeData, build_tree, tree_from_parents
 
@@ -337,134 +339,34 @@ def write_tree_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta
 
 
 # ---------------------------------------------------------------------------------------------
-# reading: bytes under the caps, then a table of string columns
-_CHUNK = 1 << 22
-
-
-def _cap(what: str, value: int, flag: str) -> str:
-    return (f"the limit is {value:,} {what} ({'MAX_BYTES' if flag == '--max-bytes' else 'MAX_NODES'}); "
-            f"raise it with the CLI flag {flag} N or load_tree_file(..., {flag[2:].replace('-', '_')}=N)")
+# reading: bytes under the caps (dpviz.core.reader), then a table of string columns
+WORDING = Wording(
+    call="load_tree_file", rows="data rows", what="input",
+    size=Cap("MAX_BYTES", "--max-bytes", "max_bytes", ", above the size cap"),
+    row_cap=Cap("MAX_NODES", "--max-nodes", "max_nodes",
+                " (counted while reading), so the tree has more than the limit of {limit} nodes", "nodes"))
+"""How the tree reader's caps are named in messages (:mod:`dpviz.core.reader`, one format for all readers)."""
+_NODE_CAP = Cap("MAX_NODES", "--max-nodes", "max_nodes", ", more than the limit of {limit}", "nodes")
 
 
 def _too_many_rows(label: str, max_rows: int) -> InputError:
-    return InputError(f"{label} has more than {max_rows:,} data rows (counted while reading), so the tree has "
-                      f"more than the limit of {max_rows:,} nodes; " + _cap("nodes", max_rows, "--max-nodes"))
-
-
-class _RowCounter:
-    """Counts non-empty lines (a CSV row is one non-empty line) chunk by chunk, with a few vectorised
-    comparisons per chunk and no per-line arrays: a line is empty when its ``\\n`` follows a ``\\n``
-    (or ``\\r`` after a ``\\n``); the two bytes before each chunk carry over."""
-
-    def __init__(self) -> None:
-        self.rows = 0
-        self._tail = b"\n\n"  # the start of the file behaves like the start of a line
-
-    def feed(self, chunk) -> None:
-        buf = self._tail + bytes(chunk)
-        a = np.frombuffer(buf, np.uint8)
-        nl = a[2:] == 10
-        before = a[1:-1]
-        empty = nl & ((before == 10) | ((before == 13) & (a[:-2] == 10)))
-        self.rows += int(np.count_nonzero(nl)) - int(np.count_nonzero(empty))
-        self._tail = buf[-2:]
-
-
-class _Rows:
-    """Rows read so far: a cheap upper bound (newlines) until it passes the cap, then an exact count
-    of non-empty lines (:class:`_RowCounter`), so a file at the cap with blank lines is not refused."""
-
-    def __init__(self, label: str, max_rows: int) -> None:
-        self.label, self.max_rows = label, max_rows
-        self.upper = 0
-        self.exact: _RowCounter | None = None
-
-    def feed(self, chunk, so_far) -> None:
-        if self.exact is None:
-            self.upper += bytes(chunk).count(b"\n")
-            if self.upper <= self.max_rows + 1:
-                return
-            self.exact = _RowCounter()
-            for k in range(0, len(so_far), _CHUNK):
-                self.exact.feed(so_far[k:k + _CHUNK])
-        else:
-            self.exact.feed(chunk)
-        if self.exact.rows > self.max_rows + 1:  # + 1: the header
-            raise _too_many_rows(self.label, self.max_rows)
-
-
-def _too_big(label: str, max_bytes: int, size: int | None = None) -> InputError:
-    what = f"is {size:,} bytes" if size is not None else f"is more than {max_bytes:,} bytes"
-    return InputError(f"{label} {what}, above the size cap; " + _cap("bytes", max_bytes, "--max-bytes"))
+    return WORDING.error(label, f"has more than {max_rows:,} data rows", WORDING.row_cap, max_rows)
 
 
 def _read_bytes(source: str | Path | bytes, name: str | None, max_bytes: int, max_rows: int,
                 peek: Callable[[str, bytes], None] | None = None) -> tuple[Any, str]:
-    """(raw bytes, label): the size cap from ``stat``/``len`` first, then bytes and rows while reading
-    (in chunks, into one buffer: no copy of the file); ``peek(label, first chunk)`` may refuse early."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
+    """(raw bytes, label) under the caps (:func:`dpviz.core.reader.read_capped`: the size from ``stat``/``len``
+    first, then bytes and rows while reading, gzip decompressed under the same cap; a plain file is read
+    into one anonymous memory map, no copy); ``peek(label, first chunk)`` may refuse early."""
+    if isinstance(source, (str, os.PathLike)):
+        label = name or Path(source).name
+    elif isinstance(source, (bytes, bytearray, memoryview)):
         label = name or "upload"
-        size = memoryview(source).nbytes
-        if size > max_bytes:
-            raise _too_big(label, max_bytes, size)
-        raw = source if isinstance(source, (bytes, bytearray)) else bytes(source)
-        if peek is not None:
-            peek(label, bytes(raw[:_CHUNK]))
-        rows = _Rows(label, max_rows)
-        with memoryview(raw) as view:
-            for k in range(0, size, _CHUNK):
-                rows.feed(view[k:k + _CHUNK], view[:k + _CHUNK])
-        return raw, label
-    if not isinstance(source, (str, Path)):
+    else:
         raise InputError(f"tree file: expected a path or bytes, got {type(source).__name__}")
-    path = Path(source)
-    label = name or path.name
-    try:
-        return _read_file(path, label, max_bytes, max_rows, peek), label
-    except IsADirectoryError:
-        raise InputError(f"input {str(source)!r} is a folder; expected a file") from None
-    except FileNotFoundError:
-        raise InputError(f"input file {str(source)!r} does not exist") from None
-    except OSError as exc:  # permissions, a device that cannot be read, ...
-        raise InputError(f"cannot read {str(source)!r}: {exc.strerror or exc}") from None
-
-
-def _read_file(path: Path, label: str, max_bytes: int, max_rows: int,
-               peek: Callable[[str, bytes], None] | None) -> mmap.mmap | bytes:
-    """The file's bytes in one anonymous memory map (pages are only touched as they are read: a file
-    refused after its first chunk costs one chunk of memory), read in chunks with the caps checked."""
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise _too_big(label, max_bytes, size)
-    buf = mmap.mmap(-1, size + 1)  # + 1: a file that grew since stat (or a pipe) is noticed
-    rows = _Rows(label, max_rows)
-    pos = 0
-    with path.open("rb", buffering=0) as fh:
-        while True:
-            if pos == len(buf):  # more than stat said: grow (copy), up to just above the cap
-                if pos > max_bytes:
-                    raise _too_big(label, max_bytes)
-                bigger = mmap.mmap(-1, min(2 * len(buf) + _CHUNK, max_bytes + 2))
-                bigger[:pos] = buf[:pos]
-                buf.close()
-                buf = bigger
-            with memoryview(buf) as view:  # released before ``buf`` may be replaced
-                got = fh.readinto(view[pos:pos + _CHUNK])
-                if not got:
-                    break
-                rows.feed(view[pos:pos + got], view[:pos + got])
-                if pos == 0 and peek is not None:
-                    peek(label, bytes(view[:got]))
-            pos += got
-    if pos > max_bytes:
-        raise _too_big(label, max_bytes)
-    if pos == 0:
-        return b""
-    try:
-        buf.resize(pos)
-    except (SystemError, OSError, ValueError):  # platforms that cannot shrink an anonymous map
-        return bytes(buf[:pos])
-    return buf
+    got = read_capped(source, max_bytes=max_bytes, max_rows=max_rows, label=label, wording=WORDING, peek=peek,
+                      use_mmap=True)
+    return got.data, label
 
 
 @dataclass(eq=False)
@@ -551,9 +453,7 @@ def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes
     first = _content_start(raw)
     if first is None:
         raise InputError(f"{label} is empty: expected a header line and at least one data row")
-    start = 0
-    while raw[start:start + 3] == _BOM:  # the BOMs in front (Arrow skips at most one)
-        start += 3
+    start = strip_boms(raw)  # the BOMs in front (Arrow skips at most one)
     if raw[first:first + 1] in (b"[", b"{"):
         table = _json_table(raw, start, label, max_rows)
     else:
@@ -616,9 +516,7 @@ def _early_header_check(check_header: Callable[[list[str], str], Any] | None):
         first = _content_start(head)
         if first is None or head[first:first + 1] in (b"[", b"{"):
             return  # blank so far, or JSON: checked after parsing
-        start = 0
-        while head[start:start + 3] == _BOM:
-            start += 3
+        start = strip_boms(head)
         begin, end = _header_span(head, start)
         if end == len(head):
             return  # the header line goes on past this chunk: checked after reading
@@ -987,8 +885,7 @@ def _finish(tree: Tree, counts_in: np.ndarray, where, name: str) -> TreeData:
 # the three formats
 def _check_size(n: int, max_nodes: int) -> None:
     if n > max_nodes:
-        raise InputError(f"the tree has {n:,} nodes, more than the limit of {max_nodes:,}; "
-                         + _cap("nodes", max_nodes, "--max-nodes"))
+        raise WORDING.error("the tree", f"has {n:,} nodes", _NODE_CAP, max_nodes)
 
 
 def _as_table(data: Table | pd.DataFrame, name: str) -> Table:
