@@ -44,8 +44,7 @@ from __future__ import annotations
 import io
 import os
 import re
-import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.core.canonical import json_lines
-from dpviz.core.inputs import require_regular_file
+from dpviz.core.reader import Cap, Wording, decode, read_capped
 from dpviz.core.tables import write_table
 from dpviz.errors import InputError
 from dpviz.graph.model import Graph, canonical_edges, check_n_nodes, sorted_unique
@@ -80,8 +79,6 @@ HEADER_NAMES = frozenset({
 CANONICAL = "parsed undirected edge set: sorted JSON lines [a, b] of vertex labels"
 """What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
-_CHUNK = 1 << 22
-_GZIP_MAGIC = b"\x1f\x8b"
 _SKIP_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*(?:[#%][^\n]*)?\n")
 """A blank or comment line (with its newline), in raw bytes (for counting data lines while reading)."""
 _SKIP_TEXT = re.compile(r"[ \t\f\v]*(?:[#%].*)?")
@@ -103,42 +100,6 @@ def _cap_hint(what: str, flag: str, value: int) -> str:
 # ----------------------------------------------------------------------------------------------- raw bytes
 
 
-def _chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str, str]:
-    """(raw chunks, label for messages, graph name); a file's size is checked before it is opened."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        view = memoryview(source).cast("B")
-        if view.nbytes > max_bytes:
-            raise InputError(f"the upload is {view.nbytes:,} bytes, above the size cap; "
-                             + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
-        return (bytes(view[i:i + _CHUNK]) for i in range(0, view.nbytes, _CHUNK)), "the upload", "upload"
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.exists():
-            raise InputError(f"edge list file {str(source)!r} does not exist")
-        if path.is_dir():
-            raise InputError(f"edge list {str(source)!r} is a folder; expected a file")
-        require_regular_file(path, "edge list")  # a FIFO or a device would block or never end
-        size = path.stat().st_size
-        label = repr(path.name)
-        if size > max_bytes:
-            raise InputError(f"{label} is {size:,} bytes, above the size cap; "
-                             + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
-        name = path.name
-        for suffix in _STEM_SUFFIXES:
-            name = name.removesuffix(suffix)
-
-        def read() -> Iterator[bytes]:
-            with path.open("rb") as fh:
-                while chunk := fh.read(_CHUNK):
-                    yield chunk
-
-        return read(), label, name or "graph"
-    if hasattr(source, "read"):
-        name = Path(str(getattr(source, "name", "upload"))).name or "upload"
-        return iter(lambda: source.read(_CHUNK), b""), repr(name), name
-    raise InputError(f"edge list: expected a file path, bytes or a binary file, got {type(source).__name__}")
-
-
 @dataclass(frozen=True)
 class _Rows:
     """What a file's lines are, for the caps' messages (edge lists, vertex-id lists)."""
@@ -155,99 +116,60 @@ _EDGE_ROWS = _Rows("edge rows", "the edge cap", "MAX_EDGES", "--max-edges",
 _NODE_ROWS = _Rows("vertex ids", "the vertex cap", "MAX_NODES", "--max-nodes", "a line holds one vertex id")
 
 
-def _first_long_line(seg: bytes, max_line_bytes: int) -> int | None:
-    """The offset in ``seg`` (complete lines, each ending in \\n or \\r) of the first line longer than
-    ``max_line_bytes`` bytes (its line end not counted), or None."""
-    arr = np.frombuffer(seg, dtype=np.uint8)
-    ends = np.flatnonzero((arr == 10) | (arr == 13))
-    long = np.flatnonzero(np.diff(ends, prepend=-1) - 1 > max_line_bytes)
-    if not long.size:
-        return None
-    return 0 if long[0] == 0 else int(ends[long[0] - 1]) + 1
+def _wording(kind: _Rows) -> Wording:
+    """How the caps are named in messages (:mod:`dpviz.core.reader`: one format for every reader)."""
+    return Wording(
+        call="read_edges", python_first=True, rows=kind.rows, text="a text edge list", what="edge list",
+        size=Cap("MAX_BYTES", "--max-bytes", "max_bytes", ", above the size cap", ""),
+        row_cap=Cap(kind.constant, kind.flag, kind.flag[2:].replace("-", "_"),
+                    f", above {kind.cap} (counted while reading, before parsing)", ""),
+        line_cap=Cap("MAX_LINE_BYTES", "--max-line-bytes", "max_line_bytes", "", ""),
+        line_message=f"{{label}}, line {{line}}: longer than the line cap ({kind.line})")
 
 
-def _line_number(buf: bytes | bytearray, pos: int) -> int:
-    """The 1-based line (\\n, \\r\\n or \\r ends, as :func:`_decode` reads them) holding offset ``pos``."""
-    head = bytes(buf[:pos])
-    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+class _BinaryOnly:
+    """A file object whose ``read`` must return bytes: a text-mode file is refused (its characters are not the
+    file's bytes), naming the file."""
+
+    def __init__(self, source: object) -> None:
+        self.source = source
+        self.name = str(getattr(source, "name", "upload"))
+
+    def read(self, n: int) -> bytes:
+        chunk = self.source.read(n)
+        if not isinstance(chunk, (bytes, bytearray)):
+            label = repr(Path(self.name).name or "upload")
+            raise InputError(f"{label}: expected bytes; open the file in binary mode ('rb')")
+        return chunk
 
 
-def _line_cap_error(label: str, line: int, max_line_bytes: int, kind: _Rows) -> InputError:
-    return InputError(f"{label}, line {line:,}: longer than the line cap ({kind.line}); "
-                      + _cap_hint("MAX_LINE_BYTES", "--max-line-bytes", max_line_bytes))
+def _name(source: object) -> str:
+    """The graph's default name: a file's name without its suffixes, ``upload`` for bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return "upload"
+    if isinstance(source, (str, os.PathLike)):
+        name = Path(source).name
+        for suffix in _STEM_SUFFIXES:
+            name = name.removesuffix(suffix)
+        return name or "graph"
+    return Path(str(getattr(source, "name", "upload"))).name or "upload"
 
 
 def _read_capped(source: object, max_bytes: int, max_rows: int, max_line_bytes: int = MAX_LINE_BYTES,
-                 kind: _Rows = _EDGE_ROWS, label: str | None = None) -> tuple[bytes, str, str, bool]:
-    """(decompressed bytes, label, name, whether any blank/comment line was seen).
-
-    Reads in chunks; stops as soon as the bytes read (or decompressed) exceed ``max_bytes``, the data
-    lines counted so far exceed ``max_rows`` + 1 (one line may be a header), or a line (complete, or the
-    unfinished last one) is longer than ``max_line_bytes``, before any parsing: time and memory beyond the
-    file's bytes are bounded by the chunk size.
+                 kind: _Rows = _EDGE_ROWS, label: str | None = None) -> tuple[str, str, str]:
+    """(the text, line ends normalised to \\n; label; name) read by :func:`dpviz.core.reader.read_capped`: it
+    stops as soon as the bytes read (or decompressed) exceed ``max_bytes``, the data lines (not blank, not a
+    comment) exceed ``max_rows`` + 1 (one line may be a header), a line is longer than ``max_line_bytes`` or a
+    NUL byte comes, before any parsing: time and memory beyond the file's bytes are bounded by the chunk size.
     """
-    chunks, found, name = _chunks(source, max_bytes)
-    label = label or found
-    out = bytearray()
-    dec = None
-    read_in = counted_to = checked_to = data_lines = 0
-    skipped = False
-    for k, chunk in enumerate(chunks):
-        if not isinstance(chunk, (bytes, bytearray)):
-            raise InputError(f"{label}: expected bytes; open the file in binary mode ('rb')")
-        read_in += len(chunk)
-        if read_in > max_bytes:
-            raise InputError(f"{label} is more than {max_bytes:,} bytes, above the size cap; "
-                             + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
-        if k == 0 and chunk[:2] == _GZIP_MAGIC:
-            dec = zlib.decompressobj(wbits=31)
-        if dec is not None:
-            try:
-                piece = dec.decompress(chunk, max_bytes - len(out) + 1)
-            except zlib.error as exc:
-                raise InputError(f"{label} starts like a gzip file but cannot be decompressed ({exc})") from None
-            if len(out) + len(piece) > max_bytes or dec.unconsumed_tail:
-                raise InputError(f"{label} decompresses to more than {max_bytes:,} bytes, above the size cap; "
-                                 + _cap_hint("MAX_BYTES", "--max-bytes", max_bytes))
-            chunk = piece
-        out += chunk
-        line_end = max(out.rfind(b"\n", checked_to), out.rfind(b"\r", checked_to)) + 1
-        if line_end > checked_to:  # complete lines not checked yet (checked_to is always a line start)
-            long = _first_long_line(bytes(out[checked_to:line_end]), max_line_bytes)
-            if long is not None:
-                raise _line_cap_error(label, _line_number(out, checked_to + long), max_line_bytes, kind)
-            checked_to = line_end
-        if len(out) - checked_to > max_line_bytes:  # the unfinished line is already too long
-            raise _line_cap_error(label, _line_number(out, checked_to), max_line_bytes, kind)
-        end = out.rfind(b"\n", counted_to) + 1
-        if end > counted_to:
-            seg = bytes(out[counted_to:end])
-            n_skip = len(_SKIP_LINE.findall(seg))
-            skipped = skipped or n_skip > 0
-            data_lines += seg.count(b"\n") - n_skip
-            counted_to = end
-            if data_lines > max_rows + 1:
-                raise InputError(f"{label} has more than {max_rows:,} {kind.rows}, above {kind.cap} (counted "
-                                 "while reading, before parsing); " + _cap_hint(kind.constant, kind.flag, max_rows))
-    if dec is not None and not dec.eof:
-        raise InputError(f"{label} is a truncated gzip file")
-    return bytes(out), label, name, skipped
-
-
-def _decode(raw: bytes, label: str) -> str:
-    """UTF-8 (else Latin-1) text without its leading byte-order marks; InputError for a NUL byte."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    text = text.lstrip("\ufeff")
+    if hasattr(source, "read") and not isinstance(source, (bytes, bytearray, memoryview, str, os.PathLike)):
+        source = _BinaryOnly(source)
+    got = read_capped(source, max_bytes=max_bytes, max_rows=max_rows, max_line_bytes=max_line_bytes, header=1,
+                      skip=_SKIP_LINE, refuse_nul=True, label=label, wording=_wording(kind))
+    text = decode(got.data)
     if "\r" in text:  # one line end (\n) for the parser and for the line numbers in messages
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    nul = text.find("\0")
-    if nul >= 0:
-        raise InputError(f"{label}, line {text.count(chr(10), 0, nul) + 1}: a NUL byte; expected a text edge list "
-                         "(UTF-8 or Latin-1), not a binary or UTF-16 file")
-    return text
+    return text, got.label, _name(source.source if isinstance(source, _BinaryOnly) else source)
 
 
 def _is_data(line: str) -> bool:
@@ -317,9 +239,7 @@ def read_lines(source: str | os.PathLike | bytes, *, max_bytes: int = MAX_BYTES,
     messages (``label`` if given); its name) read with the same caps as an edge list: size, line count
     (``max_lines``, reported as the vertex cap) and line length, checked while reading; a NUL byte is refused."""
     _check_caps(max_bytes=max_bytes, max_lines=max_lines, max_line_bytes=max_line_bytes)
-    raw, label, name, _ = _read_capped(source, max_bytes, max_lines, max_line_bytes, _NODE_ROWS, label)
-    text = _decode(raw, label)
-    del raw
+    text, label, name = _read_capped(source, max_bytes, max_lines, max_line_bytes, _NODE_ROWS, label)
     lines = [line.strip() for line in _text_lines(text)]
     if sum(1 for line in lines if line) > max_lines:
         raise InputError(f"{label} has more than {max_lines:,} vertex ids, above the vertex cap; "
@@ -358,10 +278,8 @@ def read_edges(
         if n_nodes > max_nodes:
             raise InputError(f"n_nodes = {n_nodes:,} is above the vertex cap; "
                              + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
-    raw, label, default_name, _ = _read_capped(source, max_bytes, max_edges, max_line_bytes)
+    text, label, default_name = _read_capped(source, max_bytes, max_edges, max_line_bytes)
     name = name or default_name
-    text = _decode(raw, label)
-    del raw
     # any blank or comment line (the last one too, with or without a line end)? then keep the data lines only
     skipped = _SKIP_ANY.search(text.removesuffix("\n")) is not None
     if skipped:
