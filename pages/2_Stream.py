@@ -129,9 +129,31 @@ def _pause() -> None:
     ss["playing"] = False
 
 
-def _bundled_current(name: str) -> tuple:
-    sd = ui.load_bundled("stream", name)
-    return (("bundled", name), SAMPLES[name], sd.counts, sd.timestamps, sd.time_column)
+def _synthetic() -> tuple[tuple, np.ndarray]:
+    """The synthetic source's widgets: a Poisson stream of a chosen rate and length (seeded: public settings)."""
+    k1, k2 = st.columns(2)
+    rate = k1.select_slider("Poisson rate per step", SYN_RATES, value=10.0, key="syn_rate",
+                            format_func=lambda v: f"{v:g}")
+    length = k2.select_slider("Length (steps)", SYN_LENGTHS, value=365, key="syn_length",
+                              format_func=lambda v: f"{v:,}")
+    return ("synthetic", rate, length), load_synthetic(float(rate), int(length))
+
+
+def _describe(key: tuple, data) -> str:
+    """How the page names its series: the sample's title, the synthetic settings or the uploaded file's name."""
+    if key[0] == "bundled":
+        return SAMPLES[key[1]]
+    if key[0] == "synthetic":
+        return f"Poisson stream, rate {key[1]:g}, {key[2]:,} steps"
+    return str(key[1])
+
+
+STREAM_UPLOAD = ui.UploadSpec(
+    label="Count stream (CSV)", types=("csv",), key="stream_upload_file",
+    parse=lambda raw, name: read_stream_csv(raw),
+    help="A header row; a count column (named count/counts/value/n, or the only column) and an optional timestamp "
+         f"column (timestamp/date/time/period). Limits: {CAPS_HELP}.",
+    caption=f"Limits: {CAPS_HELP}; a row may not have more fields than the header.")
 
 
 # ---- page ----------------------------------------------------------------------------------------
@@ -143,34 +165,11 @@ with st.expander("What am I looking at?", icon=":material/help:"):
     st.markdown(WHAT_IS_THIS)
 
 # 1. Data ------------------------------------------------------------------------------------------
-st.subheader(":material/database: Data")
-source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="stream_source", horizontal=True)
-if source == "bundled":
-    sample = st.selectbox("Series", list(SAMPLES), format_func=SAMPLES.get, key="stream_sample")
-    current = _bundled_current(sample)
-elif source == "synthetic":
-    k1, k2 = st.columns(2)
-    rate = k1.select_slider("Poisson rate per step", SYN_RATES, value=10.0, key="syn_rate",
-                            format_func=lambda v: f"{v:g}")
-    length = k2.select_slider("Length (steps)", SYN_LENGTHS, value=365, key="syn_length",
-                              format_func=lambda v: f"{v:,}")
-    current = (("synthetic", rate, length), f"Poisson stream, rate {rate:g}, {length:,} steps",
-               load_synthetic(float(rate), int(length)), None, None)
-else:
-    up = st.file_uploader("Count stream (CSV)", type=["csv"], key="stream_upload_file",
-                          help="A header row; a count column (named count/counts/value/n, or the only "
-                               "column) and an optional timestamp column (timestamp/date/time/period). "
-                               f"Limits: {CAPS_HELP}.")
-    st.caption(f"Limits: {CAPS_HELP}; a row may not have more fields than the header.")
-    ui.handle_upload(up, "stream", lambda raw, name: read_stream_csv(raw))
-    if ss.get("stream_upload") is not None:
-        (ukey, sd) = ss["stream_upload"]
-        current = (ukey, ukey[1], sd.counts, sd.timestamps, sd.time_column)
-    else:
-        current = ss.get("stream_last") or _bundled_current("flights")
-        st.info(f"No valid file loaded yet: still showing {current[1]}.", icon=":material/info:")
-ss["stream_last"] = current
-key, name, counts, stamps, time_col = current
+key, series_data = ui.data_source(CAP, SOURCES, STREAM_UPLOAD, sample_label="Series", default_sample="flights",
+                                  synthetic=_synthetic, describe=_describe)
+name = _describe(key, series_data)
+counts, stamps, time_col = ((series_data, None, None) if key[0] == "synthetic" else
+                            (series_data.counts, series_data.timestamps, series_data.time_column))
 length = int(counts.size)
 if ss.get("horizon_for") != key:  # a new series: N defaults to its length
     ss["horizon"] = length

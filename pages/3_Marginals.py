@@ -26,7 +26,7 @@ import streamlit as st
 from dpviz import ui
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
 from dpviz.core.noise import Noise
-from dpviz.core.registry import SAMPLE_PREFIX, capability
+from dpviz.core.registry import capability
 from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
 from dpviz.marginals.data import parse_workload, read_table
@@ -116,19 +116,38 @@ def _parse_upload(raw: bytes, name: str):
     return raw, read_table(raw, name=_stem(name), skip_constant=True)
 
 
-def _bundled_current(name: str) -> tuple:
-    return ("bundled", name), ui.load_bundled("marginals", name), name
+def _file_stem(key: tuple) -> str:
+    return key[1] if key[0] == "bundled" else _stem(key[1])
 
 
-def _forget_upload(file_id: str) -> None:
-    """A rejected upload: drop the earlier upload, its simulation (and the memo of them), its drawn release
-    and downloads, so the page falls back to the bundled data and shows nothing computed from another file."""
-    ss["marginals_rejected_fid"] = file_id
-    for key in ("marginals_upload", "marginals_sim", MEMO_KEY, ITERATIONS_KEY, "marginals_private_release",
-                "marginals_private_release_receipt"):
-        ss.pop(key, None)
-    if (ss.get("marginals_last") or ((None,),))[0][0] == "upload":
-        ss.pop("marginals_last", None)
+def _project(ukey: tuple, parsed: tuple):
+    """An upload's widgets: which attributes, how many bins per numeric column and how they are cut. Returns
+    (key, data) of the projected records, or None (no attribute picked, or the projection failed: said here)."""
+    raw, full = parsed
+    columns = list(full.domain.attrs)
+    if ss.get("marginals_attrs_for") != ukey:  # a new file: all columns (up to 8) selected
+        ss["marginals_attrs"] = columns[:MAX_UPLOAD_ATTRS]
+        ss["marginals_attrs_for"] = ukey
+    u1, u2, u3 = st.columns([3, 1, 1])
+    attrs = u1.multiselect("Attributes", columns, key="marginals_attrs")
+    bins = u2.select_slider("Bins per numeric column", BIN_OPTIONS, value=10, key="marginals_bins")
+    binning = u3.radio("Binning", ["quantile", "width"], key="marginals_binning", horizontal=True)
+    if not attrs:
+        st.warning("Pick at least one attribute.", icon=":material/warning:")
+        return None
+    try:
+        data = read_upload(ukey[2], tuple(attrs), int(bins), binning, _stem(ukey[1]), raw)
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+    return ukey + (tuple(attrs), int(bins), binning), data
+
+
+MARGINALS_UPLOAD = ui.UploadSpec(
+    label="Records (CSV, one row per person; optionally gzip-compressed)", types=("csv", "gz"),
+    key="marginals_upload_file", parse=_parse_upload,
+    help="A header row of column names. Numeric columns with many values are cut into bins (quantile or equal "
+         "width); the other columns are categorical.")
 
 
 def _label(data, g) -> str:
@@ -166,46 +185,11 @@ with st.expander("What am I looking at?", icon=":material/help:"):
         "form a basis (rem-digest §1.3).")
 
 # 1. Data ------------------------------------------------------------------------------------------
-st.subheader(":material/database: Data")
-source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="marginals_source", horizontal=True)
-if source == "bundled":
-    sample = st.selectbox("Data set", list(SAMPLES), index=list(SAMPLES).index(DEFAULT_SAMPLE),
-                          format_func=lambda s: f"{SAMPLES[s]} ({SAMPLE_PREFIX}{s})", key="marginals_sample")
-    with st.spinner("Loading the data ..."):
-        current = _bundled_current(sample)
-else:
-    up = st.file_uploader("Records (CSV, one row per person; optionally gzip-compressed)", type=["csv", "gz"],
-                          key="marginals_upload_file",
-                          help="A header row of column names. Numeric columns with many values are cut into "
-                               "bins (quantile or equal width); the other columns are categorical.")
-    ui.handle_upload(up, "marginals", _parse_upload)
-    if up is not None and ss.get("marginals_upload_error") and ss.get("marginals_rejected_fid") != up.file_id:
-        _forget_upload(up.file_id)  # once per rejected file: nothing of the earlier upload stays on screen
-    current = None
-    if ss.get("marginals_upload") is not None:
-        ukey, (raw, full) = ss["marginals_upload"]
-        columns = list(full.domain.attrs)
-        if ss.get("marginals_attrs_for") != ukey:  # a new file: all columns (up to 8) selected
-            ss["marginals_attrs"] = columns[:MAX_UPLOAD_ATTRS]
-            ss["marginals_attrs_for"] = ukey
-        u1, u2, u3 = st.columns([3, 1, 1])
-        attrs = u1.multiselect("Attributes", columns, key="marginals_attrs")
-        bins = u2.select_slider("Bins per numeric column", BIN_OPTIONS, value=10, key="marginals_bins")
-        binning = u3.radio("Binning", ["quantile", "width"], key="marginals_binning", horizontal=True)
-        if not attrs:
-            st.warning("Pick at least one attribute.", icon=":material/warning:")
-        else:
-            try:
-                data = read_upload(ukey[2], tuple(attrs), int(bins), binning, _stem(ukey[1]), raw)
-            except InputError as exc:
-                st.error(str(exc), icon=":material/error:")
-            else:
-                current = (ukey + (tuple(attrs), int(bins), binning), data, _stem(ukey[1]))
-    if current is None:
-        current = ss.get("marginals_last") or _bundled_current(DEFAULT_SAMPLE)
-        st.info(f"No valid data from the upload yet: still showing {current[1].name}.", icon=":material/info:")
-ss["marginals_last"] = current
-data_key, data, stem = current
+# a rejected upload also drops the simulation memo and the GReM-LNN iteration counts (they may hold the earlier file's)
+data_key, data = ui.data_source(CAP, SOURCES, MARGINALS_UPLOAD, default_sample=DEFAULT_SAMPLE, refine=_project,
+                                forget=(MEMO_KEY, ITERATIONS_KEY),
+                                still_showing="No valid data from the upload yet: still showing {name}.")
+stem = _file_stem(data_key)
 domain = data.domain
 cats = data.categories
 universe = math.prod(domain.sizes)

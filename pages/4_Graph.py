@@ -125,8 +125,17 @@ def _parse_upload(raw: bytes, name: str):
                       max_nodes=UPLOAD_MAX_NODES)
 
 
-def _bundled_current(name: str) -> tuple:
-    return ("bundled", name), ui.load_bundled("graph", name), name
+def _file_stem(key: tuple) -> str:
+    return key[1] if key[0] == "bundled" else _stem(key[1])
+
+
+GRAPH_UPLOAD = ui.UploadSpec(
+    label="Edge list (CSV/TSV/space-separated, one edge u, v per line; optionally gzip-compressed)",
+    types=("csv", "tsv", "txt", "gz", "edges", "el"), key="graph_upload_file", parse=_parse_upload,
+    help=f"Header optional (u,v / source,target ...); any vertex ids (mapped to 0..n-1 and back on output); "
+         f"a third numeric column (weight) is ignored; self-loops and duplicates are dropped; a directed "
+         f"list is symmetrised. Caps, checked before parsing: {UPLOAD_MAX_BYTES // 1_000_000} MB, "
+         f"{UPLOAD_MAX_EDGES:,} edges, {UPLOAD_MAX_NODES:,} vertices.")
 
 
 def _split_for(method: str, split: tuple) -> tuple | None:
@@ -182,31 +191,10 @@ st.caption("A simple undirected graph released under edge-level differential pri
            f"Random and a degree-sequence model. Unit of privacy: {CAP.unit_of_privacy}.")
 
 # 1. Data ------------------------------------------------------------------------------------------
-st.subheader(":material/database: Data")
-source = st.radio("Data source", list(SOURCES), format_func=SOURCES.get, key="graph_source", horizontal=True)
-if source == "bundled":
-    sample = st.selectbox("Graph", list(SAMPLES), index=list(SAMPLES).index(DEFAULT_SAMPLE),
-                          format_func=lambda s: f"{SAMPLES[s]} ({SAMPLE_PREFIX}{s})", key="graph_sample")
-    with st.spinner("Loading the graph ..."):
-        current = _bundled_current(sample)
-else:
-    up = st.file_uploader(
-        "Edge list (CSV/TSV/space-separated, one edge u, v per line; optionally gzip-compressed)",
-        type=["csv", "tsv", "txt", "gz", "edges", "el"], key="graph_upload_file",
-        help=f"Header optional (u,v / source,target ...); any vertex ids (mapped to 0..n-1 and back on output); "
-             f"a third numeric column (weight) is ignored; self-loops and duplicates are dropped; a directed "
-             f"list is symmetrised. Caps, checked before parsing: {UPLOAD_MAX_BYTES // 1_000_000} MB, "
-             f"{UPLOAD_MAX_EDGES:,} edges, {UPLOAD_MAX_NODES:,} vertices.")
-    ui.handle_upload(up, "graph", _parse_upload)
-    current = None
-    if ss.get("graph_upload") is not None:
-        ukey, parsed = ss["graph_upload"]
-        current = (ukey, parsed, _stem(ukey[1]))
-    else:
-        current = ss.get("graph_last") or _bundled_current(DEFAULT_SAMPLE)
-        st.info(f"No valid edge list uploaded yet: still showing {current[1].name}.", icon=":material/info:")
-ss["graph_last"] = current
-data_key, graph, stem = current
+data_key, graph = ui.data_source(CAP, SOURCES, GRAPH_UPLOAD, sample_label="Graph", default_sample=DEFAULT_SAMPLE,
+                                 still_showing="No valid edge list uploaded yet: still showing {name}.",
+                                 loading="Loading the graph ...")
+stem = _file_stem(data_key)
 n, m = graph.n_nodes, graph.n_edges
 c1, c2, c3 = st.columns(3)
 c1.metric("Vertices |V|", f"{n:,}")
