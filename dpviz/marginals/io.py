@@ -25,7 +25,6 @@ import io
 import json
 import math
 import re
-import zlib
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy as np
 
 from dpviz.core.canonical import json_lines
 from dpviz.core.inputs import require_regular_file
+from dpviz.core.reader import Cap, Wording, decode, read_capped
 from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
 from dpviz.marginals.binning import Column, categorise, check_bins
@@ -88,7 +88,6 @@ MAX_WORKLOAD_BYTES = 1_000_000
 MAX_WORKLOAD_MARGINALS = 100_000
 """Cap on the number of marginals that ``k`` may expand to (C(d, k))."""
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _FILE_SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF87a", "a GIF image"),
     (b"GIF89a", "a GIF image"), (b"%PDF-", "a PDF document"),
@@ -123,56 +122,28 @@ def _raise_hint(func: str, flag: str | None, keyword: str) -> str:
 
 def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str,
                 hint: tuple[str, str | None] = ("read_table", "--max-bytes")) -> tuple[bytes, str, str]:
-    """(raw bytes, label for messages, dataset name); the size cap is checked before reading a file.
+    """(raw bytes, gzip input decompressed; label for messages; dataset name) read by
+    :func:`dpviz.core.reader.read_capped`: the size cap is checked before reading a file (from its size) and
+    on the decompressed size of gzip input while it is decompressed; a FIFO or a device is refused at once.
     ``hint``: (function, CLI flag) that raise the cap, named in the message."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
         raise InputError(f"max_bytes: expected a whole number >= 1, got {max_bytes!r}")
-    too_big = f"above the limit of {max_bytes:,} bytes; " + _raise_hint(*hint, "max_bytes")
     if isinstance(source, (bytes, bytearray, memoryview)):
-        raw, label, name = bytes(source), "the upload", "upload"
+        name = "upload"
     elif isinstance(source, (str, Path)):
-        path = Path(source)
-        label, name = repr(path.name), _stem(path)
-        if not path.exists():
-            raise InputError(f"{what} file {str(source)!r} does not exist")
-        if path.is_dir():
-            raise InputError(f"{what} {str(source)!r} is a folder; expected a file")
-        require_regular_file(path, what)  # a FIFO or a device would block or never end: refused at once
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"{label} is {size:,} bytes, {too_big}")
-        with path.open("rb") as f:
-            raw = f.read(max_bytes + 1)
+        name = _stem(Path(source))
     else:
         raise InputError(f"{what}: expected a file path or bytes, got {type(source).__name__}")
-    if len(raw) > max_bytes:
-        raise InputError(f"{label} is {len(raw):,} bytes, {too_big}")
-    if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(raw, max_bytes, label, too_big)
-    return raw, label, name
-
-
-def _gunzip(raw: bytes, max_bytes: int, label: str, too_big: str) -> bytes:
-    """Decompress one gzip member, refusing more than ``max_bytes`` of output (stops early)."""
-    d = zlib.decompressobj(wbits=31)
-    try:
-        out = d.decompress(raw, max_bytes + 1)
-    except zlib.error as exc:
-        raise InputError(f"{label} starts like a gzip file but cannot be decompressed ({exc})") from None
-    if len(out) > max_bytes:
-        raise InputError(f"{label} decompresses to more than {max_bytes:,} bytes, {too_big}")
-    if not d.eof:
-        raise InputError(f"{label} is a truncated gzip file")
-    return out
+    func, flag = hint
+    wording = Wording(call=func, python_first=True, what=what,
+                      size=Cap("MAX_BYTES", flag, "max_bytes", ", above the limit of {limit} bytes", None))
+    got = read_capped(source, max_bytes=max_bytes, wording=wording)
+    return got.data, got.label, name
 
 
 def _decode(raw: bytes, label: str = "the file") -> str:
-    """UTF-8 (else Latin-1) text, through :func:`_clean_text`."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    return _clean_text(text, label)
+    """UTF-8 (else Latin-1) text (:func:`dpviz.core.reader.decode`), through :func:`_clean_text`."""
+    return _clean_text(decode(raw), label)
 
 
 def _clean_text(text: str, label: str) -> str:
