@@ -2,7 +2,7 @@
 
 A thin view in the shared page skeleton (:data:`dpviz.core.registry.PAGE_SKELETON`): Data → Privacy →
 Strategy and estimator → Simulation → Private release. It reads the widgets, calls
-:mod:`dpviz.marginals.pipeline` and draws the figures of :mod:`dpviz.viz.marginals`.
+:mod:`dpviz.marginals.release` and draws the figures of :mod:`dpviz.viz.marginals`.
 
 * Measurements: ResidualPlanner (every residual of the workload's downward closure) or Scalable MWEM
   (the total, then T marginals picked by the exponential mechanism); reconstruction by GReM-MLE / EMP,
@@ -20,7 +20,6 @@ import math
 import time
 from itertools import combinations
 
-import numpy as np
 import streamlit as st
 
 from dpviz import ui
@@ -29,21 +28,18 @@ from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
-from dpviz.marginals.data import parse_workload, read_table
+from dpviz.marginals.io import parse_workload, read_table
 from dpviz.marginals.cost import LIVE_SECONDS, describe_seconds, estimate_simulation
 from dpviz.marginals.declared import read_declaration
-from dpviz.marginals.domain import Domain, all_kway, downward_closure
+from dpviz.marginals.model import Domain, all_kway, downward_closure
 from dpviz.marginals.metrics import negative_cells, workload_error
 from dpviz.marginals.mwem import DEFAULT_ROUNDS
-from dpviz.marginals.pipeline import (
+from dpviz.marginals.lnn import lnn_defaults
+from dpviz.marginals.release import (
     LABELS,
     METHODS,
     RELEASE_METHODS,
-    budget_rho,
-    lnn_defaults,
     release,
-    release_json,
-    release_meta,
     simulate,
 )
 from dpviz.viz import marginals as vm
@@ -223,7 +219,7 @@ rho_in = p2.select_slider("ρ (zCDP)", RHO_OPTIONS, value=0.015, key="marginals_
                           disabled=not use_rho)
 budget = {"rho": float(rho_in)} if use_rho else {"epsilon": float(eps), "delta": float(delta)}
 try:
-    rho = budget_rho(**budget)
+    rho = Noise.from_params("gaussian", **budget).budget.as_rho(gaussian_only=False)
 except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
@@ -393,8 +389,8 @@ def _simulate(key: tuple, run_methods: tuple, progress=None) -> None:
             progress(stage, done, total, history)
 
     try:
-        sim = simulate(data, workload, **budget, mechanism=mechanism, rounds=mwem_rounds, methods=list(run_methods),
-                       seed=seed, lnn_options=lnn_opts, progress=record)
+        sim = simulate(data, Noise.from_params("gaussian", **budget), list(run_methods), seed, workload=workload,
+                       mechanism=mechanism, rounds=mwem_rounds, lnn_options=lnn_opts, progress=record)
     except InputError as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -573,12 +569,10 @@ release_structure, release_data, refused = _release_structure()
 
 
 def _run_release():  # no seed, no truth: discrete Gaussian noise from the OS CSPRNG (pipeline.release)
-    rel = release(release_data, workload, **budget, mechanism=mechanism, method=release_method,
-                  rounds=rounds if mechanism == "mwem" else None, lnn_options=lnn_opts)
-    table = vm.marginals_long_table(rel.domain, {"released": rel.marginals}, rel.categories)
-    if rel.method == "mle":
-        table["variance"] = np.concatenate([np.full(rel.domain.size(w), rel.variance[w]) for w in rel.workload])
-    return ui.with_notice(table, release_structure), {**release_meta(rel), **release_json(rel)}
+    rel = release(release_data, Noise.from_params("gaussian", **budget, discrete=True), workload=workload,
+                  mechanism=mechanism, method=release_method, rounds=rounds if mechanism == "mwem" else None,
+                  lnn_options=lnn_opts)
+    return ui.with_notice(rel.table(), release_structure), {**rel.metadata(), **rel.as_json()}
 
 
 ui.private_release_panel(
