@@ -184,7 +184,7 @@ def test_bounds_themselves_are_accepted_without_warnings(work, capsys):
 
 def test_plan_graph_steps_are_the_bisection_steps():
     """hi, lo, then one midpoint per step (--steps 0 used to answer ε = hi for every method)."""
-    from dpviz.planner.montecarlo import graph_plan
+    from dpviz.graph.hooks import graph_plan
     from dpviz.planner.specs import load_data
 
     graph = load_data("graph", "sample:karate")
@@ -240,7 +240,7 @@ def test_dots_cost_estimates_the_dots(capsys):
     import time
 
     from dpviz.planner import montecarlo
-    from dpviz.planner.analytic import stream_curves
+    from dpviz.stream.hooks import stream_curves
 
     curves = stream_curves(20_000, metric="mean")
     cost = montecarlo.dots_cost(curves, 20_000, (0.5, 1.0), options={"metric": "mean"})

@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from dpviz.cli import main
-from dpviz.planner.analytic import stream_curves, tree_curves
+from dpviz.stream.hooks import stream_curves
+from dpviz.tree.hooks import tree_curves
 from dpviz.planner.curves import plan_target
 from dpviz.planner.specs import presets_json
 from tests.apptest_helpers import ROOT

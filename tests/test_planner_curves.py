@@ -7,14 +7,9 @@ import pytest
 
 from dpviz.core.accounting import gaussian_rho, zcdp_rho
 from dpviz.errors import InputError
-from dpviz.planner.analytic import (
-    lattice_ranges,
-    marginals_curves,
-    range_variance,
-    stream_curves,
-    tree_curves,
-    tree_unit_variances,
-)
+from dpviz.marginals.hooks import marginals_curves
+from dpviz.stream.hooks import stream_curves
+from dpviz.tree.hooks import lattice_ranges, range_variance, tree_curves, tree_unit_variances
 from dpviz.planner.curves import (
     Curve,
     MonteCarloCurve,

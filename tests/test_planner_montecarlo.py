@@ -9,10 +9,12 @@ import pytest
 
 from dpviz.core.noise import Noise
 from dpviz.errors import InputError
-from dpviz.planner.analytic import lattice_ranges, stream_curves, tree_curves
+from dpviz.stream.hooks import stream_curves
+from dpviz.tree.hooks import lattice_ranges, tree_curves
 from dpviz.planner.curves import plan_target
-from dpviz.planner.montecarlo import dots, graph_curves, graph_plan
-from dpviz.stream.simulation import make_mechanism
+from dpviz.graph.hooks import graph_curves, graph_plan
+from dpviz.planner.montecarlo import dots
+from dpviz.stream.mechanism import make_mechanism
 from dpviz.tree.release import simulate
 
 TOL = 0.10
@@ -100,10 +102,10 @@ def test_stream_gaussian_plan_meets_its_target_in_simulation():
 
 
 def test_marginals_plan_meets_its_target_in_simulation():
-    from dpviz.marginals.data import load_adult_sample
-    from dpviz.marginals.pipeline import simulate as msim
-    from dpviz.marginals.pipeline import workload_cliques
-    from dpviz.planner.analytic import marginals_curves
+    from dpviz.marginals.samples import load_adult_sample
+    from dpviz.marginals.model import workload_cliques
+    from dpviz.marginals.release import simulate as msim
+    from dpviz.marginals.hooks import marginals_curves
 
     data = load_adult_sample()
     wl = workload_cliques(data.domain, 1)
@@ -111,7 +113,7 @@ def test_marginals_plan_meets_its_target_in_simulation():
     assert plan.mechanism == "rp"
     sq = []
     for seed in range(6):
-        sim = msim(data, 1, epsilon=plan.epsilon, delta=1e-6, methods=["mle"], seed=seed)
+        sim = msim(data, Noise.gaussian_approx(plan.epsilon, 1e-6), ["mle"], seed, workload=1)
         est = sim.results["mle"].marginals
         sq += [float(np.sum((est[g] - mu) ** 2)) for g, mu in sim.truth.items()]
     cells = sum(mu.size for mu in sim.truth.values())
@@ -133,8 +135,8 @@ def test_dots_from_the_sweep_agree_with_the_lines(county):
         assert row.value == pytest.approx(float(c.rmse(1.0)), rel=0.15)
     m = dots(stream_curves(64, metric="mean"), 64, (1.0,), trials=30, seed=2, options={"metric": "mean"})
     assert len(m) == 5 and (m["trials"] == 30).all()
-    from dpviz.marginals.data import load_titanic_sample
-    from dpviz.planner.analytic import marginals_curves
+    from dpviz.marginals.samples import load_titanic_sample
+    from dpviz.marginals.hooks import marginals_curves
     from dpviz.planner.specs import curves_for
 
     titanic = load_titanic_sample()
@@ -150,7 +152,7 @@ def test_dots_from_the_sweep_agree_with_the_lines(county):
 
 
 def test_graph_plan_bisects_to_a_budget_that_meets_the_target():
-    from dpviz.graph.data import load_karate_sample
+    from dpviz.graph.samples import load_karate_sample
 
     g = load_karate_sample()
     plans = graph_plan(g, "cut_error", 0.15, ["quadtree", "random"], seed=4, trials=3, lo=0.1, hi=20.0, steps=4)

@@ -52,8 +52,8 @@ from dpviz.core.trials import (
 )
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "GRAPH_ADDED", "GRAPH_EDGES", "GRAPH_EPSILONS", "GRAPH_METRICS", "GRAPH_NODES",
-           "MAX_CUT_QUERIES", "MAX_GRAPH_EPSILONS", "MAX_GRAPH_TRIALS", "PLAN_PARAMS", "SWEEP_ARGS", "SWEEP_HELP",
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "GRAPH_ADDED", "GRAPH_EDGES", "GRAPH_EPSILONS", "GRAPH_METRICS", "GRAPH_NODES",
+           "MAX_CUT_QUERIES", "MAX_GRAPH_EPSILONS", "MAX_GRAPH_TRIALS", "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP",
            "SWEEP_OPTIONS", "GraphTarget", "audit_target", "check_graph_plan", "graph_cost", "graph_curves",
            "graph_metric", "graph_plan", "graph_target", "metric_lower_is_better", "plan_curves", "sweep_target"]
 
@@ -212,6 +212,11 @@ GRAPH_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 PLAN_PARAMS: dict[str, Any] = {"data": "sample:karate", "metric": "degree_kl", "mechanism": "drf-dp",
                                "epsilons": GRAPH_EPSILONS, "trials": 4}
 """The keys of a planned graph release and their defaults (a Monte-Carlo curve: needs a seed)."""
+PLAN_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "karate-cuts": ("Karate club: cut-query error (kdh, Monte-Carlo)",
+                    {"data": "sample:karate", "metric": "cut_error", "mechanism": "kdh", "trials": 4}),
+}
+"""Ready-made planned releases on the bundled data (name → (title, params))."""
 MAX_GRAPH_TRIALS = 1000
 """The most simulated releases per ε of a graph plan or curve."""
 MAX_GRAPH_EPSILONS = 100
@@ -380,3 +385,58 @@ def plan_curves(params: Mapping[str, Any], *, seed: int | None = None,
     curves, _ = graph_curves(graph, p["metric"], [method], p["epsilons"], trials=p["trials"], seed=seed,
                              max_seconds=max_seconds)
     return curves
+
+
+# ---- plan CLI (``python -m dpviz plan graph``; ``common``: dpviz.planner.cli.COMMON) --------------------------
+PLAN_HELP = "smallest ε per edge-DP method for a target graph metric (Monte-Carlo)"
+
+
+def plan_args(p: Any, common: Any) -> None:
+    """The ``plan graph`` flags."""
+    p.add_argument("data", metavar="DATA", help="edge list or sample:NAME (karate, netscience, ...)")
+    p.add_argument("--metric", default="degree_kl", help="graph metric (default degree_kl; see dpviz.graph.metrics)")
+    p.add_argument("--target", type=float, required=True, help="target value of the metric (finite)")
+    p.add_argument("--method", default="all", help="edge-DP method, comma list, or all (default)")
+    p.add_argument("--trials", type=int, default=4, help="simulated releases per ε tried (default 4, at most 1000)")
+    p.add_argument("--lo", type=float, default=0.05, help="smallest ε tried (default 0.05; at least 1e-6)")
+    p.add_argument("--hi", type=float, default=20.0, help="largest ε tried (default 20; at most 1e6)")
+    p.add_argument("--steps", type=int, default=7,
+                   help="bisection steps (default 7; at most MAX_BISECTION_STEPS = 50 of dpviz.core.curves)")
+    p.add_argument("--seed", type=int, help="simulation seed (default: fresh, printed)")
+    common.max_seconds(p, "a plan")
+    common.output(p)
+
+
+def _plan_methods(spec: str) -> list[str]:
+    from dpviz.graph.strategy import PRIVATE_METHODS
+
+    names = list(PRIVATE_METHODS) if spec.strip() == "all" else [m.strip() for m in spec.split(",") if m.strip()]
+    bad = [m for m in names if m not in PRIVATE_METHODS]
+    if bad or not names:
+        raise InputError(f"--method: expected all or edge-DP methods among {', '.join(PRIVATE_METHODS)}, "
+                         f"got {', '.join(bad) or 'none'}")
+    return names
+
+
+def plan_command(args: Any, common: Any) -> int:
+    """``plan graph``: per edge-DP method, the smallest ε whose mean metric meets ``--target`` (:func:`graph_plan`)."""
+    from dpviz.core.modes import SIMULATION_NOTICE
+    from dpviz.graph.io import load
+
+    inputs = [common.input_path(args.data)]
+    common.check_output(args, inputs)
+    methods = _plan_methods(args.method)
+    seed = common.seed(args)
+    check_graph_plan(args.metric, args.target, trials=args.trials, lo=args.lo, hi=args.hi, steps=args.steps)
+    graph = load(args.data)
+    plans = graph_plan(graph, args.metric, args.target, methods, seed=seed, trials=args.trials, lo=args.lo,
+                       hi=args.hi, steps=args.steps, max_seconds=args.max_seconds)
+    word = "≤" if plans[0].lower_is_better else "≥"
+    print(f"plan: graph {args.data} ({graph.n_nodes:,} nodes); {args.metric} {word} {args.target:g} — Monte-Carlo "
+          f"({SIMULATION_NOTICE}), seed {seed}")
+    for p in plans:
+        print(f"  {p.method:<10} ε = {common.fmt(p.epsilon):>8}  {p.note}")
+    common.write_json(args, {"plan": "graph", "mode": "Monte-Carlo simulation", "data": args.data,
+                             "metric": args.metric, "target": args.target, "seed": seed,
+                             "plans": [p.as_dict() for p in plans]}, inputs)
+    return 0

@@ -33,7 +33,7 @@ from dpviz.core.events import AuditTarget, threshold_event
 from dpviz.core.trials import NAN, Record, check_options, int_seed, is_path, pick_methods, run_trials
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "MARGINALS_ACCOUNTING", "PLAN_PARAMS", "SWEEP_ARGS", "SWEEP_HELP",
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "MARGINALS_ACCOUNTING", "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP",
            "SWEEP_OPTIONS", "MarginalsTarget", "audit_target", "marginals_curves", "marginals_unit_mse",
            "plan_curves", "plan_dots", "sweep_target", "workload"]
 
@@ -160,6 +160,11 @@ def sweep_target(spec: Any) -> MarginalsTarget:
 # ---- plan -------------------------------------------------------------------------------------------------
 PLAN_PARAMS: dict[str, Any] = {"data": "sample:adult", "workload": 2, "mechanism": None}
 """The keys of a planned marginals release and their defaults."""
+PLAN_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "adult-2way": ("Adult: all 2-way marginals", {"data": "sample:adult", "workload": 2}),
+    "titanic-2way": ("Titanic: all 2-way marginals", {"data": "sample:titanic", "workload": 2}),
+}
+"""Ready-made planned releases on the bundled data (name → (title, params))."""
 MARGINALS_ACCOUNTING = {"rp": "residual", "rp-release": "marginal"}
 MARGINALS_LABELS = {"rp": "ResidualPlanner + GReM-MLE (continuous noise: simulation accounting)",
                     "rp-release": "ResidualPlanner + GReM-MLE (discrete noise: release accounting)"}
@@ -210,3 +215,37 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
         s["method"] = "rp"
         return s
     return [DotGroup(target, epsilons, run)]
+
+
+# ---- plan CLI (``python -m dpviz plan marginals``; ``common``: dpviz.planner.cli.COMMON) ----------------------
+PLAN_HELP = "smallest (ε, δ) or ρ for a target per-cell RMSE of a workload (ResidualPlanner)"
+
+
+def plan_args(p: Any, common: Any) -> None:
+    """The ``plan marginals`` flags."""
+    p.add_argument("data", metavar="DATA", help="CSV or sample:adult / sample:titanic (only its domain is used)")
+    common.target(p)
+    p.add_argument("--workload", default="2", help="K (all K-way marginals) or a JSON/CSV workload file (default 2)")
+    p.add_argument("--delta", type=float, help="δ: plan ε at this δ (default: plan ρ)")
+
+
+def plan_command(args: Any, common: Any) -> int:
+    """``plan marginals``: ResidualPlanner's smallest budget for ``--target-rmse`` under both accountings."""
+    from pathlib import Path
+
+    from dpviz.marginals.io import load
+
+    inputs = [common.input_path(args.data)]
+    wl_path = args.workload if Path(args.workload).is_file() else None
+    inputs.append(wl_path)
+    common.check_output(args, inputs)
+    common.check_target(args)
+    data = load(args.data)
+    wl = workload(data.domain, Path(wl_path) if wl_path else args.workload)
+    plans = common.plan_target(marginals_curves(data.domain, wl), args.target_rmse, args.delta)
+    common.print_plans(plans, f"plan: marginals {args.data}, {len(wl)} workload marginals; "
+                              f"{plans[0].metric} ≤ {args.target_rmse:g}")
+    common.write_json(args, common.plans_json("marginals", {"data": args.data,
+                                                            "workload": [list(data.domain.names(g)) for g in wl],
+                                                            "target_rmse": args.target_rmse}, plans), inputs)
+    return 0

@@ -1,5 +1,10 @@
-"""``python -m dpviz plan tree|stream|marginals|graph|split``: accuracy first — the smallest budget that
-meets a target error, and the best split of one total budget over several releases.
+"""``python -m dpviz plan CAPABILITY|split``: accuracy first — the smallest budget that meets a target error,
+and the best split of one total budget over several releases.
+
+One verb per registered capability, from its hooks module: ``PLAN_HELP`` (the verb's help line),
+``plan_args(parser, common)`` (its flags) and ``plan_command(args, common) -> int`` (the command), where
+``common`` is :data:`COMMON` — the planner's shared flags, checks and printers (:class:`PlanCommon`), so that a
+capability's command prints plans the way every other does without importing the planner. Today:
 
 * ``tree DATA --target-rmse R [--query node|range]``, ``stream --horizon N --target-rmse R
   [--metric max|mean]`` (no data), ``marginals DATA --target-rmse R [--workload K]``: analytic (the
@@ -16,16 +21,19 @@ imports nothing heavy at import time (the parser is built for every ``python -m 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dpviz.core.limits import DEFAULT_MAX_SECONDS, max_seconds_arg
 from dpviz.core.registry import tool
 
-__all__ = ["register", "MAX_RELEASES_BYTES"]
+__all__ = ["COMMON", "MAX_RELEASES_BYTES", "PlanCommon", "register"]
 
 NOISE_CHOICES = ("laplace", "gaussian", "both")
 MAX_RELEASES_BYTES = 1_000_000
@@ -34,49 +42,22 @@ MAX_RELEASES_BYTES = 1_000_000
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``plan`` parser and its verbs to ``groups``."""
+    from dpviz.core.registry import CAPABILITIES, capability
+
     plan = groups.add_parser("plan", help=tool("plan").cli_help,
-                             description=__doc__.splitlines()[0],
+                             description=f"``python -m dpviz plan {'|'.join(c.name for c in CAPABILITIES)}|split``: "
+                                         "accuracy "
+                                         "first — the smallest budget that",
                              epilog="Plans use only public structure (tree shape, horizon, domain, workload) and the "
                                     "noise, never the counts, except graph plans, which simulate releases.")
     subs = plan.add_subparsers(dest="plan_command", required=True, parser_class=type(plan))
-
-    t = subs.add_parser("tree", help="smallest ε per tree strategy for a target RMSE per node or range query")
-    t.add_argument("data", metavar="DATA", help="tree file or sample:county (only its shape is used)")
-    _target(t)
-    t.add_argument("--query", choices=("node", "range"), default="node",
-                   help="node: RMSE per node (Eq. 40); range: RMSE per leaf-range query (Eq. 41)")
-    t.add_argument("--split", choices=("uniform", "geometric", "all"), default="all",
-                   help="budget split over the depth levels (default: both)")
-    _noise(t)
-
-    s = subs.add_parser("stream", help="smallest ε per mechanism for a target per-step RMSE over a horizon")
-    from dpviz.stream.cli import _horizon_arg
-
-    _horizon_arg(s, required=True)  # --horizon N and --max-steps, as the stream commands take them
-    _target(s)
-    s.add_argument("--metric", choices=("max", "mean"), default="max",
-                   help="max: the worst step's RMSE; mean: the RMSE over the horizon (default: max)")
-    _noise(s)
-
-    m = subs.add_parser("marginals", help="smallest (ε, δ) or ρ for a target per-cell RMSE of a workload "
-                                          "(ResidualPlanner)")
-    m.add_argument("data", metavar="DATA", help="CSV or sample:adult / sample:titanic (only its domain is used)")
-    _target(m)
-    m.add_argument("--workload", default="2", help="K (all K-way marginals) or a JSON/CSV workload file (default 2)")
-    m.add_argument("--delta", type=float, help="δ: plan ε at this δ (default: plan ρ)")
-
-    g = subs.add_parser("graph", help="smallest ε per edge-DP method for a target graph metric (Monte-Carlo)")
-    g.add_argument("data", metavar="DATA", help="edge list or sample:NAME (karate, netscience, ...)")
-    g.add_argument("--metric", default="degree_kl", help="graph metric (default degree_kl; see dpviz.graph.metrics)")
-    g.add_argument("--target", type=float, required=True, help="target value of the metric (finite)")
-    g.add_argument("--method", default="all", help="edge-DP method, comma list, or all (default)")
-    g.add_argument("--trials", type=int, default=4, help="simulated releases per ε tried (default 4, at most 1000)")
-    g.add_argument("--lo", type=float, default=0.05, help="smallest ε tried (default 0.05; at least 1e-6)")
-    g.add_argument("--hi", type=float, default=20.0, help="largest ε tried (default 20; at most 1e6)")
-    g.add_argument("--steps", type=int, default=7, help="bisection steps (default 7; at most MAX_BISECTION_STEPS = 50 of dpviz.planner.montecarlo)")
-    g.add_argument("--seed", type=int, help="simulation seed (default: fresh, printed)")
-    _max_seconds(g, "a plan")
-    _output(g)
+    for cap in CAPABILITIES:
+        module = sys.modules[capability(cap.name).hook("plan_curves").__module__]
+        if not hasattr(module, "plan_command"):
+            continue
+        p = subs.add_parser(cap.name, help=getattr(module, "PLAN_HELP", cap.title))
+        module.plan_args(p, COMMON)
+        p.set_defaults(func=functools.partial(module.plan_command, common=COMMON))
 
     sp = subs.add_parser("split", help="split one total budget over several releases (minimum weighted error)")
     sp.add_argument("releases", metavar="RELEASES.json", help="JSON list of {name, capability, params, weight}")
@@ -87,8 +68,7 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     _max_seconds(sp, "the Monte-Carlo curves of graph releases")
     _output(sp)
 
-    for p, func in ((t, cmd_tree), (s, cmd_stream), (m, cmd_marginals), (g, cmd_graph), (sp, cmd_split)):
-        p.set_defaults(func=func)
+    sp.set_defaults(func=cmd_split)
     return plan
 
 
@@ -191,107 +171,10 @@ def _plans_json(kind: str, settings: dict, plans: list) -> dict:
 
 
 # ---- commands ----------------------------------------------------------------------------------------------
-def cmd_tree(args: argparse.Namespace) -> int:
-    from dpviz.planner.analytic import tree_curves
-    from dpviz.planner.curves import plan_target
-    from dpviz.planner.specs import load_data
-
-    inputs = [_input_path(args.data)]
-    _check_output(args, inputs)
-    fams = _families(args)
-    _check_target(args)
-    data = load_data("tree", args.data)
-    curves = tree_curves(data.tree, query=args.query, families=fams,
-                         splits=None if args.split == "all" else [args.split])
-    plans = plan_target(curves, args.target_rmse, args.delta)
-    t = data.tree
-    _print_plans(plans, f"plan: tree {args.data} (n = {t.n:,} nodes, m = {t.m:,} leaves, h = {t.h}); "
-                        f"{plans[0].metric} ≤ {args.target_rmse:g}")
-    _write_json(args, _plans_json("tree", {"data": args.data, "query": args.query, "target_rmse": args.target_rmse,
-                                           "structure": {"n": t.n, "m": t.m, "h": t.h}}, plans), inputs)
-    return 0
-
-
-def cmd_stream(args: argparse.Namespace) -> int:
-    from dpviz.planner.analytic import stream_curves
-    from dpviz.planner.curves import plan_target
-
-    from dpviz.stream.cli import STEP_BYTES
-    from dpviz.stream.fenwick import check_steps
-
-    _check_output(args, [])
-    fams = _families(args)
-    _check_target(args)
-    check_steps(args.horizon, args.max_steps, per_step=STEP_BYTES["variance"])  # memory estimate and cap
-    curves = stream_curves(args.horizon, metric=args.metric, families=fams)
-    plans = plan_target(curves, args.target_rmse, args.delta)
-    _print_plans(plans, f"plan: stream, horizon N = {args.horizon:,}; {plans[0].metric} ≤ {args.target_rmse:g}")
-    _write_json(args, _plans_json("stream", {"horizon": args.horizon, "metric": args.metric,
-                                             "target_rmse": args.target_rmse}, plans), [])
-    return 0
-
-
-def cmd_marginals(args: argparse.Namespace) -> int:
-    from dpviz.planner.analytic import marginals_curves
-    from dpviz.planner.curves import plan_target
-    from dpviz.planner.specs import _workload, load_data
-
-    inputs = [_input_path(args.data)]
-    wl_path = args.workload if Path(args.workload).is_file() else None
-    inputs.append(wl_path)
-    _check_output(args, inputs)
-    _check_target(args)
-    data = load_data("marginals", args.data)
-    wl = _workload(data.domain, Path(wl_path) if wl_path else args.workload)
-    plans = plan_target(marginals_curves(data.domain, wl), args.target_rmse, args.delta)
-    _print_plans(plans, f"plan: marginals {args.data}, {len(wl)} workload marginals; "
-                        f"{plans[0].metric} ≤ {args.target_rmse:g}")
-    _write_json(args, _plans_json("marginals", {"data": args.data, "workload": [list(data.domain.names(g)) for g in wl],
-                                                "target_rmse": args.target_rmse}, plans), inputs)
-    return 0
-
-
-def _methods(spec: str) -> list[str]:
-    from dpviz.errors import InputError
-    from dpviz.graph.release import PRIVATE_METHODS
-
-    names = list(PRIVATE_METHODS) if spec.strip() == "all" else [m.strip() for m in spec.split(",") if m.strip()]
-    bad = [m for m in names if m not in PRIVATE_METHODS]
-    if bad or not names:
-        raise InputError(f"--method: expected all or edge-DP methods among {', '.join(PRIVATE_METHODS)}, "
-                         f"got {', '.join(bad) or 'none'}")
-    return names
-
-
 def _seed(args: argparse.Namespace) -> int:
     from dpviz.core.modes import check_seed, fresh_seed
 
     return fresh_seed() if args.seed is None else check_seed(args.seed)
-
-
-def cmd_graph(args: argparse.Namespace) -> int:
-    from dpviz.core.modes import SIMULATION_NOTICE
-    from dpviz.planner.montecarlo import graph_plan
-    from dpviz.planner.specs import load_data
-
-    from dpviz.planner.montecarlo import check_graph_plan
-
-    inputs = [_input_path(args.data)]
-    _check_output(args, inputs)
-    methods = _methods(args.method)
-    seed = _seed(args)
-    check_graph_plan(args.metric, args.target, trials=args.trials, lo=args.lo, hi=args.hi, steps=args.steps)
-    graph = load_data("graph", args.data)
-    plans = graph_plan(graph, args.metric, args.target, methods, seed=seed, trials=args.trials, lo=args.lo,
-                       hi=args.hi, steps=args.steps, max_seconds=args.max_seconds)
-    word = "≤" if plans[0].lower_is_better else "≥"
-    print(f"plan: graph {args.data} ({graph.n_nodes:,} nodes); {args.metric} {word} {args.target:g} — Monte-Carlo "
-          f"({SIMULATION_NOTICE}), seed {seed}")
-    for p in plans:
-        print(f"  {p.method:<10} ε = {_fmt(p.epsilon):>8}  {p.note}")
-    _write_json(args, {"plan": "graph", "mode": "Monte-Carlo simulation", "data": args.data, "metric": args.metric,
-                       "target": args.target, "seed": seed, "plans": [p.as_dict() for p in plans]}, inputs)
-    return 0
 
 
 def cmd_split(args: argparse.Namespace) -> int:
@@ -304,7 +187,7 @@ def cmd_split(args: argparse.Namespace) -> int:
         raise InputError("split: give the total as --total E (with --delta D for (ε, δ)) or as --rho R")
     if args.rho is not None and args.delta is not None:
         raise InputError("--delta: goes with --total, not with --rho")
-    from dpviz.sweep.spec import simulation_epsilon, simulation_rho
+    from dpviz.core.trials import simulation_epsilon, simulation_rho
 
     if args.rho is not None:
         total = Budget.zcdp(simulation_rho("--rho", args.rho))
@@ -329,7 +212,46 @@ def cmd_split(args: argparse.Namespace) -> int:
         print(f"  {a.name:<16} {a.weight:>6g} {a.share:>7.1%} {_fmt(a.epsilon):>9} {_fmt(a.rho):>9} "
               f"{_fmt(a.error):>10}  {a.metric} ({a.capability} {a.mechanism})")
     print(f"weighted total error Σ w_i·MSE_i = {res.objective:.6g}")
-    if any(r.curve.capability == "graph" for r in releases):
-        print(f"graph curves: Monte-Carlo, seed {seed}", file=sys.stderr)
+    from dpviz.core.curves import MonteCarloCurve
+
+    mc = list(dict.fromkeys(r.curve.capability for r in releases if isinstance(r.curve, MonteCarloCurve)))
+    if mc:
+        print(f"{', '.join(mc)} curves: Monte-Carlo, seed {seed}", file=sys.stderr)
     _write_json(args, {"plan": "split", "seed": seed, **res.as_dict()}, [args.releases])
     return 0
+
+
+@dataclass(frozen=True)
+class PlanCommon:
+    """What the planner lends a capability's ``plan_args``/``plan_command`` (its hooks module): the shared
+    flags (``target``: --target-rmse and --output; ``noise``: --noise and --delta; ``output``; ``max_seconds``),
+    checks (``input_path``, ``check_output``, ``families``, ``check_target``, ``seed``) and printers
+    (``plan_target``, ``print_plans``, ``plans_json``, ``write_json``, ``fmt``)."""
+
+    target: Callable[[argparse.ArgumentParser], None]
+    noise: Callable[[argparse.ArgumentParser], None]
+    output: Callable[[argparse.ArgumentParser], None]
+    max_seconds: Callable[[argparse.ArgumentParser, str], None]
+    input_path: Callable[[str], str | None]
+    check_output: Callable[[argparse.Namespace, list], None]
+    families: Callable[[argparse.Namespace], tuple[str, ...]]
+    check_target: Callable[[argparse.Namespace], None]
+    seed: Callable[[argparse.Namespace], int]
+    plan_target: Callable[..., list]
+    print_plans: Callable[[list, str], None]
+    plans_json: Callable[[str, dict, list], dict]
+    write_json: Callable[[argparse.Namespace, dict, list], None]
+    fmt: Callable[..., str]
+
+
+def _plan_target(curves: list, target_rmse: float, delta: float | None = None) -> list:
+    from dpviz.planner.curves import plan_target
+
+    return plan_target(curves, target_rmse, delta)
+
+
+COMMON = PlanCommon(target=_target, noise=_noise, output=_output, max_seconds=_max_seconds, input_path=_input_path,
+                    check_output=_check_output, families=_families, check_target=_check_target, seed=_seed,
+                    plan_target=_plan_target, print_plans=_print_plans, plans_json=_plans_json,
+                    write_json=_write_json, fmt=_fmt)
+"""The planner's shared flags, checks and printers, as every capability's plan command gets them."""

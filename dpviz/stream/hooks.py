@@ -45,7 +45,7 @@ from dpviz.core.trials import (
 )
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_PARAMS", "STREAM_METRICS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "PLAN_PARAMS", "PLAN_PRESETS", "STREAM_METRICS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
            "StreamTarget", "audit_target", "check_plan_horizon", "plan_curves", "plan_dots", "stream_curves",
            "sweep_target"]
 
@@ -173,6 +173,11 @@ def sweep_target(spec: Any) -> StreamTarget:
 # ---- plan -------------------------------------------------------------------------------------------------
 PLAN_PARAMS: dict[str, Any] = {"horizon": None, "metric": "max", "noise": "laplace", "mechanism": None}
 """The keys of a planned stream release and their defaults (``horizon`` N is required)."""
+PLAN_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "flights": ("Flights: daily running totals, worst day", {"horizon": 181, "metric": "max"}),
+    "bike": ("Bike rentals: hourly running totals over two years", {"horizon": 17544, "metric": "mean"}),
+}
+"""Ready-made planned releases on the bundled data (name → (title, params))."""
 STREAM_METRICS: tuple[str, ...] = ("max", "mean")
 
 
@@ -278,3 +283,35 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
             s["method"] = s["method"].map(names)
             return s
     return [DotGroup(target, epsilons, run)]
+
+
+# ---- plan CLI (``python -m dpviz plan stream``; ``common``: dpviz.planner.cli.COMMON) -------------------------
+PLAN_HELP = "smallest ε per mechanism for a target per-step RMSE over a horizon"
+
+
+def plan_args(p: Any, common: Any) -> None:
+    """The ``plan stream`` flags: --horizon N and --max-steps as the stream commands take them."""
+    from dpviz.stream.cli import _horizon_arg
+
+    _horizon_arg(p, required=True)
+    common.target(p)
+    p.add_argument("--metric", choices=("max", "mean"), default="max",
+                   help="max: the worst step's RMSE; mean: the RMSE over the horizon (default: max)")
+    common.noise(p)
+
+
+def plan_command(args: Any, common: Any) -> int:
+    """``plan stream``: every mechanism's smallest budget for ``--target-rmse`` at horizon N, best first."""
+    from dpviz.stream.cli import STEP_BYTES
+    from dpviz.stream.fenwick import check_steps
+
+    common.check_output(args, [])
+    fams = common.families(args)
+    common.check_target(args)
+    check_steps(args.horizon, args.max_steps, per_step=STEP_BYTES["variance"])  # memory estimate and cap
+    curves = stream_curves(args.horizon, metric=args.metric, families=fams)
+    plans = common.plan_target(curves, args.target_rmse, args.delta)
+    common.print_plans(plans, f"plan: stream, horizon N = {args.horizon:,}; {plans[0].metric} ≤ {args.target_rmse:g}")
+    common.write_json(args, common.plans_json("stream", {"horizon": args.horizon, "metric": args.metric,
+                                                         "target_rmse": args.target_rmse}, plans), [])
+    return 0

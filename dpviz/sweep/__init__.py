@@ -1,11 +1,10 @@
 """Monte-Carlo sweeps: many simulated releases over an ε grid × trials × methods, in-process or on Dask.
 
 Teaching and planning need the *distribution* of a mechanism's error, not one draw: the mean and its
-95% interval at each ε, per method, next to the analytic variance where one exists. A sweep runs the
-capabilities' own simulation code (:func:`dpviz.tree.release.simulate`,
-:meth:`dpviz.stream.mechanism.Mechanism.errors`, :func:`dpviz.marginals.release.simulate`,
-:func:`dpviz.graph.release.release` + :func:`dpviz.graph.metrics.evaluate`) once per (ε, trial) and
-collects a tidy table: one row per ε, trial, method and metric.
+95% interval at each ε, per method, next to the analytic variance where one exists. A sweep runs a
+capability's own simulation code — the :class:`dpviz.core.trials.Target` its ``sweep_target`` hook builds
+(``dpviz/<cap>/hooks.py``, reached through the registry) — once per (ε, trial) and collects a tidy table:
+one row per ε, trial, method and metric.
 
 * :class:`~dpviz.sweep.spec.SweepSpec` — what to run (capability, data, ε grid, trials, methods, seed).
 * :func:`~dpviz.sweep.runner.run` — ``run(spec, *, client=None, progress=None) -> pandas.DataFrame``:

@@ -44,7 +44,7 @@ from dpviz.core.noise import FAMILIES, Family
 from dpviz.core.trials import NAN, Record, check_options, continuous_noise, is_path, noise_text, pick_methods, run_trials
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "MAX_QUERIES", "PLAN_PARAMS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "MAX_QUERIES", "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
            "TREE_QUERIES", "TreeTarget", "audit_target", "lattice_ranges", "plan_curves", "plan_dots",
            "range_variance", "sweep_target", "tree_curves", "tree_unit_variances"]
 
@@ -60,7 +60,7 @@ AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
 def audit_target(epsilon: float = 1.0, *, method: str = "gmc", split: str = "uniform", leaf: int = 0) -> AuditTarget:
     """Tree: root → 2 → 4 leaves (x = 3, 1, 4, 2) and the same with one more person in leaf ``leaf``."""
     from dpviz.core.noise import Noise
-    from dpviz.tree.io import TreeData
+    from dpviz.tree.model import TreeData
     from dpviz.tree.model import tree_from_parents
     from dpviz.tree.release import METHODS, release
     from dpviz.tree.strategy import check_split
@@ -113,7 +113,7 @@ class TreeTarget:
     capability: ClassVar[str] = "tree"
     metrics: ClassVar[tuple[str, ...]] = ("rmse_NQ", "rmse_RQ", "bias", "negatives", "total_sq_error")
 
-    data: Any  # dpviz.tree.io.TreeData
+    data: Any  # dpviz.tree.model.TreeData
     methods: tuple[str, ...]
     delta: float | None
     split: str
@@ -146,7 +146,8 @@ def tree_target(source: Any, methods: str | tuple[str, ...], delta: float | None
     """The tree trials of ``source`` (``sample:NAME``, a tree file or a ``TreeData``); GMC's stage 1 computed
     once at ``epsilon`` (any ε: the variances scale)."""
     from dpviz.tree.estimators import GLS_METHODS, METHODS, plan_for
-    from dpviz.tree.io import TreeData, load as load_source
+    from dpviz.tree.io import load as load_source
+    from dpviz.tree.model import TreeData
     from dpviz.tree.release import node_variances
     from dpviz.tree.strategy import check_split
 
@@ -173,6 +174,11 @@ def sweep_target(spec: Any) -> TreeTarget:
 PLAN_PARAMS: dict[str, Any] = {"data": "sample:county", "query": "node", "split": "all", "noise": "laplace",
                                "mechanism": None}
 """The keys of a planned tree release (a releases JSON, the page) and their defaults."""
+PLAN_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "county-nodes": ("County tree: every node count", {"data": "sample:county", "query": "node"}),
+    "county-ranges": ("County tree: leaf-range queries", {"data": "sample:county", "query": "range"}),
+}
+"""Ready-made planned releases on the bundled data (name → (title, params)), for the planner page and examples."""
 TREE_QUERIES: tuple[str, ...] = ("node", "range")
 TREE_ESTIMATORS: dict[str, str] = {"gmc": "GMC (optimally consistent; = Lee = PrivTrie)", "processless": "Processless"}
 LATTICE_POINTS = 64
@@ -317,3 +323,39 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
             return s
         out.append(DotGroup(target, epsilons, run))
     return out
+
+
+# ---- plan CLI (``python -m dpviz plan tree``; ``common``: dpviz.planner.cli.COMMON) ---------------------------
+PLAN_HELP = "smallest ε per tree strategy for a target RMSE per node or range query"
+
+
+def plan_args(p: Any, common: Any) -> None:
+    """The ``plan tree`` flags."""
+    p.add_argument("data", metavar="DATA", help="tree file or sample:county (only its shape is used)")
+    common.target(p)
+    p.add_argument("--query", choices=("node", "range"), default="node",
+                   help="node: RMSE per node (Eq. 40); range: RMSE per leaf-range query (Eq. 41)")
+    p.add_argument("--split", choices=("uniform", "geometric", "all"), default="all",
+                   help="budget split over the depth levels (default: both)")
+    common.noise(p)
+
+
+def plan_command(args: Any, common: Any) -> int:
+    """``plan tree``: every strategy's smallest budget for ``--target-rmse``, best first."""
+    from dpviz.tree.io import load as load_source
+
+    inputs = [common.input_path(args.data)]
+    common.check_output(args, inputs)
+    fams = common.families(args)
+    common.check_target(args)
+    data = load_source(args.data)
+    curves = tree_curves(data.tree, query=args.query, families=fams,
+                         splits=None if args.split == "all" else [args.split])
+    plans = common.plan_target(curves, args.target_rmse, args.delta)
+    t = data.tree
+    common.print_plans(plans, f"plan: tree {args.data} (n = {t.n:,} nodes, m = {t.m:,} leaves, h = {t.h}); "
+                              f"{plans[0].metric} ≤ {args.target_rmse:g}")
+    common.write_json(args, common.plans_json("tree", {"data": args.data, "query": args.query,
+                                                       "target_rmse": args.target_rmse,
+                                                       "structure": {"n": t.n, "m": t.m, "h": t.h}}, plans), inputs)
+    return 0
