@@ -20,7 +20,7 @@ counts), or a ``parent`` array (ids are row positions). Errors name the line.
 
 Library API (the Tree page uses it for uploads): :func:`read_hierarchy` (path or bytes →
 :class:`Hierarchy`), :func:`read_counts` (a counts file → :class:`NodeCounts`, structure ignored),
-:func:`join_counts` (hierarchy + counts or a loaded :class:`~dpviz.tree.io.TreeData` → the TreeData to
+:func:`join_counts` (hierarchy + counts or a loaded :class:`~dpviz.tree.model.TreeData` → the TreeData to
 release), :func:`sample_hierarchy` (a bundled sample's declaration), :func:`describe_structure`
 (``node,parent`` of a loaded tree, for a declaration template).
 """
@@ -40,24 +40,20 @@ import pyarrow.compute as pc
 from dpviz.core import arrow
 from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
-from dpviz.tree.io import (
+from dpviz.tree.formats import (
     COUNT_NAMES,
-    MAX_BYTES,
-    MAX_NODES,
     PATH_SEP,
-    Table,
-    TreeData,
     _canonical,
     _finish,
     _parse_counts,
-    node_columns,
     node_parent_structure,
-    read_table,
     tree_format,
     tree_from_levels,
     tree_from_parent_array,
 )
-from dpviz.tree.model import Tree
+from dpviz.tree.io import node_columns
+from dpviz.tree.reading import MAX_BYTES, MAX_NODES, Table, read_table
+from dpviz.tree.model import Tree, TreeData
 
 __all__ = ["Hierarchy", "NodeCounts", "read_hierarchy", "read_counts", "counts_of", "join_counts",
            "sample_hierarchy", "describe_structure", "HIERARCHY_HELP",
@@ -264,7 +260,7 @@ def join_counts(hierarchy: Hierarchy, counts: NodeCounts | TreeData) -> TreeData
 
 def _lookup(hierarchy: Hierarchy, ids: pa.Array) -> np.ndarray:
     """The hierarchy's input position of each id (int64), -1 where the id is not declared. Ids read as
-    integers (canonical decimal text, :func:`dpviz.tree.io.read_table`) are matched as integers: row
+    integers (canonical decimal text, :func:`dpviz.tree.reading.read_table`) are matched as integers: row
     positions index directly, other integer ids by a sorted search; any other ids by one Arrow hash lookup."""
     tree = hierarchy.tree
     if pa.types.is_integer(ids.type):

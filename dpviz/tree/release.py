@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from dpviz.core.csv_writer import number_text
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.protocols import LinearMeasurement, measure
@@ -61,9 +62,9 @@ from dpviz.tree.estimators import (
     timed_fit,
 )
 from dpviz.tree.gmc import GMCPlan
-from dpviz.tree.io import TreeData, node_columns, node_table, number_text
+from dpviz.tree.io import node_columns, node_table
 from dpviz.tree.metrics import consistency_bias, negatives, random_ranges, rmse_nq, rmse_rq
-from dpviz.tree.model import Tree
+from dpviz.tree.model import Tree, TreeData
 from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
 
 if TYPE_CHECKING:

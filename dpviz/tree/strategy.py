@@ -42,8 +42,7 @@ import numpy as np
 
 from dpviz.core.noise import Family, Noise
 from dpviz.errors import InputError
-from dpviz.tree.io import TreeData, build_tree
-from dpviz.tree.model import Tree
+from dpviz.tree.model import Tree, TreeData, build_tree
 
 Split = Literal["uniform", "geometric"]
 SPLITS: tuple[Split, ...] = ("uniform", "geometric")

@@ -15,8 +15,8 @@ import numpy as np
 
 from dpviz.core.resources import available_memory, format_bytes
 from dpviz.errors import InputError
-from dpviz.tree.io import MAX_COUNT, TreeData
-from dpviz.tree.model import tree_from_parents
+from dpviz.tree.reading import MAX_COUNT
+from dpviz.tree.model import TreeData, tree_from_parents
 
 __all__ = [
     "GENERATE_BYTES_PER_NODE",
