@@ -31,7 +31,8 @@ The result is a :class:`Capped`: the bytes (``data``: ``bytes``, or with ``use_m
 map a large plain file was read into — pages are only touched as they are read, and no copy is made),
 the label used in messages, the path, whether it was gzip, and how many lines ``skip`` matched.
 :func:`decode` turns bytes into text the way every reader does: leading byte-order marks (any number)
-dropped, UTF-8, else Latin-1 (every byte is then a character).
+dropped, UTF-8, else Latin-1 (every byte is then a character). :func:`strict_json` parses a user's JSON text
+(NaN, Infinity, numbers too large and nesting too deep refused in one line).
 
 Messages: one format for every cap, ``"{label} {measure}{over}; the limit is {limit} {unit} ({CONSTANT});
 raise it with {how}"``, e.g. ``'big.csv' is 4,014 bytes, above the size cap; the limit is 1,000 bytes
@@ -51,6 +52,8 @@ b'a\\n1\\n'
 
 from __future__ import annotations
 
+import json
+import math
 import mmap
 import os
 import re
@@ -64,8 +67,8 @@ import numpy as np
 
 from dpviz.errors import InputError
 
-__all__ = ["CHUNK", "GZIP_MAGIC", "BOM", "Cap", "Wording", "Capped", "read_capped", "decode", "strip_boms",
-           "line_number", "EMPTY_LINE"]
+__all__ = ["CHUNK", "GZIP_MAGIC", "BOM", "Cap", "Wording", "Capped", "read_capped", "decode", "strict_json",
+           "strip_boms", "line_number", "EMPTY_LINE"]
 
 CHUNK = 1 << 22
 """Bytes read (and decompressed) per step: the memory a refused file costs beyond its first chunk."""
@@ -455,3 +458,35 @@ def _read_chunks(chunks: Iterator[bytes], label: str, path: Path | None, max_byt
     checks.finish(buf, pos)
     return Capped(bytes(buf), label, path, is_gzip, checks.skipped, checks.exact_rows)
 
+
+def strict_json(text: str, label: str, expected: str, magnitude: float = math.inf) -> object:
+    """``json.loads`` for user files: NaN, Infinity, numbers too large for a float (or above ``magnitude`` in
+    absolute value) are refused, and so is nesting too deep for the parser (InputError, not RecursionError)."""
+    def finite(token: str) -> float:
+        value = float(token)
+        if not (math.isfinite(value) and abs(value) <= magnitude):  # 1e400 is inf
+            raise InputError(f"{label}: the number {token[:40]} is too large (expected a finite number"
+                             + (f" within ±{magnitude:g})" if math.isfinite(magnitude) else ")"))
+        return value
+
+    def integer(token: str) -> int:
+        value = int(token)
+        if abs(value) > magnitude:
+            raise InputError(f"{label}: the number {token[:40]} is too large (expected a number within "
+                             f"±{magnitude:g})")
+        return value
+
+    def constant(token: str) -> float:
+        raise InputError(f"{label}: {token} is not a number (expected finite numbers)")
+
+    try:
+        return json.loads(text, parse_float=finite, parse_int=integer, parse_constant=constant)
+    except InputError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+                         f"expected {expected}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise InputError(f"{label}: a number with too many digits ({exc}); expected {expected}") from None
+    except RecursionError:
+        raise InputError(f"{label}: JSON nested too deeply; expected {expected}") from None

@@ -315,7 +315,8 @@ def read_declaration(source: str | Path | bytes, *, max_bytes: int = MAX_DECLARA
     """A DOMAIN.json (a path — refused at once unless a regular file — or its bytes) as a validated
     declaration."""
     from dpviz.core.inputs import require_regular_file
-    from dpviz.marginals.io import _decode, _json, _read_bytes
+    from dpviz.core.reader import strict_json as _json
+    from dpviz.marginals.io import _decode, _read_bytes
 
     if isinstance(source, (str, Path)):
         require_regular_file(source, "--domain")

@@ -35,6 +35,7 @@ import numpy as np
 from dpviz.core.canonical import json_lines
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.reader import Cap, Wording, decode, read_capped
+from dpviz.core.reader import strict_json as _json
 from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
 from dpviz.marginals.binning import Column, categorise, check_bins
@@ -186,40 +187,6 @@ def _check_name(name: str, label: str, line: int, column: int) -> None:
     if not any(ch.isalnum() for ch in name) or "\ufffd" in name:
         raise InputError(f"{label}, line {line}, column {column}: the header name {_short(name)!r} has no letter or "
                          f"digit, so the first line is not a header; {EXPECTED_TABLE}")
-
-
-def _json(text: str, label: str, expected: str, magnitude: float = math.inf) -> object:
-    """``json.loads`` for user files: NaN, Infinity, numbers too large for a float (or above ``magnitude`` in
-    absolute value) are refused, and so is nesting too deep for the parser (InputError, not RecursionError)."""
-    def finite(token: str) -> float:
-        value = float(token)
-        if not (math.isfinite(value) and abs(value) <= magnitude):  # 1e400 is inf
-            raise InputError(f"{label}: the number {token[:40]} is too large (expected a finite number"
-                             + (f" within ±{magnitude:g})" if math.isfinite(magnitude) else ")"))
-        return value
-
-    def integer(token: str) -> int:
-        value = int(token)
-        if abs(value) > magnitude:
-            raise InputError(f"{label}: the number {token[:40]} is too large (expected a number within "
-                             f"±{magnitude:g})")
-        return value
-
-    def constant(token: str) -> float:
-        raise InputError(f"{label}: {token} is not a number (expected finite numbers)")
-
-    try:
-        return json.loads(text, parse_float=finite, parse_int=integer, parse_constant=constant)
-    except InputError:
-        raise
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
-                         f"expected {expected}") from None
-    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        raise InputError(f"{label}: a number with too many digits ({exc}); expected {expected}") from None
-    except RecursionError:
-        raise InputError(f"{label}: JSON nested too deeply; expected {expected}") from None
-
 
 
 def _delimiter(text: str) -> str:
