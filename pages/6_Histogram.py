@@ -56,7 +56,7 @@ def _refine(key: tuple, held):
 
 
 key, data = ui.data_source(CAP, SOURCES, ui.UploadSpec(
-    "Records (CSV, one number per row in the first column)", ("csv",), "histogram_upload", _upload,
+    "Records (CSV, one number per row in the first column)", ("csv",), "histogram_file", _upload,
     caption="Records outside the declared bins are dropped; how many is never shown."), refine=_refine)
 st.caption(f"{data.bins.m} bins, {data.total:,} records (the total is private: shown in simulation only).")
 

@@ -38,8 +38,8 @@ def test_a_private_release_is_charged_and_shows_no_truth() -> None:
 def test_an_upload_is_binned_on_the_typed_bins_and_a_bad_file_is_one_error() -> None:
     at = ok(app_test(PAGE))
     ok(at.radio(key="histogram_source").set_value("upload").run())
-    upload_bytes(at, "histogram_upload", "ages.csv", b"age\n23\n35\n35\n71\n150\n")
+    upload_bytes(at, "histogram_file", "ages.csv", b"age\n23\n35\n35\n71\n150\n")
     assert "10 bins" in " ".join(str(c.value) for c in at.caption)
-    upload_bytes(at, "histogram_upload", "bad.csv", b"age\n23\nforty\n")
+    upload_bytes(at, "histogram_file", "bad.csv", b"age\n23\nforty\n")
     errors = [e.value for e in at.error]
     assert any("row 3: field 'age': expected a number, got 'forty'" in e for e in errors), errors

@@ -26,7 +26,7 @@ from dpviz.histogram.estimators import METHOD_LABELS, METHODS, check_method
 from dpviz.histogram.model import Bins, HistogramData
 from dpviz.histogram.strategy import check_branching
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_PARAMS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "HistogramTarget",
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "plan_args", "plan_command", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "HistogramTarget",
            "audit_target", "plan_curves", "plan_dots", "sweep_target"]
 
 AUDIT_HELP = "a histogram and the same histogram with one more record in one bin"
@@ -154,3 +154,39 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
         s["method"] = s["method"].map(names)
         return s
     return [DotGroup(target, epsilons, run)]
+
+
+PLAN_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "education-bins": ("Education histogram: every bin", {"data": "sample:education"}),
+}
+"""Ready-made planned releases on the bundled data (name → (title, params))."""
+
+# ---- plan CLI (``python -m dpviz plan histogram``; ``common``: the planner's shared flags and printers) -------
+PLAN_HELP = "smallest ε per histogram method for a target RMSE per bin"
+
+
+def plan_args(p: Any, common: Any) -> None:
+    p.add_argument("data", metavar="DATA", help="sample:NAME (its declared bins are used, never the counts)")
+    common.target(p)
+    p.add_argument("--branching", type=int, default=2, help="fan-out b of the hierarchy (default 2)")
+    p.add_argument("--split", choices=("uniform", "geometric"), default="uniform", help="budget split over levels")
+    common.noise(p)
+
+
+def plan_command(args: Any, common: Any) -> int:
+    """``plan histogram``: every method's smallest budget for ``--target-rmse`` per bin, best first."""
+    from dpviz.histogram.io import load
+
+    inputs = [common.input_path(args.data)]
+    common.check_output(args, inputs)
+    fams = common.families(args)
+    common.check_target(args)
+    data = load(args.data)
+    curves = plan_curves({"data": data, "branching": args.branching, "split": args.split, "noise": fams})
+    plans = common.plan_target(curves, args.target_rmse, args.delta)
+    common.print_plans(plans, f"plan: histogram {args.data} ({data.bins.m} bins, b = {args.branching}); "
+                              f"{plans[0].metric} ≤ {args.target_rmse:g}")
+    common.write_json(args, common.plans_json("histogram", {"data": args.data, "branching": args.branching,
+                                                            "target_rmse": args.target_rmse,
+                                                            "structure": {"bins": data.bins.m}}, plans), inputs)
+    return 0
