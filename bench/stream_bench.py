@@ -25,9 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scipy.linalg import toeplitz  # noqa: E402
 
 from dpviz.core.noise import Noise  # noqa: E402
-from dpviz.stream.private_release import release  # noqa: E402
-from dpviz.stream.simulation import make_mechanism  # noqa: E402
-from dpviz.stream.strategies import RELEASABLE, available, toeplitz_apply  # noqa: E402
+from dpviz.stream.estimators import toeplitz_apply  # noqa: E402
+from dpviz.stream.mechanism import make_mechanism  # noqa: E402
+from dpviz.stream.release import release  # noqa: E402
+from dpviz.stream.strategy import RELEASABLE, available  # noqa: E402
 from dpviz.stream.weights import _fda_weights, generic_weights  # noqa: E402
 from common import best_of, cell_range, cell_s, cell_verdict, cell_x, record  # noqa: E402 - bench/ is on sys.path when run as a script
 
@@ -104,7 +105,7 @@ def record_step(t: float, ref: float | None, quick: bool) -> None:
 
 def variance_rows(n: int, quick: bool = False) -> list[tuple[str, float, str, str]]:
     """Per-step variances: the first computation per (mechanism, N, noise) vs a release's or redraw's look-up."""
-    from dpviz.stream import strategies
+    from dpviz.stream import strategy as strategies
 
     rows: list[tuple[str, float, str, str]] = []
     firsts, agains = [], []
@@ -226,7 +227,7 @@ def main() -> None:
     counts = series.astype(np.int64)
     for noise in (Noise.laplace(1.0, discrete=True), Noise.gaussian(0.5, discrete=True)):
         for name in RELEASABLE:
-            t = best_of(lambda name=name, noise=noise: release(counts, name, noise), 2)
+            t = best_of(lambda name=name, noise=noise: release(counts, noise, mechanism=name), 2)
             rows.append((f"private release 10^6 {name} ({noise.describe})", t, "", "(OS CSPRNG, discrete)"))
     sq = make_mechanism("sqrt", n, Noise.gaussian(0.5))
     t_sq = best_of(lambda: sq.errors(np.random.default_rng(2), 1), 3)

@@ -7,9 +7,9 @@ and draws the figures of :mod:`dpviz.viz.stream`.
 * Simulation (under the simulation banner): seeded continuous noise, every selected mechanism on one
   seed, truth and errors shown. Structure work is cached per (mechanism, N, noise family) in the library
   (λ, sensitivities, variance profiles) and the unit draw per (mechanism, N, family, seed) here, so a
-  slider move only rescales it (:func:`dpviz.stream.simulation.simulated_release`).
+  slider move only rescales it (:func:`dpviz.stream.mechanism.simulated_release`).
 * Private release (:func:`ui.private_release_panel`): one mechanism, discrete noise from the OS
-  CSPRNG, fresh at every click (:func:`dpviz.stream.private_release.release`); never shows the truth.
+  CSPRNG, fresh at every click (:func:`dpviz.stream.release.release`); never shows the truth.
 """
 
 
@@ -22,9 +22,10 @@ from dpviz.core.registry import capability
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
 from dpviz.stream.io import CAPS_HELP, read_stream_csv
-from dpviz.stream.private_release import release, release_metadata, release_table, simulation_table
-from dpviz.stream.simulation import make_mechanism, simulated_release, unit_errors
-from dpviz.stream.strategies import LABELS, RELEASABLE, available, releasable, strategy
+from dpviz.stream.mechanism import make_mechanism, simulated_release, unit_errors
+from dpviz.stream.model import StreamData
+from dpviz.stream.release import release, simulation_table
+from dpviz.stream.strategy import LABELS, RELEASABLE, available, releasable, strategy
 from dpviz.stream.synthetic import poisson_stream
 from dpviz.viz import stream as vs
 
@@ -385,8 +386,9 @@ if releases:
 
 # 5. Private release --------------------------------------------------------------------------------
 def _run_release():
-    rel = release(series, release_mech, release_noise, horizon=horizon)
-    return release_table(rel, stamps_n, time_col), release_metadata(rel)
+    rel = release(StreamData(series, stamps_n, "count", time_col), release_noise, mechanism=release_mech,
+                  horizon=horizon)
+    return rel.table(), rel.metadata()
 
 
 ui.private_release_panel(

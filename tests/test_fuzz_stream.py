@@ -18,8 +18,8 @@ from dpviz.core.noise import Noise
 from dpviz.errors import InputError
 from dpviz.stream.fenwick import MAX_COUNT, MAX_TOTAL
 from dpviz.stream.io import COUNT_NAMES, TIME_NAMES, read_stream_csv
-from dpviz.stream.private_release import release
-from dpviz.stream.simulation import make_mechanism
+from dpviz.stream.release import release
+from dpviz.stream.mechanism import make_mechanism
 
 RUNS = settings(derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -105,7 +105,7 @@ def test_what_loads_releases_or_is_refused_cleanly(raw, mechanism):
     if data is None:
         return
     try:
-        rel = release(data.counts, mechanism, Noise.laplace(1.0, discrete=True))
+        rel = release(data.counts, Noise.laplace(1.0, discrete=True), mechanism=mechanism)
     except InputError:
         assert not np.array_equal(data.counts, np.rint(data.counts))  # only non-integer counts are refused
     else:

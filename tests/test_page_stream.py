@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.stream.fenwick import workload_matrix
 from dpviz.stream.io import CAPS_HELP, MAX_STEPS, read_stream_csv
-from dpviz.stream.strategies import LABELS, RELEASABLE
+from dpviz.stream.strategy import LABELS, RELEASABLE
 from dpviz.viz.stream import MAX_POINTS
 from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes)
@@ -292,7 +292,7 @@ def test_hostile_uploads_show_an_error_and_drop_the_earlier_file(at):
 
 def test_page_reuses_the_cached_per_step_variances(at, monkeypatch):
     """A redraw, or a second private release at the same settings, computes no per-step variance."""
-    from dpviz.stream.strategies import StreamStrategy
+    from dpviz.stream.strategy import StreamStrategy
 
     calls = []
     original = StreamStrategy._step_variance

@@ -14,7 +14,7 @@ from dpviz.core.modes import SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.errors import InputError
 from dpviz.stream.cli import register
-from dpviz.stream.simulation import make_mechanism
+from dpviz.stream.mechanism import make_mechanism
 from dpviz.stream.weights import fda_weights
 
 DATA = Path(__file__).parent / "data"

@@ -9,13 +9,15 @@ import pandas as pd
 import pytest
 
 from dpviz import cli
-from dpviz.audit.targets import run, stream_target
+from dpviz.audit.targets import run
+from dpviz.stream.hooks import audit_target as stream_target
 from dpviz.core.noise import Noise
 from dpviz.core.samplers import MAX_SCALE
 from dpviz.errors import InputError
 from dpviz.stream import lattice as LT
-from dpviz.stream.private_release import release, release_metadata
-from dpviz.stream.strategies import LATTICE_RELEASABLE, RELEASABLE, releasable, sqrt_coefficients, strategy
+from dpviz.stream.estimators import sqrt_coefficients
+from dpviz.stream.release import release
+from dpviz.stream.strategy import LATTICE_RELEASABLE, RELEASABLE, releasable, strategy
 
 RHO = Noise.gaussian(0.5, discrete=True)
 
@@ -114,7 +116,7 @@ def test_monte_carlo_unbiased_and_variance_matches_analytic():
     draws = 6000
     out = np.empty((draws, series.size))
     for j in range(draws):
-        rel = release(series, "sqrt", RHO, rng=rng)
+        rel = release(series, RHO, mechanism="sqrt", rng=rng)
         out[j] = rel.prefix_sums
     analytic = np.asarray(rel.variance)
     lat = rel.lattice
@@ -126,22 +128,22 @@ def test_monte_carlo_unbiased_and_variance_matches_analytic():
 
 
 def test_release_metadata_states_the_lattice():
-    rel = release(np.array([1, 2, 3]), "sqrt", RHO, horizon=16)
-    meta = release_metadata(rel)
+    rel = release(np.array([1, 2, 3]), RHO, mechanism="sqrt", horizon=16)
+    meta = rel.metadata()
     lat = meta["lattice"]
     assert lat["bits"] == rel.lattice.bits and lat["spacing"] == f"2^-{rel.lattice.bits}"
     assert lat["sensitivity_l2"] == meta["sensitivity"]["value"] == rel.sensitivity
     assert lat["sensitivity_l2"] == lat["base_sensitivity_l2"] + lat["rounding_slack"]
     assert lat["base_sensitivity_l2"] == strategy("sqrt", 16, "gaussian").sensitivity()
     assert lat["sigma"] == pytest.approx(RHO.scale(rel.sensitivity))
-    assert "lattice" not in release_metadata(release(np.array([1, 2, 3]), "naive", RHO))
+    assert "lattice" not in release(np.array([1, 2, 3]), RHO, mechanism="naive").metadata()
 
 
 def test_releasable_lists():
     assert "sqrt" not in RELEASABLE and LATTICE_RELEASABLE == ("sqrt",)
     assert releasable("gaussian") == RELEASABLE + ("sqrt",) and releasable(Noise.laplace(1.0)) == RELEASABLE
     with pytest.raises(InputError, match="discrete Gaussian noise only"):
-        release(np.array([1, 2]), "sqrt", Noise.laplace(1.0, discrete=True))
+        release(np.array([1, 2]), Noise.laplace(1.0, discrete=True), mechanism="sqrt")
 
 
 def test_cli_release_sqrt(tmp_path, capsys):

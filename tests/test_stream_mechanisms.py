@@ -10,8 +10,9 @@ from dpviz.core.noise import Noise
 from dpviz.core.protocols import Estimator, Strategy
 from dpviz.errors import InputError
 from dpviz.stream import fenwick as F
-from dpviz.stream.simulation import Mechanism, SimulatedRelease, make_mechanism
-from dpviz.stream.strategies import MECHANISM_NAMES, available, sqrt_coefficients, strategy
+from dpviz.stream.estimators import sqrt_coefficients
+from dpviz.stream.mechanism import Mechanism, SimulatedRelease, make_mechanism
+from dpviz.stream.strategy import MECHANISM_NAMES, available, strategy
 
 NOISES = [Noise.laplace(0.7), Noise.gaussian(0.3)]
 CASES = [(name, noise) for noise in NOISES for name in available(noise)]

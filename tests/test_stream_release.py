@@ -1,4 +1,4 @@
-"""dpviz.stream.private_release: discrete noise on integer node sums, OS CSPRNG by default, one mechanism, no truth,
+"""dpviz.stream.release: discrete noise on integer node sums, OS CSPRNG by default, one mechanism, no truth,
 fresh noise every call; analytic variance = Monte-Carlo variance of discrete releases."""
 
 import json
@@ -11,8 +11,9 @@ from dpviz.core.noise import Noise
 from dpviz.core.protocols import measure
 from dpviz.errors import InputError
 from dpviz.stream import fenwick as F
-from dpviz.stream import private_release as R
-from dpviz.stream.strategies import RELEASABLE, UNIT_OF_PRIVACY, strategy
+from dpviz.stream import release as R
+from dpviz.stream.model import StreamData
+from dpviz.stream.strategy import RELEASABLE, UNIT_OF_PRIVACY, strategy
 
 LAP = Noise.laplace(1.0, discrete=True)
 GAU = Noise.gaussian(0.5, discrete=True)
@@ -23,7 +24,7 @@ INTEGER = RELEASABLE  # the integer strategies; sqrt's lattice release: tests/te
 @pytest.mark.parametrize("noise", [LAP, GAU], ids=["laplace", "gaussian"])
 @pytest.mark.parametrize("name", INTEGER)
 def test_release_draws_integer_noise_on_integer_node_sums(name, noise):
-    rel = R.release(SERIES, name, noise)
+    rel = R.release(SERIES, noise, mechanism=name)
     m = rel.measurement
     answer = strategy(name, SERIES.size, noise.family).answer(SERIES)
     assert answer.dtype == np.int64 and m.values.dtype == np.int64
@@ -38,11 +39,11 @@ def test_release_draws_integer_noise_on_integer_node_sums(name, noise):
 
 @pytest.mark.parametrize("name", INTEGER)
 def test_release_never_rescales_fresh_noise_each_call(name):
-    a = R.release(SERIES, name, LAP).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
-    b = R.release(SERIES, name, LAP).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
+    a = R.release(SERIES, LAP, mechanism=name).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
+    b = R.release(SERIES, LAP, mechanism=name).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
     assert not np.array_equal(a, b)
     # a release at another ε is a fresh draw, not the old draw times a factor
-    c = R.release(SERIES, name, Noise.laplace(0.5, discrete=True)).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
+    c = R.release(SERIES, Noise.laplace(0.5, discrete=True), mechanism=name).measurement.values - strategy(name, 50, "laplace").answer(SERIES)
     nz = a != 0
     assert not np.allclose(c[nz] / a[nz], 2.0)
 
@@ -57,8 +58,8 @@ def test_monte_carlo_variance_of_discrete_releases(name, noise):
     n, draws = 23, 4000
     rng = np.random.default_rng(zlib.crc32(f"{name}-{noise.describe}".encode()))
     a = np.arange(n, dtype=np.int64)
-    out = np.array([R.release(a, name, noise, rng=rng).prefix_sums for _ in range(draws)], dtype=float)
-    analytic = R.release(a, name, noise, rng=rng).variance
+    out = np.array([R.release(a, noise, mechanism=name, rng=rng).prefix_sums for _ in range(draws)], dtype=float)
+    analytic = R.release(a, noise, mechanism=name, rng=rng).variance
     emp = out.var(axis=0)
     assert np.max(np.abs(emp / analytic - 1)) < 0.15
     assert abs(emp.sum() / analytic.sum() - 1) < 0.06  # the total, much tighter
@@ -73,37 +74,37 @@ def test_discrete_variance_differs_from_continuous_when_it_matters():
 
 def test_release_refuses_sqrt_laplace_continuous_noise_and_several_mechanisms():
     with pytest.raises(InputError, match="discrete Gaussian noise only"):
-        R.release(SERIES, "sqrt", Noise.laplace(1.0, discrete=True))
+        R.release(SERIES, Noise.laplace(1.0, discrete=True), mechanism="sqrt")
     with pytest.raises(InputError, match="discrete noise"):
-        R.release(SERIES, "sqrt", Noise.gaussian(0.5))
+        R.release(SERIES, Noise.gaussian(0.5), mechanism="sqrt")
     with pytest.raises(InputError, match="discrete noise"):
-        R.release(SERIES, "fenwick-fda", Noise.laplace(1.0))
+        R.release(SERIES, Noise.laplace(1.0), mechanism="fenwick-fda")
     with pytest.raises(InputError, match="one mechanism"):
-        R.release(SERIES, ["naive", "fenwick"], LAP)
+        R.release(SERIES, LAP, mechanism=["naive", "fenwick"])
     with pytest.raises(InputError, match="one mechanism"):
-        R.release(SERIES, "naive,fenwick", LAP)
+        R.release(SERIES, LAP, mechanism="naive,fenwick")
     with pytest.raises(InputError, match="rng"):
-        R.release(SERIES, "naive", LAP, rng=3)
+        R.release(SERIES, LAP, mechanism="naive", rng=3)
 
 
 def test_release_needs_integer_counts_and_names_the_step():
     a = SERIES.astype(float)
     a[6] = 2.5
     with pytest.raises(InputError, match=r"step 7: the count 2.5 is not an integer.*simulate"):
-        R.release(a, "fenwick-fda", LAP)
+        R.release(a, LAP, mechanism="fenwick-fda")
     a[6] = np.nan
     with pytest.raises(InputError, match="step 7"):
-        R.release(a, "naive", LAP)
+        R.release(a, LAP, mechanism="naive")
     # integer-valued floats (what CSV parsing gives) are fine
-    assert R.release(SERIES.astype(float), "naive", LAP).measurement.values.dtype == np.int64
+    assert R.release(SERIES.astype(float), LAP, mechanism="naive").measurement.values.dtype == np.int64
 
 
 def test_horizon_prefix_and_validation():
-    rel = R.release(SERIES, "fenwick-fda", LAP, horizon=64)
+    rel = R.release(SERIES, LAP, mechanism="fenwick-fda", horizon=64)
     assert rel.horizon == 64 and rel.steps == 50 and rel.prefix_sums.size == 50
     np.testing.assert_allclose(rel.variance, strategy("fenwick-fda", 64, "laplace").per_step_variance(LAP)[:50])
     with pytest.raises(InputError, match="shorter"):
-        R.release(SERIES, "naive", LAP, horizon=10)
+        R.release(SERIES, LAP, mechanism="naive", horizon=10)
 
 
 def test_estimator_fit_is_the_release():
@@ -112,20 +113,21 @@ def test_estimator_fit_is_the_release():
     est = s.estimator.fit(m)
     np.testing.assert_array_equal(est.values, np.cumsum(m.values)[:0].tolist() + list(F.chain_sum(m.values)))
     np.testing.assert_allclose(est.variance, s.per_step_variance(LAP))
-    rel = R.release(SERIES, "fenwick-fda", LAP, rng=np.random.default_rng(1))
+    rel = R.release(SERIES, LAP, mechanism="fenwick-fda", rng=np.random.default_rng(1))
     np.testing.assert_array_equal(rel.prefix_sums, est.values)
 
 
 def test_release_table_and_metadata_hold_no_truth():
     stamps = np.arange("2024-01-01", "2024-02-20", dtype="datetime64[D]")
-    rel = R.release(SERIES, "fenwick-fda", GAU)
-    df = R.release_table(rel, stamps, "date")
+    rel = R.release(StreamData(SERIES, stamps, "count", "date"), GAU, mechanism="fenwick-fda")
+    df = rel.table()
     assert list(df.columns) == ["t", "date", "released_total", "variance", "std"] and len(df) == 50
     np.testing.assert_allclose(df["std"] ** 2, df["variance"])
     truth = np.cumsum(SERIES)
     assert not any(np.array_equal(df[c].to_numpy(), truth) for c in df.columns if c != "date")
-    assert list(R.release_table(rel).columns) == ["t", "released_total", "variance", "std"]
-    meta = R.release_metadata(rel)
+    assert list(R.release(SERIES, GAU, mechanism="fenwick-fda").table().columns) == ["t", "released_total", "variance",
+                                                                                    "std"]
+    meta = rel.metadata()
     assert meta["mode"] == "release" and meta["capability"] == "stream" and meta["mechanism"] == "fenwick-fda"
     assert meta["noise"] == GAU.as_dict() and meta["horizon"] == 50
     assert meta["sensitivity"] == {"norm": "L2", "value": rel.sensitivity}
@@ -134,13 +136,13 @@ def test_release_table_and_metadata_hold_no_truth():
     text = json.dumps(meta, default=str)
     for v in (int(truth[-1]), int(SERIES.sum()), int(SERIES.max())):
         assert str(v) not in text
-    seeded = R.release(SERIES, "naive", LAP, rng=np.random.default_rng(0))
-    assert "NOT a private release" in R.release_metadata(seeded)["samplers"]
+    seeded = R.release(SERIES, LAP, mechanism="naive", rng=np.random.default_rng(0))
+    assert "NOT a private release" in seeded.metadata()["samplers"]
 
 
 def test_registry_and_docstrings_state_the_unit_of_privacy():
     from dpviz.core.registry import capability
-    from dpviz.stream import strategies
+    from dpviz.stream import strategy as strategies
 
     assert UNIT_OF_PRIVACY == capability("stream").unit_of_privacy
     doc = strategies.__doc__

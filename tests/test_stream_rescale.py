@@ -10,9 +10,10 @@ import pytest
 
 from dpviz.core.noise import Noise
 from dpviz.errors import InputError
-from dpviz.stream import private_release as R
-from dpviz.stream.simulation import make_mechanism, simulate, simulated_release, unit_errors, with_noise
-from dpviz.stream.strategies import MECHANISM_NAMES, available, strategy
+from dpviz.stream import release as R
+from dpviz.stream.mechanism import make_mechanism, simulated_release, unit_errors, with_noise
+from dpviz.stream.release import simulate
+from dpviz.stream.strategy import MECHANISM_NAMES, available, strategy
 
 NOISES = [Noise.laplace(0.3), Noise.laplace(4.0), Noise.gaussian(0.02), Noise.gaussian_approx(1.0, 1e-6)]
 
@@ -34,8 +35,8 @@ def test_simulation_rescaled_draw_equals_direct_simulation(noise, n):
 
 def test_simulation_epsilon_move_rescales_the_same_draw():
     a = np.arange(100.0)
-    one = simulate(a, "fenwick-fda", Noise.laplace(1.0), seed=5).releases["fenwick-fda"]
-    half = simulate(a, "fenwick-fda", Noise.laplace(0.5), seed=5).releases["fenwick-fda"]
+    one = simulate(a, Noise.laplace(1.0), "fenwick-fda", 5).releases["fenwick-fda"]
+    half = simulate(a, Noise.laplace(0.5), "fenwick-fda", 5).releases["fenwick-fda"]
     np.testing.assert_allclose(half.prefix_sums - np.cumsum(a), 2 * (one.prefix_sums - np.cumsum(a)), rtol=1e-9)
     np.testing.assert_allclose(half.variance, 4 * one.variance, rtol=1e-12)
 
@@ -60,9 +61,9 @@ def test_with_noise_reuses_structure_and_checks_family():
 
 def test_simulate_refuses_discrete_noise_and_release_refuses_continuous():
     with pytest.raises(InputError, match="continuous"):
-        simulate(np.ones(5), "naive", Noise.laplace(1.0, discrete=True), seed=1)
+        simulate(np.ones(5), Noise.laplace(1.0, discrete=True), "naive", 1)
     with pytest.raises(InputError, match="discrete noise"):
-        R.release(np.ones(5, dtype=int), "naive", Noise.laplace(1.0))
+        R.release(np.ones(5, dtype=int), Noise.laplace(1.0), mechanism="naive")
 
 
 @pytest.mark.parametrize("name", ["naive", "fenwick", "fenwick-fda", "honaker"])
@@ -71,9 +72,9 @@ def test_release_never_rescales(name):
     and two releases at the same ε differ (no cached draw, no seed)."""
     a = np.random.default_rng(1).poisson(50, 300).astype(np.int64)
     answer = strategy(name, a.size, "laplace").answer(a)
-    e1 = R.release(a, name, Noise.laplace(1.0, discrete=True)).measurement.values - answer
-    e1b = R.release(a, name, Noise.laplace(1.0, discrete=True)).measurement.values - answer
-    e2 = R.release(a, name, Noise.laplace(0.5, discrete=True)).measurement.values - answer
+    e1 = R.release(a, Noise.laplace(1.0, discrete=True), mechanism=name).measurement.values - answer
+    e1b = R.release(a, Noise.laplace(1.0, discrete=True), mechanism=name).measurement.values - answer
+    e2 = R.release(a, Noise.laplace(0.5, discrete=True), mechanism=name).measurement.values - answer
     assert e1.dtype == e2.dtype == np.int64
     assert not np.array_equal(e1, e1b)
     assert not np.array_equal(e2, 2 * e1)

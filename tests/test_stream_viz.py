@@ -5,7 +5,7 @@ import pytest
 
 from dpviz.core.noise import Noise
 from dpviz.errors import InputError
-from dpviz.stream.simulation import make_mechanism
+from dpviz.stream.mechanism import make_mechanism
 from dpviz.viz import stream as V
 
 
@@ -22,7 +22,7 @@ def test_figures_and_tables():
     maps = V.strategy_heatmaps(mechs[2].lam)
     assert set(maps) == {"M", "B", "Σ"} and np.asarray(maps["M"].data[0].z).shape == (n, n)
     assert len(V.lambda_figure(mechs[2].lam).data[0].x) == n
-    assert not hasattr(V, "release_frame")  # tables come from dpviz.stream.private_release only
+    assert not hasattr(V, "release_frame")  # tables come from dpviz.stream.release only
     with pytest.raises(InputError, match="too large"):
         V.matrix_heatmap(np.eye(65), "big")  # the shared helper, re-exported
     assert "streamlit" not in open(V.__file__, encoding="utf-8").read()

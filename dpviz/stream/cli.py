@@ -31,7 +31,7 @@ from dpviz.core.noise import FAMILIES
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.stream.fenwick import MAX_STEPS, check_steps, strategy_nnz
 from dpviz.stream.io import CAPS_HELP, MAX_BYTES, MAX_LINE_BYTES
-from dpviz.stream.strategies import LABELS, MECHANISM_NAMES
+from dpviz.stream.strategy import LABELS, MECHANISM_NAMES
 
 CAP = "stream"
 STEP_BYTES = {"weights": 128, "variance": 256, "simulate": 512, "release": 640}
@@ -149,7 +149,7 @@ def _summary(line: str, to_stdout: bool) -> None:
 
 def _load(args: argparse.Namespace, per_step: int):
     """The input under the caps (bytes, rows; an explicit --horizon checked first), and its horizon N."""
-    from dpviz.stream.io import load_source
+    from dpviz.stream.io import load as load_source
 
     if args.horizon is not None:
         check_steps(args.horizon, args.max_steps, per_step=per_step)
@@ -209,7 +209,7 @@ def cmd_variance(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dpviz.core.tables import check_destination, write_table
-    from dpviz.stream.simulation import make_mechanism
+    from dpviz.stream.mechanism import make_mechanism
 
     noise = cliargs.noise_from_args(args, discrete=args.discrete, default=_default_family(args.mechanism))
     if args.output is not None:
@@ -228,8 +228,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from dpviz.core.modes import SIMULATION_NOTICE, output_name
     from dpviz.core.registry import source_stem
     from dpviz.core.tables import check_destination, write_table
-    from dpviz.stream.private_release import simulation_table
-    from dpviz.stream.simulation import mechanism_list, simulate
+    from dpviz.stream.mechanism import mechanism_list
+    from dpviz.stream.release import simulate, simulation_table
 
     noise = cliargs.noise_from_args(args, discrete=False, default=_default_family(args.mechanism))
     names = mechanism_list(args.mechanism, noise.family)
@@ -239,7 +239,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if output is not None:
         check_destination(output, [_input_path(args.input)])
     data, n = _load(args, STEP_BYTES["simulate"] * len(names))
-    sim = simulate(data.counts, names, noise, seed=seed, horizon=n)
+    sim = simulate(data, noise, names, seed, horizon=n)
     table = pd.concat([simulation_table(rel, data.counts, data.timestamps, data.time_column)
                        for rel in sim.releases.values()], ignore_index=True)
     _summary(SIMULATION_NOTICE, not to_stdout)  # after every check: an error is one line on stderr
@@ -258,23 +258,24 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpviz.core import charging as ledger
     from dpviz.core.modes import RELEASE_NOTICE
     from dpviz.core.tables import check_destination, write_release
-    from dpviz.stream.private_release import check_release, release, release_metadata, release_table
+    from dpviz.stream.metrics import VarianceSummary
+    from dpviz.stream.release import check_release, release
 
     cliargs.refuse_seed(args, CAP)
     noise = cliargs.noise_from_args(args, discrete=True)
     check_release(args.mechanism, noise)
     check_destination(args.output, [_input_path(args.input)])
     data, n = _load(args, STEP_BYTES["release"])
-    rel = release(data.counts, args.mechanism, noise, horizon=n)
+    rel = release(data, noise, mechanism=args.mechanism, horizon=n)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
-        path = write_release(release_table(rel, data.timestamps, data.time_column), args.output,
-                             release_metadata(rel), inputs=[_input_path(args.input)], raw_text=args.raw_text)
-    var = rel.variance
+        path = write_release(rel.table(), args.output, rel.metadata(), inputs=[_input_path(args.input)],
+                             raw_text=args.raw_text)
+    var = VarianceSummary.of(rel.variance)
     print(RELEASE_NOTICE)
     print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "
           f"{'L1' if noise.family == 'laplace' else 'L2'} sensitivity {rel.sensitivity:.6g}")
-    print(f"analytic variance of the released totals: total {var.sum():.6g}, mean {var.mean():.6g}, "
-          f"max {var.max():.6g}")
+    print(f"analytic variance of the released totals: total {var.total:.6g}, mean {var.mean:.6g}, "
+          f"max {var.max:.6g}")
     print(f"wrote {path} and {path.name}.meta.json")
     return 0

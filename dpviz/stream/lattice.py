@@ -20,7 +20,8 @@ count stream x (event level: a neighbour is x ± e_i):
    (:func:`exact_causal_convolution`; float64 ``R x`` has rounding errors far above 2^−40 once the
    totals are large, so rounding a computed ``R x`` would not be the mechanism analysed below);
 4. y = 2^−k (Z + G), G ~ N_ℤ(0, (σ 2^k)²)^N from the CKS sampler (OS CSPRNG when ``rng`` is None),
-   σ = Δ/√(2ρ) with Δ the charged sensitivity below;
+   drawn by :func:`dpviz.core.protocols.measure` on the low 32-bit words of Z (the high words added back
+   exactly), σ = Δ/√(2ρ) with Δ the charged sensitivity below;
 5. the published running totals are L y (post-processing; float64 is fine from here on).
 
 **Charged sensitivity** Δ = max_i ‖R e_i‖₂ + √N·2^−k. *Proof that it bounds the true one.* For
@@ -67,8 +68,8 @@ from typing import Any
 import numpy as np
 
 from dpviz.core.noise import Noise
-from dpviz.core.protocols import LinearMeasurement, require_integral
-from dpviz.core.samplers import MAX_SCALE, discrete_gaussian, discrete_gaussian_variance
+from dpviz.core.protocols import LinearMeasurement, measure, require_integral
+from dpviz.core.samplers import MAX_SCALE, discrete_gaussian_variance
 from dpviz.errors import InputError
 from dpviz.stream.fenwick import MAX_COUNT
 
@@ -243,6 +244,30 @@ def lattice_answer(coefficients: np.ndarray, counts: Any, bits: int) -> np.ndarr
     return exact_causal_convolution(c, np.concatenate([x, np.zeros(c.size - x.size, dtype=np.int64)]))
 
 
+_WORD = 1 << 32
+"""Z = 2^k R̃ x can exceed int64; :func:`lattice_measure` adds the noise to its low 32-bit word."""
+
+
+@dataclass(frozen=True, eq=False)
+class _LowWords:
+    """The :class:`~dpviz.core.protocols.Strategy` :func:`~dpviz.core.protocols.measure` sees in a lattice
+    release: its answers are the low words ``Z mod 2^32`` of the exact integer answers Z = 2^k R̃ x (int64),
+    every one with the discrete Gaussian parameter σ·2^k on ℤ. Adding the high words back exactly gives
+    Z + G: the very mechanism of the module docstring (the noise is drawn in core, on integers)."""
+
+    name: str
+    lattice: Lattice
+
+    def sensitivity(self, family: str) -> float:
+        return self.lattice.sensitivity
+
+    def scales(self, noise: Noise) -> np.ndarray:
+        return np.full(self.lattice.horizon, self.lattice.integer_sigma)
+
+    def answer(self, data: np.ndarray) -> np.ndarray:
+        return data
+
+
 def lattice_measure(name: str, coefficients: np.ndarray, counts: Any, noise: Noise,
                     rng: np.random.Generator | None = None,
                     finest: int = LATTICE_BITS) -> tuple[LatticeMeasurement, Lattice]:
@@ -260,8 +285,10 @@ def lattice_measure(name: str, coefficients: np.ndarray, counts: Any, noise: Noi
     if x.ndim != 1 or x.size > c.size:
         raise InputError(f"series: expected at most {c.size} counts in one dimension")
     z = exact_causal_convolution(c, np.concatenate([x, np.zeros(c.size - x.size, dtype=np.int64)]))
-    g = discrete_gaussian(lat.integer_sigma, c.size, rng)
-    values = np.ldexp((z + g.astype(object)).astype(np.float64), -lat.bits)
+    high = z // _WORD  # z = high·2^32 + low exactly, 0 <= low < 2^32 (Python ints: floor division)
+    low = z - high * _WORD
+    noisy_low = measure(_LowWords(name, lat), low.astype(np.int64), noise, rng).values  # low + G, G ~ N_Z(0, (σ2^k)²)
+    values = np.ldexp((high * _WORD + noisy_low.astype(object)).astype(np.float64), -lat.bits)
     scales = np.full(c.size, lat.sigma)
     scales.flags.writeable = False
     m = LatticeMeasurement(name, values, scales, noise, lat.sensitivity, bits=lat.bits)

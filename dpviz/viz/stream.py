@@ -1,7 +1,7 @@
 """Figures and tables for the Stream page (pure: data in, ``go.Figure`` / DataFrame out).
 
 The release figure compares *simulated* releases with the truth (simulation views only). Tables that
-are downloaded or written come from :mod:`dpviz.stream.private_release` (one column builder per capability).
+are downloaded or written come from :mod:`dpviz.stream.release` (one column builder per capability).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpviz.stream import fenwick as F
-from dpviz.stream.simulation import Mechanism, SimulatedRelease
-from dpviz.stream.strategies import LABELS
+from dpviz.stream.mechanism import Mechanism, SimulatedRelease
+from dpviz.stream.strategy import LABELS
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 MATRIX_MAX = HEATMAP_MAX
@@ -214,7 +214,7 @@ def short_label(name: str) -> str:
 
 
 def _mean_ratio(family_noise, name: str, other: str, horizon: int) -> float:
-    from dpviz.stream.simulation import make_mechanism
+    from dpviz.stream.mechanism import make_mechanism
 
     a = make_mechanism(name, horizon, family_noise).per_step_variance().mean()
     b = make_mechanism(other, horizon, family_noise).per_step_variance().mean()
