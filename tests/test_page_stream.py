@@ -166,7 +166,7 @@ def test_matrices_in_tabs_and_teaching_expander(at):
 def test_metric_labels_are_short_and_explained(at):
     for m in at.metric:
         if m.label in ("Spent ε on this dataset", "Remaining ε", "Releases charged"):
-            continue  # the release panel's (ui.py)
+            continue  # the release panel's (dpviz/ui)
         assert len(m.label) <= 30 and m.help, m.label
     for v in metrics(at).values():
         assert v not in ("None", "nan", "inf") and "e+" not in v
