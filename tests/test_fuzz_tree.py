@@ -18,7 +18,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dpviz.errors import InputError
-from dpviz.tree.io import MAX_COUNT, load_tree_file, noisy_tree_from_table, read_table
+from dpviz.tree.formats import noisy_tree_from_table
+from dpviz.tree.io import load_tree_file
+from dpviz.tree.reading import MAX_COUNT, read_table
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -177,7 +179,7 @@ def _outcome(load, raw: bytes):
 def test_typed_read_agrees_with_the_string_read(raw):
     """Differential: the typed read of integer ids and counts (``read_table(..., integer_columns=...)``)
     gives exactly the tree, counts or error message of reading every column as strings."""
-    from dpviz.tree.io import tree_format, tree_from_table
+    from dpviz.tree.formats import tree_format, tree_from_table
 
     def strings(b: bytes):  # load_tree_file without integer_columns: every column read as text
         return tree_from_table(read_table(b, name="fuzz.csv", check_header=tree_format), "fuzz.csv")

@@ -499,7 +499,7 @@ def test_deep_trees_keep_one_triangular_factor_per_weight_set():
 
 def test_upward_in_place_is_buildtree():
     """upward(..., out=v) overwrites v with G⁻ᵀv (each entry is read before it is written)."""
-    from dpviz.tree.io import build_tree
+    from dpviz.tree.model import build_tree
 
     rng = np.random.default_rng(30)
     for _, tree in layouts_and_depths(30):

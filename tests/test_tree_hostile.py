@@ -15,7 +15,8 @@ import pytest
 
 from dpviz.errors import InputError
 from dpviz.tree import synthetic
-from dpviz.tree.io import MAX_COUNT, load_tree_file, read_table
+from dpviz.tree.io import load_tree_file
+from dpviz.tree.reading import MAX_COUNT, read_table
 from dpviz.tree.model import tree_from_parents
 from tests.test_tree_io_cli import call_main
 

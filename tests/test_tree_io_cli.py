@@ -18,7 +18,8 @@ from dpviz.core.accounting import zcdp_rho
 from dpviz.core.modes import SIMULATION_NOTICE
 from dpviz.core.tables import meta_path
 from dpviz.errors import InputError
-from dpviz.tree.io import load as load_source, load_tree_file, tree_from_parent_array
+from dpviz.tree.formats import tree_from_parent_array
+from dpviz.tree.io import load as load_source, load_tree_file
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -1,6 +1,6 @@
 """The fast paths of ``tree release`` (issue 11, File IO) against their slow references.
 
-* The typed CSV read (ids and counts as int64, :func:`dpviz.tree.io._canonical_integers`) gives exactly
+* The typed CSV read (ids and counts as int64, :func:`dpviz.tree.reading._canonical_integers`) gives exactly
   the tree, counts and error messages of the string read, on many random files in many spellings
   (leading zeros, ``-0``, spaces, quotes, CRLF, blank lines, shuffled rows, negative and sparse ids).
 * :func:`_decimal_chars` against ``len(str(v))``; :func:`number_text` against Arrow's own cast.
@@ -22,17 +22,10 @@ from dpviz.core.noise import Noise
 from dpviz.core.protocols import require_integral
 from dpviz.errors import InputError
 from dpviz.tree.estimators import METHODS
-from dpviz.tree.io import (
-    MAX_COUNT,
-    _decimal_chars,
-    _Writeback,
-    load_tree_file,
-    node_table,
-    number_text,
-    read_table,
-    tree_from_table,
-    write_tree_csv,
-)
+from dpviz.core.csv_writer import Writeback, number_text
+from dpviz.tree.formats import tree_from_table
+from dpviz.tree.io import load_tree_file, node_table, write_tree_csv
+from dpviz.tree.reading import MAX_COUNT, _decimal_chars, read_table
 from dpviz.tree.release import published_variance, release
 from dpviz.tree.synthetic import fanout_parents
 
@@ -253,13 +246,13 @@ def test_writeback_writer_keeps_every_byte(tmp_path):
     path = tmp_path / "w.bin"
     with path.open("wb") as fh:
         fh.write(b"head")
-        w = _Writeback(fh)
+        w = Writeback(fh)
         assert w.fd is not None  # a regular file: writeback is started
         for c in chunks:
             w.write(c)
     assert path.read_bytes() == b"head" + b"".join(chunks)
     sink = io.BytesIO()
-    w = _Writeback(sink)
+    w = Writeback(sink)
     for c in chunks:
         w.write(c)
     assert sink.getvalue() == b"".join(chunks)
@@ -387,8 +380,8 @@ def test_canonical_bytes_of_sample_county_keep_their_ledger_identity():
 
 
 def test_canonical_bytes_equal_the_python_reference_on_odd_labels_and_counts():
-    from dpviz.tree.io import TreeData, canonical_bytes
-    from dpviz.tree.model import tree_from_parents
+    from dpviz.tree.io import canonical_bytes
+    from dpviz.tree.model import TreeData, tree_from_parents
 
     labels = np.array(["r", 'a"b', "c\\d", "e\nf", "é", "\x01", "zz", "日本", 7, "\x7f", "", " s "], dtype=object)
     p = np.array([-1, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5])
@@ -419,8 +412,8 @@ def test_canonical_bytes_of_a_large_path_tree_without_pandas():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np\nfrom dpviz.tree.io import TreeData, canonical_bytes\n"
-            "from dpviz.tree.model import tree_from_parents\n"
+    code = ("import sys, numpy as np\nfrom dpviz.tree.io import canonical_bytes\n"
+            "from dpviz.tree.model import TreeData, tree_from_parents\n"
             "n = 10**5\nb = canonical_bytes('x', TreeData(tree_from_parents(np.arange(-1, n - 1)), np.array([5.0])))\n"
             "print(len(b.splitlines()), b.splitlines()[-1].decode(), 'pandas' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

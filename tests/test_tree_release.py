@@ -18,7 +18,8 @@ from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.tree.estimators import GMC, METHODS, estimator, plan_for
 from dpviz.tree.gmc import gmc, plan
-from dpviz.tree.io import TreeData, build_tree, load as load_source, load_tree_file
+from dpviz.tree.io import load as load_source, load_tree_file
+from dpviz.tree.model import TreeData, build_tree
 from dpviz.tree.metrics import consistency_bias
 from dpviz.tree.model import tree_from_parents
 from dpviz.tree.release import (RELEASE_COLUMNS, Simulation, TreeRelease, expected_variance, node_scales,
@@ -415,7 +416,7 @@ def test_tree_release_is_a_core_release_with_a_per_level_budget(fanout):
 
 
 def test_csv_text_formats_the_published_variance_and_columns_use_it(fanout):
-    from dpviz.tree.io import number_text
+    from dpviz.core.csv_writer import number_text
 
     plain = release(fanout, LAPLACE, rng=np.random.default_rng(4))
     assert plain.variance_text is None and plain.columns().schema.field("variance").type == "double"

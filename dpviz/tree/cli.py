@@ -39,17 +39,10 @@ from dpviz.tree.estimators import METHODS
 from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
 from dpviz.tree.hierarchy import HIERARCHY_HELP, describe_structure, join_counts, read_counts, read_hierarchy
-from dpviz.tree.io import (
-    CAPS_HELP,
-    MAX_BYTES,
-    MAX_NODES,
-    load as load_source,
-    node_table,
-    noisy_columns,
-    noisy_tree_from_table,
-    read_table,
-    write_tree_csv,
-)
+from dpviz.tree.formats import noisy_columns, noisy_tree_from_table
+from dpviz.tree.io import CAPS_HELP, MAX_BYTES, MAX_NODES, node_table, write_tree_csv
+from dpviz.tree.io import load as load_source
+from dpviz.tree.reading import read_table
 from dpviz.tree.release import release, simulate, simulation_table
 from dpviz.tree.strategy import SPLITS, scales_text
 

@@ -1,0 +1,217 @@
+"""Writing a table as CSV, fast: ``pyarrow.csv`` formats slices of rows on a few threads, written in order.
+
+Generic table writing for every capability (the tree's per-node tables are the largest: 10⁶ rows).
+:func:`write_csv` writes a DataFrame or an Arrow table through the atomic writer of
+:mod:`dpviz.core.tables` (never over an input; with ``meta``, together with its ``OUT.meta.json``
+sidecar), or to stdout. Quoting as pandas does it: only where a value needs it (a scan of the string
+bytes, :func:`_needs_quotes`); text a spreadsheet would run as a formula gets a leading ``'``. Numbers
+are written with the shortest round-trip digits; :func:`number_text` formats a number column ahead of
+the write (a run of equal values once), and :class:`Writeback` starts the kernel's writeback of each
+block as soon as it is written. pandas is never imported here unless a DataFrame is passed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from dpviz.core import arrow
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["csv_writer", "write_csv", "number_column", "number_text", "is_pandas_array", "Writeback"]
+
+
+def number_column(v: np.ndarray) -> pa.Array:
+    """A NumPy number column as Arrow, NaN as null (an empty cell), without pandas (:mod:`dpviz.core.arrow`)."""
+    if v.dtype.kind == "f":
+        nan = np.isnan(v)
+        return arrow.from_numpy(v, valid=~nan if nan.any() else None)
+    if v.dtype.kind in "iu" and v.dtype.itemsize in (4, 8):
+        return arrow.from_numpy(v)
+    return pa.array(v, from_pandas=True)
+
+
+def number_text(values: np.ndarray) -> pa.Array:
+    """A number column as the text :func:`write_csv` writes for it (shortest round-trip digits, an
+    empty cell for NaN), as Arrow strings: formatting ahead of the write (the GIL is released).
+
+    A run of equal adjacent values is formatted once (float formatting is the write's main cost, and
+    structure-only columns repeat: siblings' variances, whole levels of a complete tree)."""
+    v = np.asarray(values)
+    if v.size > 1:
+        starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))  # NaN != NaN: one run each
+        if starts.size < 0.75 * v.size:
+            text = pc.cast(number_column(v[starts]), pa.string())
+            runs = np.repeat(np.arange(starts.size, dtype=np.int32), np.diff(starts, append=v.size))
+            return text.take(arrow.from_numpy(runs))
+    return pc.cast(number_column(v), pa.string())
+
+
+def _pandas():
+    """pandas, imported on first use: reading a tree and writing a release never need it (its import
+    is a quarter of a second of ``tree release``'s start-up; a test keeps it that way)."""
+    import pandas
+
+    return pandas
+
+
+def is_pandas_array(col: Any) -> bool:
+    pd = sys.modules.get("pandas")  # not imported: col cannot be a pandas array
+    return pd is not None and isinstance(col, pd.api.extensions.ExtensionArray)
+
+
+_NEEDS_QUOTES = r'[",\r\n]'
+
+
+def _arrow_column(col: pd.Series) -> pa.Array:
+    """A table column as Arrow: NaN and pandas NA become empty cells."""
+    if isinstance(col.dtype, _pandas().api.extensions.ExtensionDtype):
+        return pa.array(col.array, from_pandas=True)
+    values = col.to_numpy()
+    if values.dtype == object or values.dtype.kind == "U":
+        return pa.array(values, type=pa.string(), from_pandas=True)
+    return pa.array(values, from_pandas=True)
+
+
+_WRITE_ROWS = 1 << 17  # rows formatted per task
+
+
+_QUOTE_BYTES = tuple(b"\",\r\n")  # the characters of _NEEDS_QUOTES
+
+
+def _needs_quotes(col: pa.ChunkedArray) -> bool:
+    """Whether a string column holds ``"``, ``,``, CR or LF anywhere: a scan of the bytes its values span
+    (no regex per value); a chunk with nulls (whose slots may hold any bytes) takes the regex."""
+    for chunk in col.chunks:
+        if not len(chunk):
+            continue
+        if chunk.null_count:
+            if pc.any(pc.match_substring_regex(chunk, _NEEDS_QUOTES)).as_py():
+                return True
+            continue
+        data = arrow.value_bytes(chunk)
+        if any(np.any(data == byte) for byte in _QUOTE_BYTES):
+            return True
+    return False
+
+
+def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text: bool = False,
+               follows: Mapping[str, str] | None = None) -> Callable[[Any], None]:
+    """A function writing ``df`` as CSV to a binary file: header, then slices of rows formatted by
+    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order. ``plain``: columns
+    holding numbers already as text (:func:`number_text`), written exactly like number columns: never
+    quoted. Text cells a spreadsheet would run as formulas get a leading ``'`` unless ``raw_text``
+    (:func:`dpviz.core.tables.escape_formula_array`, vectorised). ``follows``: a column whose values are
+    values of another column or empty (a per-node table's ``parent`` follows its ``node``) needs quotes
+    only if that one does, so it is not scanned."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    table = df if isinstance(df, pa.Table) else pa.table({str(c): _arrow_column(df[c]) for c in df.columns})
+    if not raw_text:
+        from dpviz.core.tables import escape_formula_array, escape_formula_cell
+
+        plain = set(plain)
+        table = pa.table({escape_formula_cell(name): col if name in plain else escape_formula_array(col)
+                          for name, col in zip(table.column_names, table.columns)})
+    quoting = "none"  # like pandas: quotes only where a value needs them (checked, rarely the case)
+    plain = set(plain)
+    for name, c in zip(table.column_names, table.columns):
+        if name in plain or (follows or {}).get(name) in table.column_names:
+            continue  # e.g. a per-node table's parents are node ids (or empty): checked with the nodes
+        textual = pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+        if textual and _needs_quotes(c):
+            quoting = "needed"
+            break
+    if quoting == "needed":  # Arrow then quotes every string: number text goes back to numbers (exact:
+        # shortest round-trip digits), so that it is written unquoted as before
+        for name in plain & set(table.column_names):
+            i = table.column_names.index(name)
+            if pa.types.is_string(table.column(i).type):
+                table = table.set_column(i, name, pc.cast(table.column(i), pa.float64()))
+
+    def fmt(part: pa.Table, header: bool = False) -> pa.Buffer:
+        if quoting == "none" and part.num_rows:  # numbers to text here: Arrow's cast releases the GIL, so
+            # slices format in parallel (the same shortest round-trip text the CSV writer would produce)
+            part = pa.table({name: col if pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+                             else pc.cast(col, pa.string()) for name, col in zip(part.column_names, part.columns)})
+        sink = pa.BufferOutputStream()
+        pa_csv.write_csv(part, sink, pa_csv.WriteOptions(include_header=header, quoting_style=quoting,
+                                                         quoting_header=quoting, batch_size=1 << 14))
+        return sink.getvalue()
+
+    def write(fh) -> None:
+        fh.write(fmt(table.slice(0, 0), header=True))
+        starts = range(0, table.num_rows, _WRITE_ROWS)
+        if len(starts) <= 1:
+            if table.num_rows:
+                fh.write(fmt(table))
+            return
+        out = Writeback(fh)
+        with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool:
+            pending = []
+            for a in starts:
+                pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
+                if len(pending) > 4:  # a bounded window: memory stays a few slices
+                    out.write(pending.pop(0).result())
+            for fut in pending:
+                out.write(fut.result())
+
+    return write
+
+
+class Writeback:
+    """Writes to a file and starts the kernel's writeback of each written block at once (Linux
+    ``posix_fadvise(DONTNEED)`` on dirty pages queues them for disk without waiting), so the atomic
+    writer's closing ``fsync`` finds little left to flush while the next slices are being formatted.
+    Durability is unchanged (the fsync still comes before the rename); anything that is not a regular
+    file (stdout, a pipe) is just written."""
+
+    def __init__(self, fh) -> None:
+        self.fh, self.done = fh, 0
+        try:
+            self.fd = fh.fileno() if hasattr(os, "posix_fadvise") and fh.seekable() else None
+            self.done = fh.tell() if self.fd is not None else 0
+        except (OSError, ValueError, AttributeError):  # io.BytesIO, a closed or odd stream
+            self.fd = None
+
+    def write(self, data) -> None:
+        self.fh.write(data)
+        if self.fd is None:
+            return
+        self.fh.flush()
+        end = self.done + len(data)
+        try:
+            os.posix_fadvise(self.fd, self.done, len(data), os.POSIX_FADV_DONTNEED)
+        except OSError:
+            self.fd = None
+        self.done = end
+
+
+def write_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta: dict | None = None,
+              inputs: Iterable[str | Path | None] = (), plain: Iterable[str] = (), raw_text: bool = False,
+              follows: Mapping[str, str] | None = None) -> Path | None:
+    """Write a table (a DataFrame or an Arrow table) as CSV with ``pyarrow.csv`` through
+    :func:`dpviz.core.tables.write_atomic` (atomic, never over an input); with ``meta``, together with its
+    ``OUT.meta.json`` sidecar (:func:`dpviz.core.tables.write_release_text`: both or neither). ``path``
+    None writes to stdout. ``plain``: columns holding number text (:func:`number_text`), never quoted.
+    ``raw_text``: text cells as they are (else formula-like cells get a leading ``'``). ``follows``: see
+    :func:`csv_writer`."""
+    from dpviz.core.tables import write_atomic, write_release_text
+
+    write = csv_writer(df, plain, raw_text, follows)
+    if path is None:
+        write(sys.stdout.buffer)
+        return None
+    if meta is not None:
+        return write_release_text(write, path, meta, inputs=inputs)
+    return write_atomic(path, write, inputs=inputs)
