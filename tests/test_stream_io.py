@@ -126,3 +126,27 @@ def test_load_hook_reads_samples_and_files_with_options(tmp_path):
     np.testing.assert_array_equal(load(str(path), count_column="b", time_column="when").counts, [9])
     with pytest.raises(InputError, match="does not exist"):
         load(str(tmp_path / "missing.csv"))
+
+
+def test_a_gzip_csv_is_read_under_the_byte_cap(tmp_path):
+    """The one capped reader (dpviz.core.reader) decompresses gzip input, its decompressed size under the cap."""
+    import gzip
+
+    assert read_stream_csv(gzip.compress(b"count\n1\n2\n")).counts.tolist() == [1, 2]
+    path = tmp_path / "s.csv.gz"
+    path.write_bytes(gzip.compress(b"date,count\n2024-01-01,5\n"))
+    assert load_source(str(path)).counts.tolist() == [5]
+    bomb = gzip.compress(b"count\n" + b"1\n" * 1000)
+    assert len(bomb) < 100
+    with pytest.raises(InputError, match=r"decompresses to more than 100 bytes.*--max-bytes"):
+        read_stream_csv(bomb, max_bytes=100)
+
+
+def test_cap_messages_name_the_file(tmp_path):
+    path = tmp_path / "visits.csv"
+    path.write_bytes(b"count\n" + b"1\n" * 20)
+    with pytest.raises(InputError, match=r"CSV 'visits.csv': more than 10 rows is too long for a stream; the cap is "
+                                         r"10 steps \(MAX_STEPS\); raise it with the CLI flag --max-steps N"):
+        read_stream_csv(path, max_steps=10)
+    with pytest.raises(InputError, match=r"the CSV upload: line 2 is longer than 5 bytes"):
+        read_stream_csv(b"count\n123456\n", max_line_bytes=5)

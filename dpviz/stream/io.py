@@ -23,7 +23,9 @@ their number of fields, never materialised), so the work is linear in the file w
 columns. Messages quote at most :data:`SHOWN` characters of a value or of the header.
 
 A NUL byte, a UTF-16 file and a header that is only byte-order marks are refused with a message; any
-number of UTF-8 byte-order marks before the header is dropped.
+number of UTF-8 byte-order marks before the header is dropped. The bytes are read by the one capped reader,
+:func:`dpviz.core.reader.read_capped` (so a gzip-compressed CSV is read too, its decompressed size under
+:data:`MAX_BYTES`; a FIFO or a device is refused before it is opened); :data:`WORDING` names the caps.
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ import csv
 import io
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
 from dpviz.core.canonical import number
+from dpviz.core.reader import Cap, Wording, decode, line_number, read_capped
 from dpviz.errors import InputError
 from dpviz.stream.fenwick import MAX_COUNT, MAX_STEPS, MAX_TOTAL, bound_violation
 from dpviz.stream.model import StreamData
@@ -46,7 +48,7 @@ from dpviz.stream.model import StreamData
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["read_stream_csv", "load", "canonical_bytes", "CANONICAL",
+__all__ = ["read_stream_csv", "load", "canonical_bytes", "CANONICAL", "WORDING",
            "MAX_BYTES", "MAX_STEPS", "MAX_COUNT", "MAX_TOTAL", "MAX_LINE_BYTES", "COUNT_NAMES", "TIME_NAMES",
            "CAPS_HELP"]
 
@@ -65,8 +67,6 @@ CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} 
 CANONICAL = "parsed count series in time order, one count a line"
 """What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
-_CHUNK = 1 << 22
-_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _BREAK = re.compile(r"\r\n|\r|\n")
 _ZONE = r"(Z|[+-]\d\d:?\d\d|\b[A-Z]{3,4})$"
@@ -75,17 +75,20 @@ _RELATIVE = ("now", "today", "yesterday", "tomorrow")
 """Words pandas reads as the current time: never a date in a data file."""
 
 
-def _cap_hint(flag: str, value: int, what: str) -> str:
-    return (f"the cap is {value:,} {what} ({'MAX_BYTES' if flag == '--max-bytes' else 'MAX_STEPS'}); raise it with "
-            f"the CLI flag {flag} N (Python: read_stream_csv(..., {flag[2:].replace('-', '_')}=N))")
+WORDING = Wording(
+    call="read_stream_csv", rows="rows", text="a CSV (plain text)", what="CSV",
+    size=Cap("MAX_BYTES", "--max-bytes", "max_bytes", ", above the size cap; the cap is {limit} bytes (MAX_BYTES)", None),
+    row_cap=Cap("MAX_STEPS", "--max-steps", "max_steps",
+                " is too long for a stream; the cap is {limit} steps (MAX_STEPS)", None),
+    line_cap=Cap("MAX_LINE_BYTES", "--max-line-bytes", "max_line_bytes", ", the line cap (MAX_LINE_BYTES; checked "
+                 "while reading): a stream CSV has a count column and a few more", None),
+    row_message="{label}: more than {limit} rows", line_message="{label}: line {line} is longer than {limit} bytes")
+"""How the stream reader's caps are named in messages (:mod:`dpviz.core.reader`: one format for every reader)."""
 
 
 def _too_long(label: str, rows: str, max_steps: int) -> InputError:
-    return InputError(f"{label}: {rows} rows is too long for a stream; " + _cap_hint("--max-steps", max_steps, "steps"))
-
-
-def _too_big(label: str, size: str, max_bytes: int) -> InputError:
-    return InputError(f"{label} is {size} bytes, above the size cap; " + _cap_hint("--max-bytes", max_bytes, "bytes"))
+    """The row cap's message once the rows are known exactly (after parsing, or a bundled sample's length)."""
+    return WORDING.message(f"{label}: {rows} rows", WORDING.row_cap, max_steps)
 
 
 def _short(value: object, limit: int = SHOWN) -> str:
@@ -100,104 +103,29 @@ def _names(header: list[str], limit: int = 10) -> str:
     return f"[{shown}" + (f", ... ({len(header):,} columns)]" if len(header) > limit else "]")
 
 
-def _line_of(buf: bytes | bytearray, pos: int) -> int:
-    """The 1-based line (``\n``, ``\r\n`` or ``\r`` ends) holding byte ``pos``. Error path only."""
-    head = bytes(buf[:pos])
-    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
-
-
-def _long_line(chunk: bytes, carry: int, max_line_bytes: int) -> tuple[int | None, int]:
-    """(offset in ``chunk`` where a line longer than the cap starts, or -1 when it started before the
-    chunk, or None; the length of the unfinished last line). ``carry``: bytes of the line the chunk
-    continues. Vectorised: the positions of the line breaks."""
-    a = np.frombuffer(chunk, np.uint8)
-    breaks = np.flatnonzero((a == 10) | (a == 13))
-    if not breaks.size:
-        return (-1 if carry + a.size > max_line_bytes else None), carry + a.size
-    if carry + int(breaks[0]) > max_line_bytes:
-        return -1, 0
-    long = np.flatnonzero(np.diff(breaks) - 1 > max_line_bytes)
-    if long.size:
-        return int(breaks[long[0]]) + 1, 0
-    tail = a.size - int(breaks[-1]) - 1
-    return (int(breaks[-1]) + 1 if tail > max_line_bytes else None), tail
-
-
-def _line_too_long(label: str, line: int, max_line_bytes: int) -> InputError:
-    return InputError(f"{label}: line {line:,} is longer than {max_line_bytes:,} bytes, the line cap (MAX_LINE_BYTES; "
-                      "checked while reading): a stream CSV has a count column and a few more; raise the cap with "
-                      "the CLI flag --max-line-bytes N (Python: read_stream_csv(..., max_line_bytes=N))")
-
-
-def _source_chunks(source: object, max_bytes: int) -> tuple[Iterator[bytes], str]:
-    """(raw chunks, label for messages); a path's or a buffer's size is checked before anything is read."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        view = memoryview(source).cast("B")
-        if view.nbytes > max_bytes:
-            raise _too_big("CSV: the upload", f"{view.nbytes:,}", max_bytes)
-        return (bytes(view[i:i + _CHUNK]) for i in range(0, view.nbytes, _CHUNK)), "CSV"
-    if isinstance(source, (str, os.PathLike)):
-        from dpviz.core.inputs import require_regular_file
-
-        path = require_regular_file(source, "CSV")  # a FIFO or a device: refused before it is opened
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise _too_big(f"CSV: {path.name!r}", f"{size:,}", max_bytes)
-
-        def read() -> Iterator[bytes]:
-            with path.open("rb") as fh:
-                while chunk := fh.read(_CHUNK):
-                    yield chunk
-
-        return read(), "CSV"
-    if hasattr(source, "read"):
-        def read_obj() -> Iterator[bytes]:
-            while chunk := source.read(_CHUNK):
-                yield chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
-
-        return read_obj(), "CSV"
-    raise InputError(f"CSV: expected a file path, bytes or a file object, got {type(source).__name__}")
+def _refuse_utf16(label: str, first: bytes) -> None:
+    """The first chunk of a UTF-16 file (its byte-order mark) is refused by name, before its NUL bytes are."""
+    if first.startswith(_UTF16_BOMS):
+        raise InputError(f"{label}: the file is UTF-16 text; save it as a UTF-8 CSV")
 
 
 def _read_capped(source: object, max_bytes: int, max_steps: int,
                  max_line_bytes: int = MAX_LINE_BYTES) -> tuple[bytes, str]:
-    """The raw bytes, read in chunks: stops at more than ``max_bytes`` bytes, more than ``max_steps``
-    data lines (line breaks not part of a blank line, plus one per chunk for a blank line cut by a
-    chunk boundary), a line longer than ``max_line_bytes`` and a NUL byte, all before anything is parsed."""
-    chunks, label = _source_chunks(source, max_bytes)
-    out = bytearray()
-    lines = carry = 0
-    for k, chunk in enumerate(chunks):
-        if len(out) + len(chunk) > max_bytes:
-            raise _too_big(f"{label}: the file", f"more than {max_bytes:,}", max_bytes)
-        if k == 0 and chunk.startswith(_UTF16_BOMS):
-            raise InputError(f"{label}: the file is UTF-16 text; save it as a UTF-8 CSV")
-        nul = chunk.find(b"\0")
-        if nul >= 0:
-            at = out.count(b"\n") + chunk.count(b"\n", 0, nul) + 1
-            raise InputError(f"{label}: line {at} contains a NUL byte (\\0): a CSV is plain text; is this a binary, "
-                             "UTF-16 or damaged file? Save it as a UTF-8 CSV")
-        long, carry_next = _long_line(chunk, carry, max_line_bytes)
-        if long is not None:
-            start = len(out) - carry if long < 0 else len(out) + long
-            raise _line_too_long(label, _line_of(out + chunk[:max(long, 0)], start), max_line_bytes)
-        carry = carry_next
-        out += chunk
-        lines += chunk.count(b"\n") - chunk.count(b"\n\n") - chunk.count(b"\n\r\n")
-        if lines > max_steps + 1 + k:  # + the header, + a blank line cut by each chunk boundary
-            raise _too_long(label, f"more than {max_steps:,}", max_steps)
-    return bytes(out), label
-
-
-def _text(raw: bytes) -> str:
-    """Decoded text without leading byte-order marks (UTF-8, else Latin-1)."""
-    start = 0
-    while raw.startswith(_BOM, start):  # one BOM is usual; more come from converting a file twice
-        start += len(_BOM)
-    try:
-        return raw[start:].decode("utf-8")
-    except UnicodeDecodeError:
-        return raw[start:].decode("latin-1")
+    """(the raw bytes, gzip input decompressed; the label of the parser's messages) read by
+    :func:`dpviz.core.reader.read_capped`: stops at more than ``max_bytes`` bytes (from the file's size before
+    it is opened, then while reading or decompressing), more than ``max_steps`` data lines (blank lines and the
+    header not counted), a line longer than ``max_line_bytes``, a UTF-16 file and a NUL byte, all before
+    anything is parsed; a FIFO or a device is refused before it is opened."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        label = "the CSV upload"
+    elif isinstance(source, (str, os.PathLike)):
+        label = f"CSV {Path(source).name!r}"
+    else:
+        name = getattr(source, "name", None)
+        label = f"CSV {Path(str(name)).name!r}" if isinstance(name, str) and name else "the CSV file"
+    got = read_capped(source, max_bytes=max_bytes, max_rows=max_steps, max_line_bytes=max_line_bytes, header=1,
+                      refuse_nul=True, label=label, wording=WORDING, peek=_refuse_utf16)
+    return bytes(got.data), "CSV"
 
 
 def _line_numbers(text: str, rows: int) -> np.ndarray:
@@ -236,7 +164,7 @@ def read_stream_csv(
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise InputError(f"{name}: expected a positive integer, got {cap!r}")
     raw, label = _read_capped(source, max_bytes, max_steps, max_line_bytes)
-    text = _text(raw)
+    text = decode(raw)
     header = _header(text, label)
     if not any(header):
         raise InputError(f"{label}: the header (line 1) is empty; expected column names such as 'count'")
@@ -314,11 +242,11 @@ def _widest_unquoted(raw: bytes, want: int) -> tuple[int, int] | None:
         if over.size:
             k = int(over[0])
             at = start if k == 0 else s + int(breaks[k - 1]) + 1
-            return _line_of(raw, at), int(per[k]) + 1
+            return line_number(raw, at), int(per[k]) + 1
         if breaks.size:
             start = s + int(breaks[-1]) + 1
         carry = int(per[-1])
-    return (_line_of(raw, start), carry + 1) if carry >= want else None
+    return (line_number(raw, start), carry + 1) if carry >= want else None
 
 
 def _widest_quoted(text: str, want: int) -> tuple[int, int] | None:
