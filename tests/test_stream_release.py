@@ -147,3 +147,48 @@ def test_registry_and_docstrings_state_the_unit_of_privacy():
     assert UNIT_OF_PRIVACY == capability("stream").unit_of_privacy
     doc = strategies.__doc__
     assert "event-level" in doc and "user-level" in doc and "not** offered" in doc
+
+
+def test_release_is_a_core_release_with_one_budget_part():
+    from dpviz.core.budget import Budget
+    from dpviz.core.release import BudgetSplit, Release
+
+    rel = R.release(SERIES, LAP, mechanism="fenwick-fda", rng=np.random.default_rng(3))
+    assert isinstance(rel, Release) and rel.capability == "stream"
+    np.testing.assert_array_equal(rel.values, rel.prefix_sums)
+    assert rel.values.size == SERIES.size
+    assert rel.budget == BudgetSplit(LAP.budget, (("fenwick-fda", LAP.budget),))
+    assert rel.metadata()["budget_parts"] == [{"part": "fenwick-fda", **LAP.budget.as_dict()}]
+    approx = Noise.gaussian_approx(1.0, 1e-6, discrete=True)  # (ε, δ): the part is the ρ the noise spends
+    split = R.release(SERIES, approx, mechanism="honaker").budget
+    assert split.parts == (("honaker", Budget.zcdp(approx.rho)),) and split.rho == approx.rho
+
+
+def test_release_default_mechanism_and_streamdata_table():
+    stamps = np.arange("2024-01-01", "2024-02-20", dtype="datetime64[D]")
+    data = StreamData(SERIES.astype(float), stamps, "flights", "day")
+    rel = R.release(data, LAP, rng=np.random.default_rng(4))
+    assert rel.mechanism == R.DEFAULT_MECHANISM == "fenwick-fda"
+    ref = R.release(SERIES, LAP, mechanism="fenwick-fda", rng=np.random.default_rng(4))
+    np.testing.assert_array_equal(rel.values, ref.values)  # same draw: the StreamData is only its counts + stamps
+    df = rel.table()
+    assert list(df.columns) == ["t", "day", "released_total", "variance", "std"]
+    np.testing.assert_array_equal(df["day"].to_numpy(), stamps)
+    with pytest.raises(InputError, match="noise: expected"):
+        R.release(SERIES, "fenwick-fda")  # the old positional order is refused in one line
+
+
+def test_simulate_takes_a_seed_or_a_generator():
+    from dpviz.stream.mechanism import make_mechanism
+
+    noise = Noise.laplace(0.7)
+    sim = R.simulate(StreamData(SERIES.astype(float), None, "count", None), noise, "naive,fenwick-fda", 12)
+    for name, rel in sim.releases.items():  # every mechanism from default_rng(seed), as before
+        ref = make_mechanism(name, 50, noise).simulate(SERIES, np.random.default_rng(12))
+        np.testing.assert_allclose(rel.prefix_sums, ref.prefix_sums, rtol=1e-12)
+    drawn = R.simulate(SERIES, noise, ["naive"], np.random.default_rng(5))
+    again = R.simulate(SERIES, noise, ["naive"], drawn.seed)
+    assert drawn.seed == int(np.random.default_rng(5).integers(0, 2**31 - 1))
+    np.testing.assert_array_equal(drawn.releases["naive"].prefix_sums, again.releases["naive"].prefix_sums)
+    with pytest.raises(InputError, match="seed"):
+        R.simulate(SERIES, noise, "naive", -1)

@@ -128,12 +128,12 @@ class StreamRelease:
         return _table(self.values, self.variance, self.timestamps, self.time_column)
 
     def metadata(self) -> dict[str, Any]:
-        """Description of the release for its ``.meta.json``: mode, mechanism, noise, budget, sensitivity,
-        horizon, version, time, unit of privacy, samplers (and, for a real factorisation, its ``lattice``:
-        k, the sensitivity with its rounding slack, σ). Nothing in it is computed from the counts."""
+        """Description of the release for its ``.meta.json``: mode, mechanism, noise, budget (and its one part),
+        sensitivity, horizon, version, time, unit of privacy, samplers (and, for a real factorisation, its
+        ``lattice``: k, the sensitivity with its rounding slack, σ). Nothing in it is computed from the counts."""
         extra = {} if self.lattice is None else {"lattice": self.lattice.as_dict()}
         return release_metadata(
-            self.capability, self.noise, seeded=self.seeded, sensitivity=self.sensitivity,
+            self.capability, self.noise, seeded=self.seeded, sensitivity=self.sensitivity, budget_split=self.budget,
             mechanism=self.mechanism, mechanism_label=LABELS[self.mechanism], estimator=self.estimate.estimator,
             horizon=self.horizon, **extra, columns=COLUMNS)
 
