@@ -44,9 +44,8 @@ from common import best_of, cell_range, cell_s, cell_verdict, cell_x, record  # 
 
 from dpviz.tree import baselines  # noqa: E402
 from dpviz.tree.gmc import gmc, m_transpose, plan  # noqa: E402
-from dpviz.tree.model import build_tree  # noqa: E402
 from dpviz.tree.metrics import consistency_bias  # noqa: E402
-from dpviz.tree.model import tree_from_parents  # noqa: E402
+from dpviz.tree.model import build_tree, tree_from_parents  # noqa: E402
 from dpviz.tree.propagation import Workspace, upward  # noqa: E402
 from dpviz.tree.synthetic import fanout_parents, path_like_tree  # noqa: E402
 
