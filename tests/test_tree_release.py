@@ -467,3 +467,19 @@ def test_a_plan_that_does_not_fit_is_refused_before_any_noise_is_drawn(fanout, m
     geo = plan_for(fanout.tree, node_variances(fanout.tree, LAPLACE, "geometric"))
     with pytest.raises(InputError, match="do not match"):
         release(fanout, LAPLACE, split="uniform", plan=geo, csv_text=csv_text)
+
+
+@pytest.mark.parametrize("split", ["uniform", "geometric"])
+def test_estimators_split_fit_into_values_and_a_variance_known_before_the_draw(fanout, split):
+    """``fit(m)`` = ``values(m)`` + ``variance(d)``, d the noise variances alone (no measurement needed)."""
+    tree = fanout.tree
+    noise = Noise.gaussian(0.5)
+    meas = measure(TreeLevels(tree, split), fanout, noise, np.random.default_rng(8))
+    d = node_variances(tree, noise, split)
+    for m in METHODS:
+        est = estimator(m, tree)
+        fit = est.fit(meas)
+        np.testing.assert_array_equal(est.values(meas), fit.values)
+        np.testing.assert_array_equal(est.variance(d), fit.variance)
+    with pytest.raises(InputError, match="noise variances"):
+        estimator("gmc", tree).variance(d[:-1])
