@@ -19,11 +19,20 @@ Layout (the same file names in every capability, docs/ARCHITECTURE.md):
   Random, Chung–Lu).
 """
 
-from dpviz.graph.model import Graph, GraphOutput
-from dpviz.graph.regions import Partition
-from dpviz.graph.release import GraphRelease, GraphSimulation, release, simulate
-from dpviz.graph.strategy import DEFAULT_METHOD, METHODS, NOT_PRIVATE_LABEL, PRIVATE_METHODS
-from dpviz.graph.structure import VertexSet
+from importlib import import_module
+
+# Imported on first use (PEP 562): importing a light submodule (dpviz.graph.hooks, read by the tools' CLI
+# registrars) does not load NumPy and pandas through this package.
+_EXPORTS = {"Graph": "model", "GraphOutput": "model", "Partition": "regions", "GraphRelease": "release",
+            "GraphSimulation": "release", "release": "release", "simulate": "release", "DEFAULT_METHOD": "strategy",
+            "METHODS": "strategy", "NOT_PRIVATE_LABEL": "strategy", "PRIVATE_METHODS": "strategy",
+            "VertexSet": "structure"}
 
 __all__ = ["release", "simulate", "GraphRelease", "GraphSimulation", "Graph", "GraphOutput", "VertexSet",
            "Partition", "METHODS", "DEFAULT_METHOD", "PRIVATE_METHODS", "NOT_PRIVATE_LABEL"]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f"dpviz.graph.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'dpviz.graph' has no attribute {name!r}")

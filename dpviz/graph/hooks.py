@@ -14,8 +14,12 @@
   bisection on log ε (:func:`dpviz.core.curves.bisect_epsilon`, the same trial seeds at every ε: common
   random numbers). Planning a graph simulates releases of the true graph (a simulation, for planning only).
 
-Module constants the tools read: ``AUDIT_HELP``/``AUDIT_ARGS``, ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS``,
-``PLAN_PARAMS``.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit graph`` verb),
+``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep graph``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
+release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
+``PLAN_HELP``/``plan_args``/``plan_command`` (``plan graph``), ``LEDGER_ARGS`` and ``ledger_load`` (the ledger).
+Light on import: NumPy and the core
+types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations
@@ -23,39 +27,22 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from dpviz.core.accounting import positive
-from dpviz.core.curves import (
-    MAX_BISECTION_STEPS,
-    MonteCarloCost,
-    MonteCarloCurve,
-    MonteCarloPlan,
-    bisect_epsilon,
-    metric_dots,
-)
-from dpviz.core.events import AuditTarget, boolean_event, threshold_event
-from dpviz.core.trials import (
-    NAN,
-    Record,
-    check_options,
-    check_trials,
-    child_seed,
-    estimate_trials,
-    is_path,
-    parse_epsilons,
-    pick_methods,
-    run_trials,
-    simulation_epsilon,
-)
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "GRAPH_ADDED", "GRAPH_EDGES", "GRAPH_EPSILONS", "GRAPH_METRICS", "GRAPH_NODES",
-           "MAX_CUT_QUERIES", "MAX_GRAPH_EPSILONS", "MAX_GRAPH_TRIALS", "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP",
-           "SWEEP_OPTIONS", "GraphTarget", "audit_target", "check_graph_plan", "graph_cost", "graph_curves",
-           "graph_metric", "graph_plan", "graph_target", "metric_lower_is_better", "plan_curves", "sweep_target"]
+if TYPE_CHECKING:
+    import numpy as np
+    from dpviz.core.curves import MonteCarloCost, MonteCarloCurve, MonteCarloPlan
+    from dpviz.core.events import AuditTarget
+    from dpviz.core.trials import Record
+
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "GRAPH_ADDED", "GRAPH_EDGES", "GRAPH_EPSILONS", "GRAPH_METRICS", "GRAPH_NODES",
+           "LEDGER_ARGS", "MAX_CUT_QUERIES", "MAX_GRAPH_EPSILONS", "MAX_GRAPH_TRIALS", "PLAN_HELP",
+           "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "audit_target",
+           "check_graph_plan", "check_private_method", "graph_cost", "graph_curves", "graph_metric",
+           "graph_plan", "graph_sweep_target", "graph_target", "GraphTarget", "ledger_load",
+           "metric_lower_is_better", "plan_args", "plan_command", "plan_curves", "sweep_target"]
 
 # ---- audit ------------------------------------------------------------------------------------------------
 AUDIT_HELP = "a small sparse graph G and G plus one edge"
@@ -66,7 +53,7 @@ AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 GRAPH_NODES = 40
 """The default audit graph: 40 nodes, 8 edges (a 4-cycle, a path, two single edges), most nodes isolated."""
-GRAPH_EDGES = np.array([[0, 1], [1, 2], [2, 3], [0, 3], [4, 5], [5, 6], [8, 9], [10, 11]], dtype=np.int64)
+GRAPH_EDGES: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (2, 3), (0, 3), (4, 5), (5, 6), (8, 9), (10, 11))
 GRAPH_ADDED = (20, 35)
 """The edge that D1 adds: between two isolated nodes, the sparse case where a true edge stands out."""
 
@@ -79,6 +66,10 @@ def graph_target(method: str = "drf-dp", epsilon: float = 1.0, *, edges: np.ndar
     to the method (e.g. a budget split). The claim audited is ε for every method, including the
     published ``drf``, whose paper claims ε-DP (the audit shows it is not edge-DP).
     """
+    import numpy as np
+
+    from dpviz.core.accounting import positive
+    from dpviz.core.events import AuditTarget, boolean_event, threshold_event
     from dpviz.core.noise import Noise
     from dpviz.graph.model import Graph
     from dpviz.graph.release import release
@@ -87,7 +78,7 @@ def graph_target(method: str = "drf-dp", epsilon: float = 1.0, *, edges: np.ndar
     if method not in METHODS:
         raise InputError(f"--method: unknown graph method {method!r}; expected one of {', '.join(METHODS)}")
     epsilon = positive("epsilon", epsilon)
-    g_edges = GRAPH_EDGES if edges is None else np.asarray(edges)
+    g_edges = np.asarray(GRAPH_EDGES if edges is None else edges)
     n = GRAPH_NODES if n_nodes is None else n_nodes
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise InputError(f"n_nodes: expected an integer >= 2, got {n!r}")
@@ -160,7 +151,10 @@ class GraphTarget:
         return "Laplace (pure ε-DP), as each graph method draws it"
 
     def trial(self, epsilon: float, seed: np.random.SeedSequence) -> list[Record]:
+        import numpy as np
+
         from dpviz.core.noise import Noise
+        from dpviz.core.trials import NAN, child_seed
         from dpviz.graph.metrics import evaluate
         from dpviz.graph.release import release
         from dpviz.graph.strategy import METHODS, method_options
@@ -180,6 +174,7 @@ class GraphTarget:
 def graph_sweep_target(source: Any, methods: str | tuple[str, ...], delta: float | None = None,
                        budget_split: Any = None, cut_queries: int = 100) -> GraphTarget:
     """The graph trials of ``source`` (``sample:NAME``, an edge list or a ``Graph``)."""
+    from dpviz.core.trials import is_path, pick_methods
     from dpviz.graph.io import load
     from dpviz.graph.metrics import true_communities
     from dpviz.graph.model import Graph
@@ -203,6 +198,8 @@ def graph_sweep_target(source: Any, methods: str | tuple[str, ...], delta: float
 
 def sweep_target(spec: Any) -> GraphTarget:
     """The target of a sweep ``spec`` (a :class:`dpviz.sweep.spec.SweepSpec` of this capability)."""
+    from dpviz.core.trials import check_options
+
     opts = check_options("graph", SWEEP_OPTIONS, spec.options)
     return graph_sweep_target(spec.source, spec.methods, spec.delta, opts["budget_split"], opts["cut_queries"])
 
@@ -260,6 +257,8 @@ def graph_metric(graph: Any, method: str, metric: str, epsilon: float, seeds: Se
                  ) -> np.ndarray:
     """``metric`` of ``len(seeds)`` simulated releases of ``graph`` by ``method`` at ε (one seed each:
     child 0 draws the release, child 1 the metric's own randomness, e.g. the cut queries)."""
+    import numpy as np
+
     from dpviz.core.noise import Noise
     from dpviz.graph.release import release
 
@@ -280,6 +279,9 @@ def check_graph_plan(metric: str, target: float, *, trials: int, lo: float, hi: 
     """The settings of a graph plan checked (no data read yet): (target, lo, hi, trials, steps). ``target``
     finite; ``lo`` < ``hi`` within the simulation bounds; ``trials`` 1..:data:`MAX_GRAPH_TRIALS`; ``steps``
     1..:data:`~dpviz.core.curves.MAX_BISECTION_STEPS`."""
+    from dpviz.core.curves import MAX_BISECTION_STEPS
+    from dpviz.core.trials import simulation_epsilon
+
     metric_lower_is_better(metric)
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not math.isfinite(target):
         raise InputError(f"--target: expected a finite number, got {target!r}")
@@ -298,6 +300,8 @@ def _check_graph_time(graph: Any, metric: str, methods: Sequence[str], epsilon: 
                       max_seconds: float, what: str, cheaper: str) -> None:
     """Time one simulated release (and its metric) per method at ``epsilon`` and refuse (one line) if
     ``releases`` of each are estimated to take more than ``max_seconds``."""
+    import numpy as np
+
     from dpviz.core.limits import check_work, seconds_per_call
 
     per = sum(seconds_per_call(lambda m=m: graph_metric(graph, m, metric, epsilon, [np.random.SeedSequence(0)]),
@@ -311,6 +315,9 @@ def graph_plan(graph: Any, metric: str, target: float, methods: Sequence[str], *
     """Bisection on log ε in [lo, hi] per method (module docstring); best (smallest ε) first, unreachable last.
     ``max_seconds``: refuse (InputError, before the bisection) a plan estimated, from one timed release per
     method at ``hi``, to take longer (None: no limit)."""
+    import numpy as np
+
+    from dpviz.core.curves import bisect_epsilon
     from dpviz.core.modes import check_seed
 
     lower = metric_lower_is_better(metric)
@@ -330,6 +337,9 @@ def graph_plan(graph: Any, metric: str, target: float, methods: Sequence[str], *
 
 def graph_cost(graph: Any, methods: Sequence[str], epsilons: Sequence[float]) -> MonteCarloCost:
     """What :func:`graph_curves` of ``methods`` over ``epsilons`` costs (a few timed trials, the cost moving with ε)."""
+    from dpviz.core.curves import MonteCarloCost
+    from dpviz.core.trials import estimate_trials
+
     eps = tuple(float(e) for e in epsilons)
     est = estimate_trials(graph_sweep_target(graph, tuple(methods)), eps, 1, at_largest=True)
     return MonteCarloCost(len(eps), est.setup, est.per_trial)
@@ -342,7 +352,9 @@ def graph_curves(graph: Any, metric: str, methods: Sequence[str], epsilons: Sequ
     and the dots (columns mechanism, epsilon, trials, value, low, high). ``trials`` at most
     :data:`MAX_GRAPH_TRIALS`, ``epsilons`` at most :data:`MAX_GRAPH_EPSILONS` values within the simulation
     bounds; ``max_seconds``: refuse trials estimated to take longer (None: no limit)."""
+    from dpviz.core.curves import MonteCarloCurve, metric_dots
     from dpviz.core.modes import check_seed
+    from dpviz.core.trials import check_trials, parse_epsilons, run_trials
     from dpviz.graph.metrics import METRIC_INFO
 
     lower = metric_lower_is_better(metric)
@@ -440,3 +452,19 @@ def plan_command(args: Any, common: Any) -> int:
                              "metric": args.metric, "target": args.target, "seed": seed,
                              "plans": [p.as_dict() for p in plans]}, inputs)
     return 0
+
+
+# ---- ledger (dpviz.ledger.identity) ----------------------------------------------------------------------------
+LEDGER_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--n-nodes", {"type": int, "default": None, "help": "graph: vertex count (integer ids 0..N-1)"}),
+    ("--header", {"choices": ("auto", "yes", "no"), "default": None, "help": "graph: header line (default auto)"}),
+)
+"""The options a graph is loaded with for the ledger (those of ``graph release``)."""
+
+
+def ledger_load(source: str, *, n_nodes: int | None = None, header: str | bool | None = None) -> Any:
+    """A graph as ``graph release`` reads it (``header``: auto, yes or no)."""
+    from dpviz.graph.io import load
+
+    head = {"auto": None, "yes": True, "no": False}.get(header, header) if isinstance(header, str) else header
+    return load(source, n_nodes=n_nodes, header=head)

@@ -16,6 +16,13 @@ Layout as every capability: ``model`` (Bins, HistogramData), ``io`` (declaration
 identity strategy), ``estimators``, ``release`` (``release``/``simulate``), ``metrics``, ``cli``, ``hooks``.
 """
 
-from dpviz.histogram.model import Bins, HistogramData
+from importlib import import_module
 
+# Imported on first use (PEP 562): the tools' CLI registrars read dpviz.histogram.hooks without loading NumPy.
 __all__ = ["Bins", "HistogramData"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return getattr(import_module("dpviz.histogram.model"), name)
+    raise AttributeError(f"module 'dpviz.histogram' has no attribute {name!r}")

@@ -23,7 +23,6 @@ from dpviz.core.registry import tool
 
 __all__ = ["register"]
 
-CAPABILITY_NAMES = ("tree", "stream", "marginals", "graph")
 DATA_HELP = ("sample:NAME, a data file (with --capability), or a dataset id from `ledger show` "
              "(at least 6 leading hex digits)")
 
@@ -63,15 +62,26 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return g
 
 
+def _names() -> tuple[str, ...]:
+    from dpviz.core.registry import CAPABILITIES
+
+    return tuple(c.name for c in CAPABILITIES)
+
+
 def _data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--capability", choices=CAPABILITY_NAMES, help="how to parse a DATA file")
-    p.add_argument("--count-column", help="stream: name of the count column")
-    p.add_argument("--time-column", help="stream: name of the timestamp column")
-    p.add_argument("--n-nodes", type=int, default=None, help="graph: vertex count (integer ids 0..N-1)")
-    p.add_argument("--hierarchy", type=Path, default=None, metavar="FILE",
-                   help="tree: the declared hierarchy the release passes (--hierarchy): the dataset is then the "
-                        "counts joined onto it, as `tree release --hierarchy FILE` charges it")
-    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="graph: header line")
+    """--capability, then every capability's load options (its hooks module's ``LEDGER_ARGS``, each flag once,
+    in registry order), then --ledger."""
+    from dpviz.ledger.identity import ledger_args
+
+    p.add_argument("--capability", choices=_names(), help="how to parse a DATA file")
+    seen: set[str] = set()
+    dests: list[str] = []
+    for cap in _names():
+        for flag, kwargs in ledger_args(cap):
+            if flag not in seen:
+                seen.add(flag)
+                dests.append(p.add_argument(flag, **kwargs).dest)
+    p.set_defaults(load_options=tuple(dests))
     add_ledger_arg(p)
 
 
@@ -89,15 +99,13 @@ def _identify(args: argparse.Namespace):
     elif os.path.lexists(spec):
         cap = args.capability
         if cap is None:
-            raise InputError(f"DATA {spec}: a file needs --capability ({', '.join(CAPABILITY_NAMES)}) to be parsed "
+            raise InputError(f"DATA {spec}: a file needs --capability ({', '.join(_names())}) to be parsed "
                              "as its release command parses it")
     elif len(spec) >= 6 and all(c in "0123456789abcdefABCDEF" for c in spec):
         return None
     else:
         raise InputError(f"DATA {spec!r}: no such file, sample or dataset id")
-    header = {"auto": None, "yes": True, "no": False}[args.header]
-    data = load_for_ledger(cap, spec, count_column=args.count_column, time_column=args.time_column,
-                           n_nodes=args.n_nodes, header=header, hierarchy=args.hierarchy)
+    data = load_for_ledger(cap, spec, **{d: getattr(args, d) for d in args.load_options})
     return identify(cap, spec, data)
 
 

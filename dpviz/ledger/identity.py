@@ -3,52 +3,40 @@
 The ledger must give one budget to one set of people, however the file is spelled. So the identity is
 not the file's bytes (a re-save with other line endings, another column order or JSON instead of CSV
 would be a "new" dataset with a fresh budget) but a canonical form of what the capability parsed,
-prefixed with ``dpviz-ledger/1 CAPABILITY`` so that forms of different capabilities never collide:
+prefixed with ``dpviz-ledger/1 CAPABILITY`` so that forms of different capabilities never collide. Each
+capability defines its form in its ``canonical_bytes`` hook (``dpviz/<cap>/io.py``) and describes it in a
+``CANONICAL`` constant (its io module, else its hooks module); e.g. a tree hashes its parsed nodes
+``[node, parent, count]`` as sorted JSON lines (invariant to the file format and row order), a stream its
+count series in time order (the order is the data).
 
-* **tree** — the parsed tree: one JSON line ``[node, parent, count]`` per node (count null for inner
-  nodes, integral counts as integers), lines sorted. Invariant to the file format (node/parent CSV,
-  level columns, JSON) and to row order.
-* **stream** — the parsed count series in time order (every step, before ``--horizon``), one number a
-  line. Column names, timestamps and formatting do not matter; the order does (it is the data).
-* **marginals** — the records before any projection or binning: the header's column names sorted, and
-  one JSON line of stripped values a record (columns in that sorted order), lines sorted. So every
-  ``--attributes``/``--bins``/``--binning`` choice on one file spends from one budget: they are the
-  same people. A bundled sample's records are its category labels.
-* **graph** — the parsed simple undirected edge set: one JSON line ``[a, b]`` per edge with the two
-  vertex labels (``a`` < ``b``), lines sorted. Invariant to edge order and direction, duplicates,
-  separators and the header; the vertex count is public under edge-DP and not part of it.
+How the ledger loads a dataset as its release command does (:func:`load_for_ledger`) is the capability's
+``ledger_load(source, **options)`` in its hooks module (default: its ``load`` hook), with the options its
+``LEDGER_ARGS`` declare (e.g. a stream's count column); a capability whose form re-reads the source (its
+hooks module's ``LEDGER_LOADS = False``) is not loaded at all.
 
-Bundled samples are hashed from their loaded content the same way (``sample:county`` and a file with
-the same nodes and counts are one dataset). The canonical form is what the capability *parsed*: a
-different column (stream ``--count-column``), a subset of the rows, or other values are another
-dataset — the ledger is bookkeeping for an honest curator, not a proof that two files hold different
-people. The hash is a fingerprint of private data: it goes into the ledger only, never into a release
-or its metadata.
+Bundled samples are hashed from their loaded content the same way (a sample and a file with the same
+content are one dataset). The canonical form is what the capability *parsed*: a different column, a
+subset of the rows, or other values are another dataset — the ledger is bookkeeping for an honest
+curator, not a proof that two files hold different people. The hash is a fingerprint of private data: it
+goes into the ledger only, never into a release or its metadata.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
-from collections.abc import Iterable
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from dpviz.core.registry import CAPABILITIES, SAMPLE_PREFIX, capability, load_sample
+from dpviz.core.registry import CAPABILITIES, SAMPLE_PREFIX, capability
 from dpviz.errors import InputError
 
-__all__ = ["DatasetId", "identify", "canonical_bytes", "sample_capability", "load_for_ledger", "FORMAT"]
+__all__ = ["DatasetId", "FORMAT", "canonical_bytes", "canonical_description", "identify", "ledger_args",
+           "load_for_ledger", "page_canonical_bytes", "sample_capability"]
 
 FORMAT = "dpviz-ledger/1"
-CANONICAL = {
-    "tree": "parsed tree: sorted JSON lines [node, parent, count]",
-    "stream": "parsed count series in time order, one count a line",
-    "marginals": "records before projection/binning: sorted column names, sorted JSON lines of values",
-    "graph": "parsed undirected edge set: sorted JSON lines [a, b] of vertex labels",
-}
 
 
 @dataclass(frozen=True)
@@ -65,78 +53,40 @@ class DatasetId:
         return self.sha256[:12]
 
 
-def _number(x: float) -> int | float:
-    x = float(x)
-    return int(x) if x.is_integer() else x
+def _module(capability_name: str, hook: str) -> ModuleType:
+    """The module that holds a capability's hook ``hook`` (imported by resolving the hook)."""
+    return sys.modules[capability(capability_name).hook(hook).__module__]
 
 
-def _lines(rows: Iterable[Any]) -> bytes:
-    """Sorted JSON lines (UTF-8): an order-free, unambiguous serialisation of a set of rows."""
-    lines = sorted(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows)
-    return ("\n".join(lines) + "\n").encode("utf-8")
+def _hooks_constant(capability_name: str, name: str, default: Any) -> Any:
+    """A constant of the capability's io module (that of ``canonical_bytes``), else of its hooks module."""
+    for hook in ("canonical_bytes", "audit_target"):
+        module = _module(capability_name, hook)
+        if hasattr(module, name):
+            return getattr(module, name)
+    return default
 
 
-def _tree(data) -> bytes:
-    t = data.tree
-    ids, parents = data.node_ids, data.parent_ids
-    counts: list[int | float | None] = [None] * t.n1 + [_number(v) for v in data.x.tolist()]
-    return _lines([str(i), str(p), c] for i, p, c in zip(ids.tolist(), parents.tolist(), counts, strict=True))
-
-
-def _stream(data) -> bytes:
-    return ("\n".join(str(_number(v)) for v in data.counts.tolist()) + "\n").encode("ascii")
-
-
-def _graph(data) -> bytes:
-    labels = [str(i) for i in range(data.n_nodes)] if data.labels is None else [str(x) for x in data.labels]
-    pairs = ((labels[u], labels[v]) for u, v in data.edges.tolist())
-    return _lines(sorted(p) for p in pairs)
-
-
-def _records(header: list[str], rows: Iterable[list[str]]) -> bytes:
-    order = sorted(range(len(header)), key=header.__getitem__)
-    head = json.dumps([header[k] for k in order], ensure_ascii=False) + "\n"
-    return head.encode("utf-8") + _lines([r[k] for k in order] for r in rows)
-
-
-def _marginals_file(path: Path) -> bytes:
-    """The records of a marginals CSV as :func:`dpviz.marginals.io.read_table` reads them (same size
-    caps, gzip, encoding and delimiter rules), before any projection or binning."""
-    from dpviz.core.inputs import require_regular_file
-    from dpviz.marginals.io import MAX_BYTES, _decode, _delimiter, _read_bytes
-
-    raw, label, _ = _read_bytes(require_regular_file(path, "input"), MAX_BYTES, "input")
-    text = _decode(raw)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
-    rows = [[v.strip() for v in r] for r in reader if r]
-    if not rows:
-        raise InputError(f"{label} is empty: expected a header line of column names and at least one data row")
-    return _records(rows[0], rows[1:])
-
-
-def _marginals_sample(data) -> bytes:
-    import numpy as np
-
-    cols = [np.asarray(cats, dtype=object)[data.codes[:, k]] for k, cats in enumerate(data.categories)]
-    return _records(list(data.domain.attrs), np.column_stack(cols).tolist())
+def canonical_description(capability_name: str) -> str:
+    """What a capability's canonical form is, in words (its ``CANONICAL``), stored with the dataset."""
+    return str(_hooks_constant(capability_name, "CANONICAL", f"{capability_name}: canonical_bytes of the parsed data"))
 
 
 def canonical_bytes(capability_name: str, source: str | Path, data: Any = None) -> bytes:
-    """The canonical form of a dataset (see the module docstring): ``data`` is what the capability
-    loaded from ``source`` (marginals re-reads files before projection and reloads samples in full)."""
-    head = f"{FORMAT} {capability_name}\n".encode()
-    if capability_name == "tree":
-        return head + _tree(data)
-    if capability_name == "stream":
-        return head + _stream(data)
-    if capability_name == "graph":
-        return head + _graph(data)
-    if capability_name == "marginals":
-        text = str(source)
-        if text.startswith(SAMPLE_PREFIX):
-            return head + _marginals_sample(load_sample("marginals", text))
-        return head + _marginals_file(Path(text))
-    raise InputError(f"ledger: unknown capability {capability_name!r}")
+    """The canonical form of a dataset: the ledger's header line ``dpviz-ledger/1 CAPABILITY``, then the
+    capability's ``canonical_bytes(source, data)`` (``data`` is what the capability loaded from ``source``)."""
+    hook = capability(capability_name).hook("canonical_bytes")
+    return f"{FORMAT} {capability_name}\n".encode() + hook(source, data)
+
+
+def page_canonical_bytes(capability_name: str, label: str, data: Any) -> bytes:
+    """The canonical form of what a page holds (``data``: what it loaded, or the upload's bytes for a
+    capability whose form re-reads its source): the capability's hooks module's ``page_canonical_bytes``
+    when it has one, else its ``canonical_bytes`` hook, after the ledger's header line."""
+    fn = getattr(_module(capability_name, "audit_target"), "page_canonical_bytes", None)
+    if fn is None:
+        return canonical_bytes(capability_name, label, data)
+    return f"{FORMAT} {capability_name}\n".encode() + fn(label, data)
 
 
 def display_name(source: str | Path) -> str:
@@ -148,7 +98,7 @@ def display_name(source: str | Path) -> str:
 def identify(capability_name: str, source: str | Path, data: Any = None) -> DatasetId:
     """The :class:`DatasetId` of ``source`` as loaded by ``capability_name`` into ``data``."""
     digest = hashlib.sha256(canonical_bytes(capability_name, source, data)).hexdigest()
-    return DatasetId(digest, capability_name, display_name(source), CANONICAL[capability_name])
+    return DatasetId(digest, capability_name, display_name(source), canonical_description(capability_name))
 
 
 def sample_capability(spec: str) -> str:
@@ -161,41 +111,38 @@ def sample_capability(spec: str) -> str:
     raise InputError(f"unknown sample {spec!r}; bundled samples are {known}")
 
 
-def load_for_ledger(capability_name: str, source: str, *, count_column: str | None = None,
-                    time_column: str | None = None, n_nodes: int | None = None,
-                    header: bool | None = None, hierarchy: str | Path | None = None) -> Any:
-    """Load ``source`` as the capability's ``release`` command does with these options (marginals
-    needs nothing loaded: :func:`canonical_bytes` reads its records). A file that is not a regular file
-    (a FIFO, a device) is refused before it is opened. A tree with ``hierarchy`` is its counts joined onto
-    that declaration (:func:`dpviz.tree.hierarchy.join_counts`), the tree ``tree release --hierarchy``
-    charges."""
+def ledger_args(capability_name: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The options a capability's dataset is loaded with (its hooks module's ``LEDGER_ARGS``: ``(flag,
+    add_argument keywords)`` pairs, e.g. a stream's ``--count-column``)."""
+    return tuple(getattr(_module(capability_name, "audit_target"), "LEDGER_ARGS", ()))
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def load_for_ledger(capability_name: str, source: str, **options: Any) -> Any:
+    """Load ``source`` as the capability's ``release`` command does with these options (its hooks module's
+    ``ledger_load``, else its ``load`` hook; nothing is loaded for a capability whose canonical form re-reads
+    its source, ``LEDGER_LOADS = False``). A file that is not a regular file (a FIFO, a device) is refused
+    before it is opened. An option given (not None) that the capability does not take (its ``LEDGER_ARGS``) is
+    an InputError naming the capabilities that do."""
     capability(capability_name)
     if not str(source).startswith(SAMPLE_PREFIX):
         from dpviz.core.inputs import require_regular_file
 
         require_regular_file(source, "input")
-    if hierarchy is not None and capability_name != "tree":
-        raise InputError("--hierarchy: only a tree has a hierarchy")
-    if capability_name == "tree":
-        from dpviz.tree.io import load as load_source
-
-        if hierarchy is None:
-            return load_source(source)
-        from dpviz.core.inputs import require_regular_file
-        from dpviz.core.registry import load_source as load_any
-        from dpviz.tree.hierarchy import join_counts, read_counts, read_hierarchy
-
-        hier = read_hierarchy(require_regular_file(hierarchy, "--hierarchy"), what="--hierarchy")
-        return join_counts(hier, load_any("tree", source, read_counts))
-    if capability_name == "stream":
-        from dpviz.stream.io import load as load_source
-
-        return load_source(source, count_column=count_column, time_column=time_column)
-    if capability_name == "graph":
+    given = {k: v for k, v in options.items() if v is not None}
+    takes = {_dest(flag) for flag, _ in ledger_args(capability_name)}
+    for name in given:
+        if name not in takes:
+            others = [c.name for c in CAPABILITIES if name in {_dest(f) for f, _ in ledger_args(c.name)}]
+            flag = "--" + name.replace("_", "-")
+            raise InputError(f"{flag}: only for {' or '.join(others) or 'no'} data, not {capability_name}")
+    hooks = _module(capability_name, "audit_target")
+    if not getattr(hooks, "LEDGER_LOADS", True):
         from dpviz.core.registry import load_source
-        from dpviz.graph.io import read_edges
 
-        return load_source("graph", source, lambda p: read_edges(p, n_nodes=n_nodes, header=header))
-    from dpviz.core.registry import load_source
-
-    return load_source("marginals", source, lambda p: None)
+        return load_source(capability_name, source, lambda p: None)
+    loader = getattr(hooks, "ledger_load", None) or capability(capability_name).hook("load")
+    return loader(source, **given)

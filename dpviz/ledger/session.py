@@ -29,14 +29,13 @@ import tempfile
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Literal
 
 from dpviz.core.registry import SAMPLE_PREFIX
 from dpviz.errors import InputError
 from dpviz.ledger import LEDGER_ENV, ledger_path
 from dpviz.ledger.accounts import Charge, DatasetBudget
-from dpviz.ledger.identity import CANONICAL, DatasetId, canonical_bytes
+from dpviz.ledger.identity import DatasetId, canonical_description, page_canonical_bytes
 from dpviz.ledger.store import DatasetRow, Receipt, check_ledger_path, open_ledger
 
 __all__ = ["PageLedger", "SessionLedger", "ledger_flag", "server_ledger", "source_label", "page_dataset",
@@ -134,30 +133,13 @@ def identity_key(key: tuple) -> Hashable:
     return tuple(key[:3]) if key[0] == "upload" else tuple(key)
 
 
-def _canonical(capability: str, label: str, data: Any) -> bytes:
-    if capability == "marginals":
-        if label.startswith(SAMPLE_PREFIX):
-            return canonical_bytes(capability, label)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise InputError("marginals: the uploaded bytes are needed to identify the upload (upload it again)")
-        # the CLI's own reader of a marginals file (records before projection), on a private copy that is
-        # removed at once: the same bytes give the same dataset on the page and on the CLI
-        with tempfile.TemporaryDirectory(prefix="dpviz-upload-") as folder:
-            copy = Path(folder) / "upload.csv"
-            copy.write_bytes(data)
-            return canonical_bytes(capability, copy)
-    if capability == "stream" and not hasattr(data, "counts"):
-        data = SimpleNamespace(counts=data)  # the page holds the count series itself
-    return canonical_bytes(capability, label, data)
-
-
 def page_dataset(capability: str, key: tuple, data: Any) -> DatasetId:
     """The :class:`DatasetId` of a page's data: the SHA-256 of the canonical form the CLI computes for the
     same content (so a page draw and a CLI release of one file spend from one budget). ``data`` is what the
     page loaded (stream: the full count series, before the horizon); a marginals upload passes its bytes."""
     label = source_label(key)
-    digest = hashlib.sha256(_canonical(capability, label, data)).hexdigest()
-    return DatasetId(digest, capability, label, CANONICAL[capability])
+    digest = hashlib.sha256(page_canonical_bytes(capability, label, data)).hexdigest()
+    return DatasetId(digest, capability, label, canonical_description(capability))
 
 
 def _usable(where: PageLedger, *, write: bool) -> bool:

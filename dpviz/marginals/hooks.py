@@ -14,8 +14,12 @@
   ``rp-release`` the conservative per-marginal charge a discrete release pays. Scalable MWEM is adaptive
   (data-dependent selection) and not planned.
 
-Module constants the tools read: ``AUDIT_HELP``/``AUDIT_ARGS``, ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS``,
-``PLAN_PARAMS``.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit marginals`` verb),
+``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep marginals``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
+release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
+``PLAN_HELP``/``plan_args``/``plan_command`` (``plan marginals``), ``LEDGER_LOADS`` and ``page_canonical_bytes`` (the ledger).
+Light on import: NumPy and the core
+types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations
@@ -23,19 +27,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from dpviz.core.accounting import positive, probability
-from dpviz.core.curves import Curve, DotGroup, mse_dots
-from dpviz.core.events import AuditTarget, threshold_event
-from dpviz.core.trials import NAN, Record, check_options, int_seed, is_path, pick_methods, run_trials
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "MARGINALS_ACCOUNTING", "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP",
-           "SWEEP_OPTIONS", "MarginalsTarget", "audit_target", "marginals_curves", "marginals_unit_mse",
-           "plan_curves", "plan_dots", "sweep_target", "workload"]
+if TYPE_CHECKING:
+    import numpy as np
+    from dpviz.core.curves import Curve, DotGroup
+    from dpviz.core.events import AuditTarget
+    from dpviz.core.trials import Record
+
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "LEDGER_LOADS", "MARGINALS_ACCOUNTING", "MARGINALS_LABELS", "PLAN_HELP",
+           "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "audit_target",
+           "marginals_curves", "marginals_target", "marginals_unit_mse", "MarginalsTarget",
+           "page_canonical_bytes", "plan_args", "plan_command", "plan_curves", "plan_dots", "sweep_target",
+           "workload"]
 
 # ---- audit ------------------------------------------------------------------------------------------------
 AUDIT_HELP = "a small data set and the same plus one record (2-way marginal)"
@@ -47,7 +53,11 @@ AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
 def audit_target(epsilon: float = 1.0, delta: float = 1e-6) -> AuditTarget:
     """Marginals: 12 records on a 2 × 3 domain and the same plus one record (0, 1); the 2-way marginal
     with discrete Gaussian noise, σ = 1/√(2ρ), ρ = CKS ρ for (ε, δ) (L2 sensitivity 1)."""
+    import numpy as np
+
+    from dpviz.core.accounting import positive, probability
     from dpviz.core.accounting import zcdp_rho
+    from dpviz.core.events import AuditTarget, threshold_event
     from dpviz.marginals.model import Dataset, Domain
     from dpviz.marginals.strategy import measure_marginal
 
@@ -111,7 +121,10 @@ class MarginalsTarget:
         return f"continuous Gaussian, ρ from (ε, δ = {self.delta:g}) (CKS conversion)"
 
     def trial(self, epsilon: float, seed: np.random.SeedSequence) -> list[Record]:
+        import numpy as np
+
         from dpviz.core.noise import Noise
+        from dpviz.core.trials import NAN, int_seed
         from dpviz.marginals.release import simulate
 
         noise = Noise.from_params("gaussian", epsilon=epsilon, delta=self.delta)
@@ -130,6 +143,7 @@ class MarginalsTarget:
 def marginals_target(source: Any, methods: str | tuple[str, ...], delta: float | None, workload_spec: Any = 2,
                      mechanism: str = "rp", rounds: int | None = None) -> MarginalsTarget:
     """The marginals trials of ``source`` (``sample:NAME``, a CSV or a ``Dataset``)."""
+    from dpviz.core.trials import is_path, pick_methods
     from dpviz.marginals.io import load
     from dpviz.marginals.model import Dataset
     from dpviz.marginals.release import MECHANISMS, METHODS
@@ -152,6 +166,8 @@ def marginals_target(source: Any, methods: str | tuple[str, ...], delta: float |
 
 def sweep_target(spec: Any) -> MarginalsTarget:
     """The target of a sweep ``spec`` (a :class:`dpviz.sweep.spec.SweepSpec` of this capability)."""
+    from dpviz.core.trials import check_options
+
     opts = check_options("marginals", SWEEP_OPTIONS, spec.options)
     return marginals_target(spec.source, spec.methods, spec.delta, opts["workload"], opts["mechanism"],
                             opts["rounds"])
@@ -183,6 +199,7 @@ def marginals_unit_mse(domain, workload, cost: str) -> float:
 
 def marginals_curves(domain, workload) -> list[Curve]:
     """ResidualPlanner under both accountings for a workload (a list of cliques of ``domain``)."""
+    from dpviz.core.curves import Curve
     from dpviz.marginals.estimators import check_workload
 
     wl = check_workload(domain, workload)
@@ -204,6 +221,9 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
               delta: float | None, options: Mapping[str, Any]) -> list[DotGroup]:
     """Monte-Carlo dots of the ``rp`` curve (the simulation's accounting; ``rp-release`` gets none): the
     per-cell RMSE of the GReM-MLE reconstruction at (ε, ``delta``)."""
+    from dpviz.core.curves import DotGroup, mse_dots
+    from dpviz.core.trials import run_trials
+
     if not any(c.mechanism == "rp" for c in curves):
         return []
     wl = options.get("workload", 2)
@@ -249,3 +269,29 @@ def plan_command(args: Any, common: Any) -> int:
                                                             "workload": [list(data.domain.names(g)) for g in wl],
                                                             "target_rmse": args.target_rmse}, plans), inputs)
     return 0
+
+
+# ---- ledger (dpviz.ledger.identity) ----------------------------------------------------------------------------
+LEDGER_LOADS = False
+"""The ledger loads nothing: :func:`dpviz.marginals.io.canonical_bytes` re-reads a file's records before any
+projection or binning (and reloads a sample in full)."""
+
+
+def page_canonical_bytes(label: str, data: Any) -> bytes:
+    """The canonical form of what the Marginals page holds: a sample by its name, an upload by its bytes — read
+    by the CLI's own reader of a marginals file (records before projection) on a private copy removed at once,
+    so the same bytes give the same dataset on the page and on the CLI."""
+    import tempfile
+    from pathlib import Path
+
+    from dpviz.core.registry import SAMPLE_PREFIX
+    from dpviz.marginals.io import canonical_bytes
+
+    if label.startswith(SAMPLE_PREFIX):
+        return canonical_bytes(label)
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InputError("marginals: the uploaded bytes are needed to identify the upload (upload it again)")
+    with tempfile.TemporaryDirectory(prefix="dpviz-upload-") as folder:
+        copy = Path(folder) / "upload.csv"
+        copy.write_bytes(data)
+        return canonical_bytes(copy)

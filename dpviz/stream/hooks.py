@@ -14,8 +14,12 @@
   worst step, √max_t Var ŝ_t) or ``mean`` (the RMSE over the horizon, √(mean_t Var ŝ_t) — what the stream
   simulation's empirical RMSE estimates). No data: the horizon N only.
 
-Module constants the tools read: ``AUDIT_HELP``/``AUDIT_ARGS``, ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS``,
-``PLAN_PARAMS``.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit stream`` verb),
+``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep stream``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
+release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
+``PLAN_HELP``/``plan_args``/``plan_command`` (``plan stream``), ``LEDGER_ARGS`` and ``page_canonical_bytes`` (the ledger).
+Light on import: NumPy and the core
+types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations
@@ -24,30 +28,21 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from dpviz.core.accounting import positive, probability
-from dpviz.core.curves import Curve, DotGroup, mse_dots, unit_noise
-from dpviz.core.events import AuditTarget, threshold_event
-from dpviz.core.noise import FAMILIES, Family, Noise
-from dpviz.core.trials import (
-    NAN,
-    Record,
-    check_options,
-    continuous_noise,
-    is_path,
-    noise_text,
-    pick_methods,
-    run_trials,
-    trial_seed,
-)
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "PLAN_PARAMS", "PLAN_PRESETS", "STREAM_METRICS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
-           "StreamTarget", "audit_target", "check_plan_horizon", "plan_curves", "plan_dots", "stream_curves",
-           "sweep_target"]
+if TYPE_CHECKING:
+    import numpy as np
+    from dpviz.core.curves import Curve, DotGroup
+    from dpviz.core.events import AuditTarget
+    from dpviz.core.noise import Family, Noise
+    from dpviz.core.trials import Record
+
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "LEDGER_ARGS", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "STREAM_METRICS",
+           "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "audit_target", "check_plan_horizon",
+           "page_canonical_bytes", "plan_args", "plan_command", "plan_curves", "plan_dots", "stream_curves",
+           "stream_target", "StreamTarget", "sweep_target"]
 
 # ---- audit ------------------------------------------------------------------------------------------------
 AUDIT_HELP = "a count stream and the same stream with one more event at one step"
@@ -62,6 +57,11 @@ def audit_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: 
                  delta: float = 1e-6) -> AuditTarget:
     """Stream: counts 1 0 2 1 0 3 1 2 and the same with one more event at ``step`` (0-based).
     Discrete Laplace at ε; ``sqrt`` (Gaussian only) runs its lattice release at the ρ of (ε, ``delta``)."""
+    import numpy as np
+
+    from dpviz.core.accounting import positive, probability
+    from dpviz.core.events import AuditTarget, threshold_event
+    from dpviz.core.noise import Noise
     from dpviz.stream.release import check_release, release
 
     epsilon = positive("epsilon", epsilon)
@@ -123,9 +123,15 @@ class StreamTarget:
 
     @property
     def noise(self) -> str:
+        from dpviz.core.trials import noise_text
+
         return noise_text(self.delta)
 
     def trial(self, epsilon: float, seed: np.random.SeedSequence) -> list[Record]:
+        import numpy as np
+
+        from dpviz.core.trials import NAN, continuous_noise
+
         noise = continuous_noise(epsilon, self.delta)
         t = self.steps
         out: list[Record] = []
@@ -143,6 +149,9 @@ class StreamTarget:
 def stream_target(source: Any, methods: str | tuple[str, ...], delta: float | None, horizon: int | None = None,
                   count_column: str | None = None, time_column: str | None = None) -> StreamTarget:
     """The stream trials of ``source`` (``sample:NAME``, a CSV, a ``StreamData`` or an array of counts)."""
+    import numpy as np
+
+    from dpviz.core.trials import is_path, pick_methods
     from dpviz.stream.io import load
     from dpviz.stream.mechanism import checked_horizon
     from dpviz.stream.model import StreamData
@@ -165,6 +174,8 @@ def stream_target(source: Any, methods: str | tuple[str, ...], delta: float | No
 
 def sweep_target(spec: Any) -> StreamTarget:
     """The target of a sweep ``spec`` (a :class:`dpviz.sweep.spec.SweepSpec` of this capability)."""
+    from dpviz.core.trials import check_options
+
     opts = check_options("stream", SWEEP_OPTIONS, spec.options)
     return stream_target(spec.source, spec.methods, spec.delta, opts["horizon"], opts["count_column"],
                          opts["time_column"])
@@ -182,6 +193,8 @@ STREAM_METRICS: tuple[str, ...] = ("max", "mean")
 
 
 def _families(families: Iterable[str]) -> tuple[Family, ...]:
+    from dpviz.core.noise import FAMILIES
+
     out = tuple(dict.fromkeys(families))
     bad = [f for f in out if f not in FAMILIES]
     if bad or not out:
@@ -192,6 +205,7 @@ def _families(families: Iterable[str]) -> tuple[Family, ...]:
 def stream_curves(horizon: int, *, metric: str = "max", families: Iterable[str] = ("laplace",),
                   mechanisms: Sequence[str] | None = None) -> list[Curve]:
     """One curve per (noise family, mechanism) valid for the family, at horizon N (no data needed)."""
+    from dpviz.core.curves import Curve, unit_noise
     from dpviz.stream.fenwick import check_horizon
     from dpviz.stream.strategy import LABELS, available, strategy
 
@@ -249,8 +263,11 @@ def _noise_families(noise: Any) -> tuple[str, ...]:
 def _max_dots(curves: Sequence[Curve], horizon: int, epsilons: Sequence[float], trials: int, seed: int,
               delta: float | None) -> Any:
     """The squared error at each mechanism's peak-variance step, with a sweep's per-trial seeds."""
+    import numpy as np
     import pandas as pd
 
+    from dpviz.core.curves import mse_dots
+    from dpviz.core.trials import continuous_noise, trial_seed
     from dpviz.stream.mechanism import make_mechanism
 
     rows = []
@@ -271,6 +288,11 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
     """Monte-Carlo dots of stream curves of one noise family at horizon ``source`` (an int N): the mean
     per-step MSE (``metric="mean"``) or, for ``max``, the squared error at each mechanism's peak-variance step
     (drawn here with a sweep's seeds and simulation; the group's target is a sweep of the same cost)."""
+    import numpy as np
+
+    from dpviz.core.curves import DotGroup, mse_dots
+    from dpviz.core.trials import run_trials
+
     horizon = int(source)
     names = {c.mechanism.split("/")[0]: c.mechanism for c in curves}
     target = stream_target(np.zeros(horizon, dtype=np.int64), tuple(names), delta)
@@ -315,3 +337,20 @@ def plan_command(args: Any, common: Any) -> int:
     common.write_json(args, common.plans_json("stream", {"horizon": args.horizon, "metric": args.metric,
                                                          "target_rmse": args.target_rmse}, plans), [])
     return 0
+
+
+# ---- ledger (dpviz.ledger.identity) ----------------------------------------------------------------------------
+LEDGER_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--count-column", {"help": "stream: name of the count column"}),
+    ("--time-column", {"help": "stream: name of the timestamp column"}),
+)
+"""The options a stream dataset is loaded with for the ledger (those of ``stream release``)."""
+
+
+def page_canonical_bytes(label: str, data: Any) -> bytes:
+    """The canonical form of what the Stream page holds: a ``StreamData`` or the count series itself."""
+    from types import SimpleNamespace
+
+    from dpviz.stream.io import canonical_bytes
+
+    return canonical_bytes(label, data if hasattr(data, "counts") else SimpleNamespace(counts=data))

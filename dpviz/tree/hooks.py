@@ -23,9 +23,12 @@
     deterministic lattice of ranges (:func:`lattice_ranges`, every range when m ≤ 64), which stands for the
     uniformly random ranges of the paper's experiments (:func:`dpviz.tree.metrics.random_ranges`).
 
-Module constants the tools read: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit tree`` verb), ``SWEEP_HELP``/
-``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep tree``), ``PLAN_PARAMS`` (the keys of a planned tree release).
-Heavy modules are imported when a hook runs.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit tree`` verb),
+``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep tree``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
+release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
+``PLAN_HELP``/``plan_args``/``plan_command`` (``plan tree``), ``CANONICAL``, ``LEDGER_ARGS`` and ``ledger_load`` (the ledger).
+Light on import: NumPy and the core
+types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations
@@ -33,20 +36,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from dpviz.core.accounting import positive
-from dpviz.core.curves import Curve, DotGroup, mse_dots, unit_noise
-from dpviz.core.events import AuditTarget, threshold_event
-from dpviz.core.noise import FAMILIES, Family
-from dpviz.core.trials import NAN, Record, check_options, continuous_noise, is_path, noise_text, pick_methods, run_trials
 from dpviz.errors import InputError
 
-__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "plan_args", "plan_command", "MAX_QUERIES", "PLAN_PARAMS", "PLAN_PRESETS", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
-           "TREE_QUERIES", "TreeTarget", "audit_target", "lattice_ranges", "plan_curves", "plan_dots",
-           "range_variance", "sweep_target", "tree_curves", "tree_unit_variances"]
+if TYPE_CHECKING:
+    import numpy as np
+    from dpviz.core.curves import Curve, DotGroup
+    from dpviz.core.events import AuditTarget
+    from dpviz.core.noise import Family
+    from dpviz.core.trials import Record
+
+__all__ = ["AUDIT_ARGS", "AUDIT_HELP", "CANONICAL", "LATTICE_POINTS", "LEDGER_ARGS", "MAX_QUERIES", "PLAN_HELP",
+           "PLAN_PARAMS", "PLAN_PRESETS", "RANGE_WORK", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
+           "TREE_ESTIMATORS", "TREE_QUERIES", "audit_target", "lattice_ranges", "ledger_load",
+           "noise_families", "plan_args", "plan_command", "plan_curves", "plan_dots", "range_variance",
+           "sweep_target", "tree_curves", "tree_target", "tree_unit_variances", "TreeTarget"]
 
 # ---- audit ------------------------------------------------------------------------------------------------
 AUDIT_HELP = "a tree and the same tree with one more person in one leaf"
@@ -59,6 +65,10 @@ AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
 
 def audit_target(epsilon: float = 1.0, *, method: str = "gmc", split: str = "uniform", leaf: int = 0) -> AuditTarget:
     """Tree: root → 2 → 4 leaves (x = 3, 1, 4, 2) and the same with one more person in leaf ``leaf``."""
+    import numpy as np
+
+    from dpviz.core.accounting import positive
+    from dpviz.core.events import AuditTarget, threshold_event
     from dpviz.core.noise import Noise
     from dpviz.tree.model import TreeData
     from dpviz.tree.model import tree_from_parents
@@ -126,9 +136,14 @@ class TreeTarget:
 
     @property
     def noise(self) -> str:
+        from dpviz.core.trials import noise_text
+
         return noise_text(self.delta)
 
     def trial(self, epsilon: float, seed: np.random.SeedSequence) -> list[Record]:
+        import numpy as np
+
+        from dpviz.core.trials import NAN, continuous_noise
         from dpviz.tree.release import simulate
 
         sim = simulate(self.data, continuous_noise(epsilon, self.delta), self.methods, np.random.default_rng(seed),
@@ -145,6 +160,7 @@ def tree_target(source: Any, methods: str | tuple[str, ...], delta: float | None
                 split: str = "uniform", queries: int = 10_000) -> TreeTarget:
     """The tree trials of ``source`` (``sample:NAME``, a tree file or a ``TreeData``); GMC's stage 1 computed
     once at ``epsilon`` (any ε: the variances scale)."""
+    from dpviz.core.trials import continuous_noise, is_path, pick_methods
     from dpviz.tree.estimators import GLS_METHODS, METHODS, plan_for
     from dpviz.tree.io import load as load_source
     from dpviz.tree.model import TreeData
@@ -166,6 +182,8 @@ def tree_target(source: Any, methods: str | tuple[str, ...], delta: float | None
 
 def sweep_target(spec: Any) -> TreeTarget:
     """The target of a sweep ``spec`` (a :class:`dpviz.sweep.spec.SweepSpec` of this capability)."""
+    from dpviz.core.trials import check_options
+
     opts = check_options("tree", SWEEP_OPTIONS, spec.options)
     return tree_target(spec.source, spec.methods, spec.delta, spec.epsilons[0], opts["split"], opts["queries"])
 
@@ -187,6 +205,8 @@ RANGE_WORK = 30_000_000
 
 
 def _families(families: Iterable[str]) -> tuple[Family, ...]:
+    from dpviz.core.noise import FAMILIES
+
     out = tuple(dict.fromkeys(families))
     bad = [f for f in out if f not in FAMILIES]
     if bad or not out:
@@ -209,6 +229,8 @@ def lattice_ranges(m: int, points: int = LATTICE_POINTS) -> tuple[np.ndarray, np
     """Leaf ranges [a, b] (0-based, inclusive): every range when m ≤ ``points``, else every pair a ≤ b of
     ``points`` evenly spaced leaf positions (cell midpoints) — a deterministic stand-in for uniform
     random ranges (the pairs are spread evenly over the triangle a ≤ b)."""
+    import numpy as np
+
     if m < 1:
         raise InputError("tree: no leaves")
     pos = np.arange(m) if m <= points else np.unique(((np.arange(points) + 0.5) * m / points).astype(np.int64))
@@ -222,6 +244,8 @@ def range_variance(tree, d: np.ndarray, ranges: tuple[np.ndarray, np.ndarray], *
     ``gls=False``: the noisy leaves, Σ_{j∈range} d_j (prefix sums). ``gls=True``: the optimally consistent
     release, rᵀ Cov(v̄) r with Cov(v̄) r = c · gmc(plan, d_rel ∘ r) (module docstring), one pass per range.
     """
+    import numpy as np
+
     from dpviz.tree.estimators import check_plan, plan_for
     from dpviz.tree.gmc import gmc
 
@@ -247,6 +271,7 @@ def range_variance(tree, d: np.ndarray, ranges: tuple[np.ndarray, np.ndarray], *
 
 def tree_unit_variances(tree, family: Family, split: str, estimator: str) -> np.ndarray:
     """Per-node variance at unit budget for one (split, estimator): GLS (Thm. 5) or the noise itself."""
+    from dpviz.core.curves import unit_noise
     from dpviz.tree.release import expected_variance, node_variances
 
     noise = unit_noise(family)
@@ -271,6 +296,9 @@ def tree_curves(tree, *, query: str = "node", families: Iterable[str] = ("laplac
 
     Mechanism names are ``estimator/split`` (e.g. ``gmc/uniform``); ``ranges`` overrides the lattice of
     leaf ranges for ``query="range"`` (e.g. the ranges a simulation will score)."""
+    import numpy as np
+
+    from dpviz.core.curves import Curve, unit_noise
     from dpviz.tree.release import node_variances
     from dpviz.tree.strategy import SPLITS, check_split
 
@@ -310,6 +338,9 @@ def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...],
               delta: float | None, options: Mapping[str, Any]) -> list[DotGroup]:
     """Monte-Carlo dots of tree curves of one noise family: per split, a simulation of their estimators
     scored by rmse_NQ (``query="node"``) or rmse_RQ (``"range"``, over ``queries`` random ranges, default 2000)."""
+    from dpviz.core.curves import DotGroup, mse_dots
+    from dpviz.core.trials import run_trials
+
     query = options.get("query", "node")
     out = []
     for split in dict.fromkeys(c.mechanism.split("/")[1] for c in curves):
@@ -359,3 +390,28 @@ def plan_command(args: Any, common: Any) -> int:
                                                        "target_rmse": args.target_rmse,
                                                        "structure": {"n": t.n, "m": t.m, "h": t.h}}, plans), inputs)
     return 0
+
+
+# ---- ledger (dpviz.ledger.identity) ----------------------------------------------------------------------------
+CANONICAL = "parsed tree: sorted JSON lines [node, parent, count]"
+"""The ledger's description of a tree's canonical form (``dpviz.tree.io.canonical_bytes``)."""
+LEDGER_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--hierarchy", {"type": Path, "default": None, "metavar": "FILE",
+                     "help": "tree: the declared hierarchy the release passes (--hierarchy): the dataset is then the "
+                             "counts joined onto it, as `tree release --hierarchy FILE` charges it"}),
+)
+
+
+def ledger_load(source: str, *, hierarchy: str | Path | None = None) -> Any:
+    """A tree as ``tree release`` charges it: the file or sample, or with ``hierarchy`` its counts joined onto
+    that declaration (:func:`dpviz.tree.hierarchy.join_counts`)."""
+    from dpviz.tree.io import load
+
+    if hierarchy is None:
+        return load(source)
+    from dpviz.core.inputs import require_regular_file
+    from dpviz.core.registry import load_source
+    from dpviz.tree.hierarchy import join_counts, read_counts, read_hierarchy
+
+    hier = read_hierarchy(require_regular_file(hierarchy, "--hierarchy"), what="--hierarchy")
+    return join_counts(hier, load_source("tree", source, read_counts))
