@@ -435,3 +435,16 @@ def test_load_hook_passes_options_to_read_edges(tmp_path):
     assert load(str(path), n_nodes=5).n_nodes == 5
     with pytest.raises(InputError, match="does not exist"):
         load(str(tmp_path / "missing.csv"))
+
+
+def test_canonical_bytes_quotes_labels_as_json_lines_do():
+    """Labels with quotes, backslashes, tabs, non-ASCII: the same bytes as sorted compact JSON lines of the
+    sorted label pairs (the ledger's definition), whatever the order the pairs come in."""
+    from dpviz.graph.io import canonical_bytes
+
+    g = read_edges('a b;"x""y"\n"é\\\\";a b\nz!;a\n"a\tb";z\nq!;q\n'.encode())
+    labels = list(g.labels)
+    want = sorted(json.dumps(sorted((labels[u], labels[v])), ensure_ascii=False, separators=(",", ":"))
+                  for u, v in g.edges.tolist())
+    assert canonical_bytes("x", g) == ("\n".join(want) + "\n").encode("utf-8")
+    assert b'["a b","x\\"y"]' in canonical_bytes("x", g)

@@ -42,6 +42,7 @@ UTF-16 file), so ``a`` and ``a\0`` can never be two different vertices.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -51,7 +52,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpviz.core.canonical import json_lines
 from dpviz.core.reader import Cap, Wording, decode, read_capped
 from dpviz.core.tables import write_table
 from dpviz.errors import InputError
@@ -447,7 +447,11 @@ def canonical_bytes(source: str | os.PathLike, data: Graph) -> bytes:
     """The registry's ``canonical_bytes`` hook (the ledger's dataset identity, after its ``dpviz-ledger/1
     graph`` line): the parsed simple undirected edge set, one JSON line ``[a, b]`` per edge with the two vertex
     labels (``a`` < ``b`` as strings), lines sorted. Invariant to edge order and direction, duplicates,
-    separators and the header; the vertex count is public under edge-DP and not part of it."""
+    separators and the header; the vertex count is public under edge-DP and not part of it. (The bytes of
+    :func:`dpviz.core.canonical.json_lines` of the sorted pairs, each label JSON-quoted once.)"""
     labels = [str(i) for i in range(data.n_nodes)] if data.labels is None else [str(x) for x in data.labels]
-    pairs = ((labels[u], labels[v]) for u, v in data.edges.tolist())
-    return json_lines(sorted(p) for p in pairs)
+    quoted = [json.dumps(x, ensure_ascii=False) for x in labels]  # once per vertex, not twice per edge
+    lines = [f"[{quoted[u]},{quoted[v]}]" if labels[u] <= labels[v] else f"[{quoted[v]},{quoted[u]}]"
+             for u, v in data.edges.tolist()]
+    lines.sort()
+    return ("\n".join(lines) + "\n").encode("utf-8")
