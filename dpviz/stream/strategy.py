@@ -1,4 +1,4 @@
-"""What the continual-counting mechanisms measure and its sensitivity: core :class:`~dpviz.core.protocols.Strategy` objects.
+"""What the continual-counting mechanisms measure and its sensitivity: core ``Strategy`` objects.
 
 Workload: the running totals s = W a of a count stream a_1..a_N, W the N×N lower-triangular ones
 (Eq. 5.4). Every mechanism here is a factorisation W = R Q: a :class:`StreamStrategy` measures
