@@ -483,3 +483,16 @@ def test_estimators_split_fit_into_values_and_a_variance_known_before_the_draw(f
         np.testing.assert_array_equal(est.variance(d), fit.variance)
     with pytest.raises(InputError, match="noise variances"):
         estimator("gmc", tree).variance(d[:-1])
+
+
+def test_a_level_whose_noise_cannot_be_drawn_is_refused_before_any_work():
+    """A geometric split on a 2,001-level path gives the root σ ≈ 5e100, above the samplers' 2^40: one
+    InputError naming the level, before the variance is computed (no overflow warnings) or noise drawn."""
+    import warnings
+
+    data = path_like_tree(4_001, 3.0, np.random.default_rng(0))
+    for csv_text in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(InputError, match=r"depth level 1 of 2,001 .*MAX_SCALE.*uniform split"):
+                release(data, Noise.gaussian(0.5, discrete=True), split="geometric", csv_text=csv_text)

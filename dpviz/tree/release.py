@@ -49,6 +49,7 @@ from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.protocols import LinearMeasurement, measure
 from dpviz.core.release import BudgetSplit, release_metadata
+from dpviz.core.samplers import MAX_SCALE
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE, StructureSource
 from dpviz.errors import InputError
 from dpviz.tree.estimators import (
@@ -411,6 +412,7 @@ def release(
     tree = data.tree
     strategy = TreeLevels(tree, split)
     level_scales = strategy.level_scales(noise)
+    _check_drawable(level_scales, split)
     d = np.asarray(noise.variance_at(level_scales), dtype=float)[tree.depth - 1]  # strategy.variances, once
     est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
     if not csv_text:  # the variance first: a caller's plan that does not fit is refused before any draw
@@ -442,6 +444,20 @@ def release(
         structure=structure_of(data),
         variance_text=text,
     )
+
+
+def _check_drawable(level_scales: np.ndarray, split: Split) -> None:
+    """InputError, before any work, if a level's noise scale is above the discrete samplers' cap
+    (:data:`dpviz.core.samplers.MAX_SCALE`): its budget share is too small to be drawn (a geometric split on
+    a deep tree gives the root a share of about 2^-(h-1)/3)."""
+    bad = np.flatnonzero(~(level_scales <= MAX_SCALE))
+    if bad.size:
+        lev = int(bad[0])
+        raise InputError(f"noise: depth level {lev + 1:,} of {level_scales.size:,} would get noise of scale "
+                         f"{float(level_scales[lev]):.3g}, above the discrete samplers' cap MAX_SCALE = 2^40 (its "
+                         "budget share is too small to release); "
+                         + ("use the uniform split or a larger budget" if split == "geometric" else
+                            "use a larger budget"))
 
 
 def _check_release(data: TreeData, noise: Noise, split: Split, method: str,
