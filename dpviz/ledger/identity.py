@@ -30,7 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from dpviz.core.registry import CAPABILITIES, SAMPLE_PREFIX, capability
+from dpviz.core import registry
+from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.errors import InputError
 
 __all__ = ["DatasetId", "FORMAT", "canonical_bytes", "canonical_description", "identify", "ledger_args",
@@ -104,10 +105,10 @@ def identify(capability_name: str, source: str | Path, data: Any = None) -> Data
 def sample_capability(spec: str) -> str:
     """The capability that bundles ``sample:NAME``."""
     name = spec.removeprefix(SAMPLE_PREFIX)
-    for cap in CAPABILITIES:
+    for cap in registry.CAPABILITIES:
         if any(s.name == name for s in cap.samples):
             return cap.name
-    known = ", ".join(SAMPLE_PREFIX + s.name for c in CAPABILITIES for s in c.samples)
+    known = ", ".join(SAMPLE_PREFIX + s.name for c in registry.CAPABILITIES for s in c.samples)
     raise InputError(f"unknown sample {spec!r}; bundled samples are {known}")
 
 
@@ -136,7 +137,7 @@ def load_for_ledger(capability_name: str, source: str, **options: Any) -> Any:
     takes = {_dest(flag) for flag, _ in ledger_args(capability_name)}
     for name in given:
         if name not in takes:
-            others = [c.name for c in CAPABILITIES if name in {_dest(f) for f, _ in ledger_args(c.name)}]
+            others = [c.name for c in registry.CAPABILITIES if name in {_dest(f) for f, _ in ledger_args(c.name)}]
             flag = "--" + name.replace("_", "-")
             raise InputError(f"{flag}: only for {' or '.join(others) or 'no'} data, not {capability_name}")
     hooks = _module(capability_name, "audit_target")

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dpviz.core.curves import Curve, MonteCarloCurve
-from dpviz.core.registry import CAPABILITIES, capability
+from dpviz.core import registry
+from dpviz.core.registry import capability
 from dpviz.errors import InputError
 
 __all__ = ["PRESETS", "curve_for", "curves_for", "load_data", "page_info", "plan_params", "presets_json",
@@ -41,7 +42,7 @@ def load_data(capability_name: str, spec: Any) -> Any:
 
 
 def _check(capability_name: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    names = [c.name for c in CAPABILITIES]
+    names = [c.name for c in registry.CAPABILITIES]
     if capability_name not in names:
         raise InputError(f"capability: expected one of {', '.join(names)}, got {capability_name!r}")
     known = plan_params(capability_name)
@@ -93,7 +94,7 @@ def releases_from_json(text: str | bytes, *, seed: int | None = None, max_second
 
 def _presets() -> dict[str, tuple[str, str, dict[str, Any]]]:
     out: dict[str, tuple[str, str, dict[str, Any]]] = {}
-    for cap in CAPABILITIES:
+    for cap in registry.CAPABILITIES:
         for name, (title, params) in getattr(_hooks_module(cap.name), "PLAN_PRESETS", {}).items():
             out[name] = (title, cap.name, dict(params))
     return out

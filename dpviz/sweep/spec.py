@@ -73,8 +73,11 @@ class SweepSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.capability not in CAPABILITIES:
-            raise InputError(f"sweep: unknown capability {self.capability!r}; expected one of {', '.join(CAPABILITIES)}")
+        from dpviz.core import registry
+
+        names = tuple(c.name for c in registry.CAPABILITIES)  # read now: a capability plugs in by registering
+        if self.capability not in names:
+            raise InputError(f"sweep: unknown capability {self.capability!r}; expected one of {', '.join(names)}")
         object.__setattr__(self, "epsilons", parse_epsilons(self.epsilons))
         object.__setattr__(self, "trials", _count("--trials", self.trials, MAX_TRIALS))
         methods = self.methods
