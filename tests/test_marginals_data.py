@@ -498,6 +498,7 @@ def test_skip_constant_leaves_single_valued_columns_out():
 # dpviz.ledger.identity BEFORE the marginals branch moved into dpviz.marginals.io: ledger identities must not change.
 PINNED_MARGINALS = {
     "sample:titanic": "9b40f3af050040c176947e6272c9718047221192512027e650749df9ccaa2fe6",
+    "sample:adult": "f7cb24bc41579c04c83d200f75c6c4e435b525605d0f9a23aa91060c59dc5b67",
     "semicolons": "94e6173410cd2f8b10781a6d16b438da8148124a7ca49f40f57a948831ea34be",
     "gzip": "3be2a6820fa5d0a932605f6074f2334a8953c803241fd6e4f46f0c3dcd263e10",
 }
@@ -537,3 +538,14 @@ def test_load_hook_reads_samples_and_files(tmp_path):
     assert mio.load(str(path), attributes=["a"]).domain.attrs == ("a",)
     with raises("does not exist"):
         mio.load(str(tmp_path / "missing.csv"))
+
+
+def test_canonical_bytes_lines_are_compact_json_of_the_records(tmp_path):
+    """Quotes, backslashes, tabs and non-ASCII values: each record line is json.dumps(values, ensure_ascii=False,
+    separators=(",", ":")) in sorted column order, lines sorted (the ledger's definition)."""
+    from dpviz.core.canonical import json_lines
+
+    path = tmp_path / "q.csv"
+    path.write_text('b,a\n"x""y",\\\\\n"t\tz",é\n"x""y",\\\\\n', encoding="utf-8")
+    rows = [['\\\\', 'x"y'], ["é", "t\tz"], ['\\\\', 'x"y']]
+    assert mio.canonical_bytes(str(path)) == b'["a", "b"]\n' + json_lines(rows)

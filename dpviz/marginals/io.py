@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from dpviz.core.canonical import json_lines
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.reader import Cap, Wording, decode, read_capped
 from dpviz.core.reader import strict_json as _json
@@ -577,7 +576,18 @@ def _records(header: list[str], rows) -> bytes:
     lines."""
     order = sorted(range(len(header)), key=header.__getitem__)
     head = json.dumps([header[k] for k in order], ensure_ascii=False) + "\n"
-    return head.encode("utf-8") + json_lines([r[k] for k in order] for r in rows)
+    quoted: dict[str, str] = {}  # categorical values repeat: each is JSON-quoted once
+
+    def q(v: str) -> str:
+        out = quoted.get(v)
+        if out is None:
+            out = quoted[v] = json.dumps(v, ensure_ascii=False)
+        return out
+
+    # each line is json.dumps(values, ensure_ascii=False, separators=(",", ":")) (core.canonical.json_lines)
+    lines = ["[" + ",".join([q(r[k]) for k in order]) + "]" for r in rows]
+    lines.sort()
+    return head.encode("utf-8") + ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def canonical_bytes(source: str | Path, data: Dataset | None = None) -> bytes:
@@ -593,8 +603,8 @@ def canonical_bytes(source: str | Path, data: Dataset | None = None) -> bytes:
     text = str(source)
     if text.startswith(SAMPLE_PREFIX):
         full = load_sample("marginals", text)
-        cols = [np.asarray(cats, dtype=object)[full.codes[:, k]] for k, cats in enumerate(full.categories)]
-        return _records(list(full.domain.attrs), np.column_stack(cols).tolist())
+        cols = [np.asarray(cats, dtype=object)[full.codes[:, k]].tolist() for k, cats in enumerate(full.categories)]
+        return _records(list(full.domain.attrs), zip(*cols))
     raw, label, _ = _read_bytes(require_regular_file(Path(text), "input"), MAX_BYTES, "input")
     decoded = _decode(raw)
     reader = csv.reader(io.StringIO(decoded, newline=""), delimiter=_delimiter(decoded))
