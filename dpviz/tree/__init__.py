@@ -21,7 +21,8 @@ Public API (``dpviz.tree.release``, built on :mod:`dpviz.core`; the same two ent
   (:mod:`dpviz.tree.estimators`: ``fit`` = ``values(measurement)`` + analytic ``variance(d)``).
 
 Modules (the capability layout): ``model`` (tree in Descending Order of Height, ``TreeData``, BuildTree
-Eq. 25), ``io`` (validated readers and writers; the ``load``/``canonical_bytes`` hooks), ``samples``
+Eq. 25), ``io`` (load, write; the ``load``/``canonical_bytes`` hooks; on ``reading``: capped CSV/JSON
+tables, and ``formats``: the three tree formats), ``samples``
 (``sample:county``), ``strategy``, ``estimators``, ``release``, ``metrics`` (Sec. 6.2, Theorem 5),
 ``cli``, ``hooks`` (audit, sweep and planner entries); paper modules ``generation`` (G, H, M),
 ``propagation`` (Props. 2-3), ``properties`` (Props. 4-11, Thms. 1-4), ``gmc`` (Alg. 1-2),

@@ -18,7 +18,7 @@ Both modes are the same pipeline, written with the core protocols:
   (rmse_NQ Eq. 40, rmse_RQ Eq. 41, bias Eq. 42, negatives, squared error vs. its expectation).
   Everything it returns is a :class:`Simulation` — not a private release.
 * :func:`release` (to publish), ``release(data, noise, *, rng=None, split="uniform", method="gmc",
-  plan=None) -> TreeRelease``: discrete noise on integer counts
+  plan=None, csv_text=False) -> TreeRelease``: discrete noise on integer counts
   (:func:`dpviz.core.samplers.discrete_laplace` / ``discrete_gaussian``, Canonne, Kamath & Steinke,
   NeurIPS 2020), drawn by :func:`dpviz.core.protocols.measure` from the OS CSPRNG unless a Generator
   is passed (tests only), one method, fresh noise every call, in one pass (:func:`release`). The
