@@ -147,17 +147,17 @@ def _const(text: str, n: int) -> pa.Array:
         pa.string())
 
 
-def _json_string_array(text: pa.Array) -> pa.Array:
-    """Each string as its JSON literal (``json.dumps(s, ensure_ascii=False)``): quotes around the plain
-    ones in one Arrow kernel; the rare value with a quote, backslash or control character by ``json``."""
-    n = len(text)
-    quoted = pc.binary_join_element_wise(_const('"', n), text, _const('"', n), _const("", n))
+def _json_escaped(text: pa.Array) -> pa.Array:
+    """Each string as the inside of its JSON literal (``json.dumps(s, ensure_ascii=False)[1:-1]``): the
+    string itself unless it holds a quote, a backslash or a control character — a scan of the bytes
+    (no regex per value); those rare values are escaped by ``json``."""
+    data = arrow.value_bytes(text)
+    if not np.any((data < 0x20) | (data == 0x22) | (data == 0x5C)):
+        return text
     special = pc.match_substring_regex(text, _JSON_ESCAPE)
-    if not pc.any(special).as_py():
-        return quoted
     rows = arrow.values(pc.indices_nonzero(special)).astype(np.int64)
-    fixed = [json.dumps(s, ensure_ascii=False) for s in text.take(arrow.from_numpy(rows)).to_pylist()]
-    out = quoted.to_numpy(zero_copy_only=False).astype(object)
+    fixed = [json.dumps(v, ensure_ascii=False)[1:-1] for v in text.take(arrow.from_numpy(rows)).to_pylist()]
+    out = text.to_numpy(zero_copy_only=False).astype(object)
     out[rows] = fixed
     return pa.array(out, pa.string())
 
@@ -197,12 +197,13 @@ def canonical_bytes(source: str | Path, data: TreeData) -> bytes:
     separators=(",", ":")))`` joined by newlines, as the ledger has always hashed them (UTF-8 byte order
     is code-point order, so the byte sort is Python's string sort)."""
     tree = data.tree
-    ids = _id_strings(tree)
+    ids = _json_escaped(_id_strings(tree))  # a parent is its node's id: escaped once
     parents = pa.concat_arrays([_const("", 1), ids.take(arrow.from_numpy(np.asarray(tree.parent[1:], np.int64)))])
     counts = pa.concat_arrays([_const("null", tree.n1), _json_number_array(data.x)])
     n = tree.n
-    lines = pc.binary_join_element_wise(_const("[", n), _json_string_array(ids), _const(",", n),
-                                        _json_string_array(parents), _const(",", n), counts, _const("]\n", n),
-                                        _const("", n)).cast(pa.large_string())
+    lines = pc.binary_join_element_wise(_const('["', n), ids, _const('","', n), parents, _const('",', n), counts,
+                                        _const("]\n", n), _const("", n))
+    if arrow.value_bytes(lines).size >= 2**31 - 1:  # past 32-bit offsets: the take needs large strings
+        lines = lines.cast(pa.large_string())
     # no line is a prefix of another (each is one whole JSON array), so the newline does not change the order
     return arrow.value_bytes(lines.take(pc.sort_indices(lines))).tobytes()
