@@ -6,7 +6,7 @@ Run: ``python bench/graph_bench.py`` (full, about 100 s on 2 cores) or ``--quick
 netscience, hep-th in part 1, karate, netscience, power in part 4, one run each). Prints four parts, all
 measured in this run; there are no timing assertions in the unit tests. ε = 1 everywhere.
 
-1. ``drf-dp`` end to end, ``dpviz.graph.release(edges, n, 1.0, method="drf-dp", rng=...)``, on the bundled
+1. ``drf-dp`` end to end, ``dpviz.graph.release(graph, Noise.laplace(1.0), method="drf-dp", rng=...)``, on the bundled
    graphs (``dpviz.graph.samples.load_graph_sample``), with the simulation path (``rng =
    np.random.default_rng(0)``: continuous Laplace) and the release path (``rng=None``: discrete Laplace and
    exponential-mechanism draws from the OS CSPRNG). Wall time is the best of 3 runs (full mode; 1 in
@@ -35,7 +35,7 @@ measured in this run; there are no timing assertions in the unit tests. ε = 1 e
    part [r0, p) × [c0, c1) and every column-split candidate part of both halves (the [1/4, 3/4] bands,
    thinned as drf-dp thins them: variant "default" = drf-dp's default ``max_candidates``, variant "all" =
    ``max_candidates=None``, every integer of the band; ``--quick`` runs "default" only). These are the
-   queries drf-dp answers with ``regions.count_below``: the bench wraps ``dpviz.graph.drf.count_below``
+   queries drf-dp answers with ``regions.count_below``: the bench wraps ``dpviz.graph.kdtree.count_below``
    during the run (timing it and recording its answers) and asserts that the rebuilt candidate counts are
    exactly those answers (as multisets), that the dense counts equal ``regions.count_upper``'s on every
    rectangle, and that the leaves' counts sum to |E|. Printed: (a) like for like, the counting step:
@@ -151,6 +151,7 @@ def timed(fn, repeat: int) -> tuple[float, object]:
 def worker_methods(job: dict) -> dict:
     """Part 1–3 for one graph, in a fresh process: drf-dp first (clean VmHWM), then the rest."""
     import dpviz.graph as G
+    from dpviz.core.noise import Noise
     from dpviz.core.registry import resolve
     from dpviz.graph.samples import load_graph_sample
     from dpviz.graph.metrics import evaluate
@@ -160,13 +161,13 @@ def worker_methods(job: dict) -> dict:
     karate = load_graph_sample("karate")
     for m in ["drf-dp", *methods]:  # import each module and run it once on a tiny graph: not timed
         resolve(G.METHODS[m])
-        G.release(karate.edges, karate.n_nodes, EPSILON, method=m, rng=np.random.default_rng(1))
-    G.release(karate.edges, karate.n_nodes, EPSILON, method="drf-dp", rng=None)
+        G.release(karate, Noise.laplace(EPSILON), method=m, rng=np.random.default_rng(1))
+    G.release(karate, Noise.laplace(EPSILON, discrete=True), method="drf-dp", rng=None)
     out: dict = {"graph": name, "n": g.n_nodes, "m": int(g.edges.shape[0]), "can_reset": reset_hwm()}
     out["rss_before"] = _status("VmRSS")
 
     def run(method: str, rng_seed: int | None):
-        return lambda: G.release(g.edges, g.n_nodes, EPSILON, method=method,
+        return lambda: G.release(g, Noise.laplace(EPSILON, discrete=rng_seed is None), method=method,
                                  rng=None if rng_seed is None else np.random.default_rng(rng_seed))
 
     # the reference: drf-dp, simulation path
@@ -203,9 +204,9 @@ def decomposition_queries(part, max_candidates: int | None) -> tuple[np.ndarray,
 
     Returns (r0, r1, c0, c1, kind) with kind 0 = a node's own count, 1 = a row-split candidate part
     [r0, p) × [c0, c1), 2 = a column-split candidate part [h0, h1) × [c0, q) of either half. The children
-    of a split node are 4 consecutive ids (dpviz.graph.drf._decompose): (top, left), (top, right),
+    of a split node are 4 consecutive ids (dpviz.graph.kdtree.decompose): (top, left), (top, right),
     (bottom, left), (bottom, right); so p = r1 of child 0, q_top = c1 of child 0, q_bottom = c1 of child 2.
-    Bands as in drf._choose_split: every p in [s0 + ⌈s/4⌉, s0 + ⌊3s/4⌋], thinned to ``max_candidates``
+    Bands as in kdtree._choose_split: every p in [s0 + ⌈s/4⌉, s0 + ⌊3s/4⌋], thinned to ``max_candidates``
     evenly spaced ones when that is not None (drf-dp's default, ``drf.DEFAULT_MAX_CANDIDATES``).
     """
     from dpviz.graph.regions import ragged_arange
@@ -225,7 +226,7 @@ def decomposition_queries(part, max_candidates: int | None) -> tuple[np.ndarray,
         n_band = start + (3 * s) // 4 - lo + 1
         if max_candidates is None:
             return ragged_arange(lo, n_band)
-        n_c = np.minimum(n_band, max_candidates)  # the evenly spaced public grid of drf._choose_split
+        n_c = np.minimum(n_band, max_candidates)  # the evenly spaced public grid of kdtree._choose_split
         t, grp = ragged_arange(np.zeros(lo.size, dtype=np.int64), n_c)
         step = (t * np.maximum(n_band - 1, 0)[grp]) // np.maximum(n_c - 1, 1)[grp]
         return lo[grp] + step, grp
@@ -263,6 +264,8 @@ def worker_dense(job: dict) -> dict:
     """Part 4 for one graph: sparse (count_upper, drf-dp) vs dense (C) on the decomposition's rectangles."""
     import dpviz.graph as G
     import dpviz.graph.drf as drf_mod
+    import dpviz.graph.kdtree as kdtree_mod
+    from dpviz.core.noise import Noise
     from dpviz.graph.samples import load_graph_sample
     from dpviz.graph.regions import EdgeIndex, count_upper
 
@@ -270,17 +273,17 @@ def worker_dense(job: dict) -> dict:
     g = load_graph_sample(name)
     n, m = g.n_nodes, int(g.edges.shape[0])
     karate = load_graph_sample("karate")
-    G.release(karate.edges, karate.n_nodes, EPSILON, method="drf-dp", rng=np.random.default_rng(1))  # warm-up
+    G.release(karate, Noise.laplace(EPSILON), method="drf-dp", rng=np.random.default_rng(1))  # warm-up
     if job["all_candidates"]:
         options, max_cand = {"max_candidates": None}, None
     else:
         options, max_cand = {}, getattr(drf_mod, "DEFAULT_MAX_CANDIDATES", None)
 
     def drf_run():
-        return G.release(g.edges, n, EPSILON, method="drf-dp", rng=np.random.default_rng(SEED), **options)
+        return G.release(g, Noise.laplace(EPSILON), method="drf-dp", rng=np.random.default_rng(SEED), **options)
 
     # drf-dp, with its count_below calls timed and their answers recorded (a bench-only wrapper)
-    real_count_below = drf_mod.count_below
+    real_count_below = kdtree_mod.count_below
     acc: dict = {"time": 0.0, "answers": []}
 
     def timed_count_below(*args):
@@ -290,7 +293,7 @@ def worker_dense(job: dict) -> dict:
         acc["answers"].append(np.asarray(res))
         return res
 
-    drf_mod.count_below = timed_count_below
+    kdtree_mod.count_below = timed_count_below
     try:
         t_drf, t_cb = math.inf, math.inf
         for _ in range(repeat):  # seeded: every run is the same computation
@@ -300,7 +303,7 @@ def worker_dense(job: dict) -> dict:
             t_drf, t_cb = min(t_drf, time.perf_counter() - t), min(t_cb, acc["time"])
         answers = np.concatenate(acc["answers"]) if acc["answers"] else np.zeros(0, dtype=np.int64)
     finally:
-        drf_mod.count_below = real_count_below
+        kdtree_mod.count_below = real_count_below
     mem_drf = numpy_peak(drf_run)
 
     position = np.empty(n, dtype=np.int64)
