@@ -181,9 +181,9 @@ with st.expander("What am I looking at?", icon=":material/help:"):
         "form a basis (rem-digest §1.3).")
 
 # 1. Data ------------------------------------------------------------------------------------------
-# a rejected upload also drops the simulation memo and the GReM-LNN iteration counts (they may hold the earlier file's)
+# a rejected upload drops the simulation, and the memo and GReM-LNN iteration counts (they may hold the earlier file's)
 data_key, data = ui.data_source(CAP, SOURCES, MARGINALS_UPLOAD, default_sample=DEFAULT_SAMPLE, refine=_project,
-                                forget=(MEMO_KEY, ITERATIONS_KEY),
+                                results=("marginals_sim",), forget=(MEMO_KEY, ITERATIONS_KEY),
                                 still_showing="No valid data from the upload yet: still showing {name}.")
 stem = _file_stem(data_key)
 domain = data.domain

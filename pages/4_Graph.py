@@ -192,6 +192,7 @@ st.caption("A simple undirected graph released under edge-level differential pri
 
 # 1. Data ------------------------------------------------------------------------------------------
 data_key, graph = ui.data_source(CAP, SOURCES, GRAPH_UPLOAD, sample_label="Graph", default_sample=DEFAULT_SAMPLE,
+                                 results=("graph_audit", "graph_release_partition"),
                                  still_showing="No valid edge list uploaded yet: still showing {name}.",
                                  loading="Loading the graph ...")
 stem = _file_stem(data_key)

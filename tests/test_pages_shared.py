@@ -190,3 +190,45 @@ def test_a_widget_named_alike_on_two_pages_sits_in_the_same_section(skeletons):
     split = {f"{kind} “{label}”": {s: sorted(caps) for s, caps in places.items()}
              for (kind, label), places in seen.items() if len(places) > 1}
     assert not split, split
+
+
+# ---- one Data section for every capability page (issue 18) ---------------------------------------------------
+def _calls(path, name: str) -> list:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == name]
+
+
+def test_every_capability_page_draws_its_data_section_with_the_one_ui_function():
+    """No page repeats the source block (radio, sample picker, uploader, fallback): each capability page makes one
+    ``ui.data_source`` call and none builds its own "Data source" radio or parses its data upload itself."""
+    from dpviz import ui
+    from dpviz.core.registry import CAPABILITIES
+
+    pages = [(cap, ui.page_of(cap.name)) for cap in CAPABILITIES]
+    checked = [cap.name for cap, page in pages if page is not None and (ROOT / page.path).is_file()]
+    assert {"tree", "stream", "marginals", "graph"} <= set(checked)
+    for cap, page in pages:
+        if cap.name not in checked:
+            continue
+        path = ROOT / page.path
+        assert len(_calls(path, "data_source")) == 1, page.path
+        radios = [c for c in _calls(path, "radio") if c.args and getattr(c.args[0], "value", None) == "Data source"]
+        assert not radios, f"{page.path} builds its own source radio"
+        own = [c for c in _calls(path, "handle_upload") if len(c.args) > 1 and getattr(c.args[1], "value", None)
+               == cap.name]
+        assert not own, f"{page.path} parses its data upload itself"
+
+
+def test_data_source_keeps_the_page_source_and_names_it_in_the_fallback():
+    """The shared block keeps ``{cap}_last = (source key, data)``; with no usable upload the page keeps showing
+    it, says so, and a bundled key names the sample without its prefix (the ledger's label adds it)."""
+    at = ok(app_test("pages/4_Graph.py"))
+    key, graph = at.session_state["graph_last"]
+    assert key == ("bundled", "karate") and graph.n_nodes == 34
+    ok(at.selectbox(key="graph_sample").set_value("netscience").run())
+    assert at.session_state["graph_last"][0] == ("bundled", "netscience")
+    ok(at.radio(key="graph_source").set_value("upload").run())  # nothing uploaded yet: the last source stays
+    assert at.session_state["graph_last"][0] == ("bundled", "netscience")
+    assert any("still showing netscience" in i.value for i in at.info)

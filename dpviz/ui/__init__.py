@@ -19,11 +19,10 @@ from dpviz.ui.release_panel import PREVIEW_ROWS, SESSION_LEDGER_KEY, page_ledger
 from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, noise_caption, release_heading,
                                shipped_structure, simulation_banner, simulation_file_name, simulation_section,
                                with_notice)
-from dpviz.ui.sources import (RESULT_KEYS, UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_source, handle_upload,
-                              load_bundled)
+from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_source, handle_upload, load_bundled
 
 __all__ = ["PAGES", "PageInfo", "page_info", "page_of", "page_setup", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
-           "simulation_file_name", "simulation_section", "with_notice", "RESULT_KEYS", "UPLOAD_BYTES_KEY",
+           "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",
            "UploadSpec", "clear_results", "data_source", "handle_upload", "load_bundled"]

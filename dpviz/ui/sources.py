@@ -19,7 +19,7 @@ import streamlit as st
 from dpviz.core.registry import SAMPLE_PREFIX, Capability
 from dpviz.errors import InputError
 
-__all__ = ["load_bundled", "RESULT_KEYS", "UPLOAD_BYTES_KEY", "clear_results", "handle_upload", "UploadSpec",
+__all__ = ["load_bundled", "UPLOAD_BYTES_KEY", "clear_results", "handle_upload", "UploadSpec",
            "data_source"]
 
 UPLOAD_BYTES_KEY = "ui_upload_bytes"
@@ -33,16 +33,6 @@ def load_bundled(capability: str, name: str) -> Any:
     return load_sample(capability, name if name.startswith(SAMPLE_PREFIX) else SAMPLE_PREFIX + name)
 
 
-RESULT_KEYS: dict[str, tuple[str, ...]] = {
-    "tree": (),
-    "stream": (),
-    "marginals": ("marginals_sim",),
-    "graph": ("graph_audit", "graph_release_partition"),
-}
-"""Per capability, the session keys (not widget keys) that hold results computed from the page's data: a
-rejected upload drops them (:func:`clear_results`), with the drawn release, its receipt and the upload."""
-
-
 def _from_upload(held: Any) -> bool:
     """Whether a page's ``{cap}_last`` (its current source, first item the source key) came from an upload."""
     return isinstance(held, tuple) and bool(held) and isinstance(held[0], tuple) and held[0][:1] == ("upload",)
@@ -50,11 +40,11 @@ def _from_upload(held: Any) -> bool:
 
 def clear_results(cap: str, extra: tuple[str, ...] = ()) -> list[str]:
     """Drop what a page shows from its last good upload: the page's last source when it was an upload, the
-    drawn private release and its receipt (so its table and download buttons go), the capability's
-    :data:`RESULT_KEYS` and ``extra``. Returns the keys dropped."""
+    drawn private release and its receipt (so its table and download buttons go), and ``extra`` (the page's
+    own result keys: session keys, not widget keys, holding results computed from its data). Returns the keys
+    dropped."""
     ss = st.session_state
-    keys = [f"{cap}_private_release", f"{cap}_private_release_receipt", *RESULT_KEYS.get(cap, ()),
-            *extra]
+    keys = [f"{cap}_private_release", f"{cap}_private_release_receipt", *extra]
     if _from_upload(ss.get(f"{cap}_last")):
         keys.append(f"{cap}_last")
     return [k for k in keys if ss.pop(k, None) is not None]
@@ -66,8 +56,8 @@ def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any], *, cap: st
     hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``. A bad one
     shows its InputError (which names the line, column and what was expected) with ``st.error``, and drops
     everything the page showed from an earlier upload: ``session_state[prefix + "_upload"]``, its bytes and, through
-    :func:`clear_results` for ``cap`` (default: ``prefix`` up to its first ``_``), the page's results, its
-    drawn release and the release's downloads, plus the keys in ``clears``; the keys in ``forget`` (e.g. a
+    :func:`clear_results` for ``cap`` (default: ``prefix`` up to its first ``_``), its drawn release and the
+    release's downloads, plus the page's results in ``clears``; the keys in ``forget`` (e.g. a
     memo that may hold the earlier upload's results) are dropped too, without counting as shown results. The
     page then falls back to its bundled data and says so; nothing of the rejected or the earlier file stays on
     screen."""
@@ -120,7 +110,7 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
                 sample_label: str = "Data set", default_sample: str | None = None,
                 synthetic: Callable[[], tuple[tuple, Any]] | None = None,
                 refine: Callable[[tuple, Any], tuple[tuple, Any] | None] | None = None,
-                forget: tuple[str, ...] = (),
+                results: tuple[str, ...] = (), forget: tuple[str, ...] = (),
                 still_showing: str = "No valid file loaded yet: still showing {name}.",
                 describe: Callable[[tuple, Any], str] = _data_name,
                 loading: str = "Loading the data ...") -> tuple[tuple, Any]:
@@ -131,7 +121,7 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
     ``{cap}_source``). Bundled: the registry's samples (a picker ``{cap}_sample`` labelled ``sample_label`` when
     there are several; ``default_sample`` first, else the first sample). Synthetic: ``synthetic()`` draws its
     own widgets and returns ``(key, data)``. Upload: the uploader of ``upload``, parsed once per file
-    (:func:`handle_upload`, ``forget`` as there); ``refine(key, parsed)`` may draw widgets that turn the parsed
+    (:func:`handle_upload`: a rejected file drops the page's ``results`` keys, and ``forget`` as there); ``refine(key, parsed)`` may draw widgets that turn the parsed
     file into the data (``(key, data)``, or None when they do not give usable data yet). Without usable upload
     the page keeps its last source (or the default sample) and says ``still_showing`` with ``{name}`` =
     ``describe(key, data)`` (default: ``data.name``)."""
@@ -159,7 +149,7 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
         f = st.file_uploader(upload.label, type=list(upload.types), key=upload.key, help=upload.help or None)
         if upload.caption:
             st.caption(upload.caption)
-        handle_upload(f, cap.name, upload.parse, forget=forget)
+        handle_upload(f, cap.name, upload.parse, clears=results, forget=forget)
         held = ss.get(f"{cap.name}_upload")
         if held is not None:
             current = held if refine is None else refine(*held)
