@@ -6,7 +6,7 @@ Run: ``python bench/graph_bench.py`` (full, about 100 s on 2 cores) or ``--quick
 netscience, hep-th in part 1, karate, netscience, power in part 4, one run each). Prints four parts, all
 measured in this run; there are no timing assertions in the unit tests. ε = 1 everywhere.
 
-1. ``drf-dp`` end to end, ``dpviz.graph.release(graph, Noise.laplace(1.0), method="drf-dp", rng=...)``, on the bundled
+1. ``drf-dp`` end to end, ``dpviz.graph.release.release(graph, Noise.laplace(1.0), method="drf-dp", rng=...)``, on the bundled
    graphs (``dpviz.graph.samples.load_graph_sample``), with the simulation path (``rng =
    np.random.default_rng(0)``: continuous Laplace) and the release path (``rng=None``: discrete Laplace and
    exponential-mechanism draws from the OS CSPRNG). Wall time is the best of 3 runs (full mode; 1 in
@@ -150,9 +150,10 @@ def timed(fn, repeat: int) -> tuple[float, object]:
 
 def worker_methods(job: dict) -> dict:
     """Part 1–3 for one graph, in a fresh process: drf-dp first (clean VmHWM), then the rest."""
-    import dpviz.graph as G
     from dpviz.core.noise import Noise
     from dpviz.core.registry import resolve
+    from dpviz.graph.release import release
+    from dpviz.graph.strategy import METHODS
     from dpviz.graph.samples import load_graph_sample
     from dpviz.graph.metrics import evaluate
 
@@ -160,14 +161,14 @@ def worker_methods(job: dict) -> dict:
     g = load_graph_sample(name)
     karate = load_graph_sample("karate")
     for m in ["drf-dp", *methods]:  # import each module and run it once on a tiny graph: not timed
-        resolve(G.METHODS[m])
-        G.release(karate, Noise.laplace(EPSILON), method=m, rng=np.random.default_rng(1))
-    G.release(karate, Noise.laplace(EPSILON, discrete=True), method="drf-dp", rng=None)
+        resolve(METHODS[m])
+        release(karate, Noise.laplace(EPSILON), method=m, rng=np.random.default_rng(1))
+    release(karate, Noise.laplace(EPSILON, discrete=True), method="drf-dp", rng=None)
     out: dict = {"graph": name, "n": g.n_nodes, "m": int(g.edges.shape[0]), "can_reset": reset_hwm()}
     out["rss_before"] = _status("VmRSS")
 
     def run(method: str, rng_seed: int | None):
-        return lambda: G.release(g, Noise.laplace(EPSILON, discrete=rng_seed is None), method=method,
+        return lambda: release(g, Noise.laplace(EPSILON, discrete=rng_seed is None), method=method,
                                  rng=None if rng_seed is None else np.random.default_rng(rng_seed))
 
     # the reference: drf-dp, simulation path
@@ -262,10 +263,10 @@ def dense_count(C: np.ndarray, r0, r1, c0, c1) -> np.ndarray:
 
 def worker_dense(job: dict) -> dict:
     """Part 4 for one graph: sparse (count_upper, drf-dp) vs dense (C) on the decomposition's rectangles."""
-    import dpviz.graph as G
     import dpviz.graph.drf as drf_mod
     import dpviz.graph.kdtree as kdtree_mod
     from dpviz.core.noise import Noise
+    from dpviz.graph.release import release
     from dpviz.graph.samples import load_graph_sample
     from dpviz.graph.regions import EdgeIndex, count_upper
 
@@ -273,14 +274,14 @@ def worker_dense(job: dict) -> dict:
     g = load_graph_sample(name)
     n, m = g.n_nodes, int(g.edges.shape[0])
     karate = load_graph_sample("karate")
-    G.release(karate, Noise.laplace(EPSILON), method="drf-dp", rng=np.random.default_rng(1))  # warm-up
+    release(karate, Noise.laplace(EPSILON), method="drf-dp", rng=np.random.default_rng(1))  # warm-up
     if job["all_candidates"]:
         options, max_cand = {"max_candidates": None}, None
     else:
         options, max_cand = {}, getattr(drf_mod, "DEFAULT_MAX_CANDIDATES", None)
 
     def drf_run():
-        return G.release(g, Noise.laplace(EPSILON), method="drf-dp", rng=np.random.default_rng(SEED), **options)
+        return release(g, Noise.laplace(EPSILON), method="drf-dp", rng=np.random.default_rng(SEED), **options)
 
     # drf-dp, with its count_below calls timed and their answers recorded (a bench-only wrapper)
     real_count_below = kdtree_mod.count_below

@@ -18,7 +18,7 @@ from dpviz.core.noise import Noise
 from dpviz.core.samplers import discrete_laplace_variance
 from dpviz.errors import InputError
 from dpviz.graph import baselines as B
-from dpviz.graph import release
+from dpviz.graph.release import release
 from dpviz.graph.estimators import degree_postprocess, least_squares, released_counts, top_down_counts
 from dpviz.graph.hierarchy import kd_hybrid_hierarchy, private_medians, quadtree_hierarchy
 from dpviz.graph.strategy import geometric_budgets

@@ -11,7 +11,8 @@ from scipy.stats import chisquare
 
 from dpviz.core.exponential import exponential_mechanism, exponential_mechanism_grouped
 from dpviz.errors import InputError
-from dpviz.graph import NOT_PRIVATE_LABEL, release
+from dpviz.graph import NOT_PRIVATE_LABEL
+from dpviz.graph.release import release
 from dpviz.core.noise import Noise
 from dpviz.graph.drf import drf_dp, drf_published, q_labelling, relabel
 from dpviz.graph.estimators import project_capped

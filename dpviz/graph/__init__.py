@@ -22,13 +22,14 @@ Layout (the same file names in every capability, docs/ARCHITECTURE.md):
 from importlib import import_module
 
 # Imported on first use (PEP 562): importing a light submodule (dpviz.graph.hooks, read by the tools' CLI
-# registrars) does not load NumPy and pandas through this package.
+# registrars) does not load NumPy and pandas through this package. ``release``/``simulate`` are not among
+# them: ``dpviz.graph.release`` is the module (import them with ``from dpviz.graph.release import release``).
 _EXPORTS = {"Graph": "model", "GraphOutput": "model", "Partition": "regions", "GraphRelease": "release",
-            "GraphSimulation": "release", "release": "release", "simulate": "release", "DEFAULT_METHOD": "strategy",
+            "GraphSimulation": "release", "DEFAULT_METHOD": "strategy",
             "METHODS": "strategy", "NOT_PRIVATE_LABEL": "strategy", "PRIVATE_METHODS": "strategy",
             "VertexSet": "structure"}
 
-__all__ = ["release", "simulate", "GraphRelease", "GraphSimulation", "Graph", "GraphOutput", "VertexSet",
+__all__ = ["GraphRelease", "GraphSimulation", "Graph", "GraphOutput", "VertexSet",
            "Partition", "METHODS", "DEFAULT_METHOD", "PRIVATE_METHODS", "NOT_PRIVATE_LABEL"]
 
 
