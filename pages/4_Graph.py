@@ -31,17 +31,17 @@ import streamlit as st
 
 from dpviz import ui
 from dpviz.audit.auditor import AUDIT_NOTICE, format_result
-from dpviz.audit.targets import graph_target
+from dpviz.graph.hooks import graph_target
 from dpviz.audit.targets import run as run_audit
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
 from dpviz.core.noise import Noise
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
-from dpviz.graph import METHODS, NOT_PRIVATE_LABEL, VertexSet, release, release_graph, release_meta
-from dpviz.graph.cli import SPLIT_METHODS
-from dpviz.graph.release import method_rng, metrics_rng, partition_json
-from dpviz.graph.data import sample_info
+from dpviz.graph import METHODS, NOT_PRIVATE_LABEL, VertexSet
+from dpviz.graph.strategy import SPLIT_METHODS
+from dpviz.graph.release import method_rng, metrics_rng, partition_json, release
+from dpviz.graph.samples import sample_info
 from dpviz.graph.io import edges_frame, read_edges
 from dpviz.graph.metrics import degree_histogram, evaluate, true_communities
 from dpviz.viz import graph as vg
@@ -93,7 +93,7 @@ def input_adjacency(data_key: tuple, _graph):
 def simulated_release(data_key: tuple, method: str, epsilon: float, split: tuple | None, seed: int, _graph):
     """One seeded release (simulation: continuous noise from the method's own stream of ``seed``)."""
     t0 = time.perf_counter()
-    rel = release(_graph.edges, _graph.n_nodes, epsilon, method=method, rng=method_rng(seed, method),
+    rel = release(_graph, Noise.laplace(epsilon), rng=method_rng(seed, method), method=method,
                   **({"split": split} if split is not None else {}))
     return rel, time.perf_counter() - t0
 
@@ -298,8 +298,8 @@ st.markdown(f"#### Inspect: {label}")
 if not rel.private:
     st.error(f"{label}: {NOT_PRIVATE_LABEL}. The budget below is the paper's nominal accounting, not a guarantee.",
              icon=":material/gpp_bad:")
-st.markdown(f"**Accounting** ({len(rel.budget)} sub-budgets spent one after another, Σ = ε = {eps:g})")
-st.dataframe(vg.budget_frame(rel.budget, eps), hide_index=True, key="graph_budget_table", width="stretch",
+st.markdown(f"**Accounting** ({len(rel.steps)} sub-budgets spent one after another, Σ = ε = {eps:g})")
+st.dataframe(vg.budget_frame(rel.steps, eps), hide_index=True, key="graph_budget_table", width="stretch",
              column_config={"sub-budget": st.column_config.TextColumn("Sub-budget", width=320),
                             "ε": st.column_config.NumberColumn("ε", format="%.4g", width=90),
                             "share of ε": st.column_config.ProgressColumn(
@@ -375,7 +375,7 @@ d1.download_button(f"Simulated release of {inspect}{'' if rel.private else f' ({
 if rel.partition is not None:
     d2.download_button("Its partition (JSON)", data=lambda: meta_json(
         {**partition_json(rel, graph.labels), "mode": "simulate", "notice": SIMULATION_NOTICE, "seed": seed,
-         "epsilon": eps, "budget": {str(k): float(v) for k, v in rel.budget.items()},
+         "epsilon": eps, "budget": {str(k): float(v) for k, v in rel.steps.items()},
          **({} if rel.private else {"warning": NOT_PRIVATE_LABEL})}),
         file_name=output_name(CAP.name, "simulate", sim_stem, "partitions.json"), mime="application/json",
         key="graph_sim_partition", icon=":material/data_object:", on_click="ignore")
@@ -456,10 +456,10 @@ release_settings = (data_key, eps, split, None if release_structure is None else
 
 
 def _run_release():  # no seed, no truth: drf-dp with discrete noise from the OS CSPRNG, on the declared vertex set
-    out = release_graph(graph, vertices, eps, method="drf-dp", rng=None, split=split)
-    meta = release_meta(out, eps, source=stem, split=split)
+    out = release(graph, Noise.laplace(eps, discrete=True), rng=None, method="drf-dp", vertices=vertices, source=stem,
+                  split=split)
     ss["graph_release_partition"] = (release_settings, meta_json(out.partition_json()))
-    return ui.with_notice(out.edges_frame(), release_structure), meta
+    return ui.with_notice(out.table(), release_structure), out.metadata()
 
 
 ui.private_release_panel(

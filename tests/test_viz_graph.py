@@ -6,9 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.audit.targets import graph_target, run
+from dpviz.audit.targets import run
+from dpviz.graph.hooks import graph_target
 from dpviz.errors import InputError
-from dpviz.graph import NOT_PRIVATE_LABEL, Partition, release
+from dpviz.core.noise import Noise
+from dpviz.graph import NOT_PRIVATE_LABEL, Partition
+from dpviz.graph.release import release
 from dpviz.graph.samples import load_graph_sample
 from dpviz.graph.metrics import METRIC_INFO, degree_histogram
 from dpviz.graph.regions import offdiag_cells, upper_cells
@@ -44,7 +47,7 @@ def karate():
 
 @pytest.fixture(scope="module")
 def karate_drf(karate):
-    return release(karate.edges, karate.n_nodes, 1.0, method="drf-dp", rng=np.random.default_rng(7))
+    return release(karate, Noise.laplace(1.0), method="drf-dp", rng=np.random.default_rng(7))
 
 
 # ---- density image --------------------------------------------------------------------------------
@@ -194,7 +197,7 @@ def test_frontier_steps_through_the_tree():
 
 @pytest.mark.parametrize("method", ["drf-dp", "drf", "kdh", "quadtree"])
 def test_frontier_of_real_decompositions_tiles_the_upper_triangle(karate, method):
-    rel = release(karate.edges, 34, 2.0, method=method, rng=np.random.default_rng(5))
+    rel = release(karate, Noise.laplace(2.0), method=method, rng=np.random.default_rng(5))
     p = rel.partition
     cells = upper_cells(p.r0, p.r1, p.c0, p.c1)
     for d in range(int(p.depth.max()) + 1):
@@ -265,8 +268,8 @@ def test_degree_figure_drops_degree_zero_and_normalises(karate):
 
 
 def test_budget_frame_sums_to_epsilon(karate_drf):
-    frame = vg.budget_frame(karate_drf.budget, 1.0)
-    assert list(frame["sub-budget"][:-1]) == list(karate_drf.budget)
+    frame = vg.budget_frame(karate_drf.steps, 1.0)
+    assert list(frame["sub-budget"][:-1]) == list(karate_drf.steps)
     assert frame["ε"].iloc[-1] == pytest.approx(1.0, abs=1e-12)
     assert frame["ε"].iloc[:-1].sum() == pytest.approx(1.0) and frame["share of ε"].iloc[-1] == pytest.approx(1.0)
     with pytest.raises(InputError, match="sum to"):
