@@ -19,7 +19,8 @@ from tests.e2e_helpers import install_probe, mark, open_page, settled, timed_got
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ["", "Tree", "Stream", "Marginals", "Graph", "Planner", "Ledger"]
+PAGES = ["", *(re.sub(r"^[0-9]*[_ -]*", "", f.stem) for f in sorted((ROOT / "pages").glob("*.py")))]
+"""Home, then every page file by its URL path (pages/1_Tree.py -> "Tree"): a new page is checked too."""
 FORBIDDEN = re.compile(r"\b(None|nan|NaN|Infinity)\b")
 
 # The visible elements of the main block that come before its first h1 (their text, or their kind).
