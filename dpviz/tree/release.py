@@ -37,7 +37,6 @@ is released with ``structure read from the data: not private`` in its ``.meta.js
 from __future__ import annotations
 
 import datetime as _dt
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -420,6 +419,8 @@ def release(
         released = est.values(meas := measure(strategy, data, noise, rng))
         text = None
     else:
+        from concurrent.futures import ThreadPoolExecutor  # only the CLI's write path: kept off import time
+
         if plan is not None and method in GLS_METHODS:
             check_plan(plan, tree, d)
         with ThreadPoolExecutor(2) as pool:  # Theorem 5's O(n) variance and its text, beside the draw and GMC
