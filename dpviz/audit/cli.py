@@ -2,10 +2,10 @@
 
 One verb per registered capability (:data:`dpviz.core.registry.CAPABILITIES`): its help line and its own flags
 come from the capability's hooks module (``AUDIT_HELP``, ``AUDIT_ARGS``: ``(flag, add_argument keywords)``
-pairs whose values go to its ``audit_target`` hook). Each verb runs the mechanism ``--trials`` times on each of two neighbouring inputs (a simulation
-with seeded noise: ``--seed``), prints every event with its counts and Clopper–Pearson bounds, the ε
-lower bound against the claimed ε and a verdict line; progress goes to stderr. The exit code is 0
-whether or not a violation is found (the verdict is printed), 2 for bad input.
+pairs whose values go to its ``audit_target`` hook). Each verb runs the mechanism ``--trials`` times on each
+of two neighbouring inputs (a simulation with seeded noise: ``--seed``), prints every event with its counts
+and Clopper–Pearson bounds, the ε lower bound against the claimed ε and a verdict line; progress goes to
+stderr. The exit code is 0 whether or not a violation is found (the verdict is printed), 2 for bad input.
 
 This module imports nothing heavy at import time (the parser is built for every ``python -m dpviz``
 call); the auditor is imported when a verb runs.

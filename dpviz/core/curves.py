@@ -32,9 +32,8 @@ from dpviz.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_BISECTION_STEPS", "Conversion", "Curve", "DotGroup", "MonteCarloCost", "MonteCarloCurve", "MonteCarloPlan", "bisect_epsilon",
-           "epsilon_at", "metric_dots", "mse_dots", "rho_at",
-           "unit_noise"]
+__all__ = ["MAX_BISECTION_STEPS", "bisect_epsilon", "Conversion", "Curve", "DotGroup", "epsilon_at", "metric_dots",
+           "MonteCarloCost", "MonteCarloCurve", "MonteCarloPlan", "mse_dots", "rho_at", "unit_noise"]
 
 Conversion = Literal["exact", "cks"]
 """How a capability's simulation turns Gaussian (ε, δ) into ρ: the exact Gaussian profile or the CKS bound."""
@@ -269,8 +268,8 @@ class MonteCarloPlan:
     @property
     def note(self) -> str:
         if self.epsilon is None:
-            return (f"not reached: at ε = {self.bracket[1]:g} the mean {self.metric} is {self.mean:.4g} ± {self.se:.2g} "
-                    f"(target {self.target:g}); the method may have an error floor")
+            return (f"not reached: at ε = {self.bracket[1]:g} the mean {self.metric} is {self.mean:.4g} "
+                    f"± {self.se:.2g} (target {self.target:g}); the method may have an error floor")
         return (f"Monte-Carlo: mean of {self.trials} releases = {self.mean:.4g} ± {self.se:.2g} (s.e.) at "
                 f"ε = {self.epsilon:.4g}; the answer lies in ({self.bracket[0]:.4g}, {self.bracket[1]:.4g}] up to "
                 "that noise")

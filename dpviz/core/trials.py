@@ -34,10 +34,11 @@ from dpviz.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NAN", "ROW_BYTES", "Record", "SUMMARY_COLUMNS", "TIDY_COLUMNS", "Target", "TrialEstimate", "check_options",
-           "categorical", "check_trials", "child_seed", "continuous_noise", "estimate_trials", "int_seed", "is_path", "noise_text", "MIN_SIMULATION_EPSILON", "MIN_SIMULATION_RHO",
-           "parse_epsilons", "simulation_epsilon", "simulation_rho",
-           "pick_methods", "run_trials", "summarise", "trial_frame", "trial_seed"]
+__all__ = ["MIN_SIMULATION_EPSILON", "MIN_SIMULATION_RHO", "NAN", "ROW_BYTES", "SUMMARY_COLUMNS", "TIDY_COLUMNS",
+           "categorical", "check_options", "check_trials", "child_seed", "continuous_noise",
+           "estimate_trials", "int_seed", "is_path", "noise_text", "parse_epsilons", "pick_methods",
+           "Record", "run_trials", "simulation_epsilon", "simulation_rho", "summarise", "Target",
+           "trial_frame", "trial_seed", "TrialEstimate"]
 
 Record = tuple[str, str, float, float]
 """(method, metric, value, analytic expectation or NaN)."""

@@ -14,12 +14,12 @@
   bisection on log ε (:func:`dpviz.core.curves.bisect_epsilon`, the same trial seeds at every ε: common
   random numbers). Planning a graph simulates releases of the true graph (a simulation, for planning only).
 
-Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit graph`` verb),
-``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep graph``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
-release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
-``PLAN_HELP``/``plan_args``/``plan_command`` (``plan graph``), ``LEDGER_ARGS`` and ``ledger_load`` (the ledger).
-Light on import: NumPy and the core
-types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit graph``
+verb), ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep graph``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a
+planned release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic
+capabilities), ``PLAN_HELP``/``plan_args``/``plan_command`` (``plan graph``), ``LEDGER_ARGS`` and
+``ledger_load`` (the ledger). Light on import: NumPy and the core types are imported when a hook runs, so the
+tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations
@@ -336,7 +336,8 @@ def graph_plan(graph: Any, metric: str, target: float, methods: Sequence[str], *
 
 
 def graph_cost(graph: Any, methods: Sequence[str], epsilons: Sequence[float]) -> MonteCarloCost:
-    """What :func:`graph_curves` of ``methods`` over ``epsilons`` costs (a few timed trials, the cost moving with ε)."""
+    """What :func:`graph_curves` of ``methods`` over ``epsilons`` costs (a few timed trials; the cost moves
+    with ε)."""
     from dpviz.core.curves import MonteCarloCost
     from dpviz.core.trials import estimate_trials
 

@@ -14,12 +14,12 @@
   ``rp-release`` the conservative per-marginal charge a discrete release pays. Scalable MWEM is adaptive
   (data-dependent selection) and not planned.
 
-Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit marginals`` verb),
-``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep marginals``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
-release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
-``PLAN_HELP``/``plan_args``/``plan_command`` (``plan marginals``), ``LEDGER_LOADS`` and ``page_canonical_bytes`` (the ledger).
-Light on import: NumPy and the core
-types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit
+marginals`` verb), ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep marginals``),
+``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned release's keys and ready-made ones), ``plan_dots`` (the planner's
+Monte-Carlo dots, analytic capabilities), ``PLAN_HELP``/``plan_args``/``plan_command`` (``plan marginals``),
+``LEDGER_LOADS`` and ``page_canonical_bytes`` (the ledger). Light on import: NumPy and the core types are
+imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations

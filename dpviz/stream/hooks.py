@@ -14,12 +14,12 @@
   worst step, √max_t Var ŝ_t) or ``mean`` (the RMSE over the horizon, √(mean_t Var ŝ_t) — what the stream
   simulation's empirical RMSE estimates). No data: the horizon N only.
 
-Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit stream`` verb),
-``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep stream``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
-release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
-``PLAN_HELP``/``plan_args``/``plan_command`` (``plan stream``), ``LEDGER_ARGS`` and ``page_canonical_bytes`` (the ledger).
-Light on import: NumPy and the core
-types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit stream``
+verb), ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep stream``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a
+planned release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic
+capabilities), ``PLAN_HELP``/``plan_args``/``plan_command`` (``plan stream``), ``LEDGER_ARGS`` and
+``page_canonical_bytes`` (the ledger). Light on import: NumPy and the core types are imported when a hook
+runs, so the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """``python -m dpviz sweep CAPABILITY DATA --epsilons ... --trials ...``: Monte-Carlo sweeps.
 
-One verb per registered capability: its help line and its own settings come from the capability's hooks
-module (``SWEEP_HELP``; ``SWEEP_ARGS``, ``(flag, add_argument keywords)`` pairs whose values become the
-``SweepSpec.options`` its ``sweep_target`` hook reads). Each verb simulates ``--trials`` releases at every ε of ``--epsilons`` with every method of ``--methods``,
-as Dask tasks on a local cluster (``--workers``, default 2 processes), on an existing cluster
-(``--scheduler tcp://host:8786``) or in this process (``--workers 0``). A progress bar goes to stderr;
-the summary (mean, 95% interval and analytic value per ε × method × metric) to stdout; the tidy table
-(one row per ε, trial, method and metric) to ``--output`` as Parquet. Exit code 2 for bad input.
+One verb per registered capability: its help line and its own settings come from the capability's hooks module
+(``SWEEP_HELP``; ``SWEEP_ARGS``, ``(flag, add_argument keywords)`` pairs whose values become the
+``SweepSpec.options`` its ``sweep_target`` hook reads). Each verb simulates ``--trials`` releases at every ε
+of ``--epsilons`` with every method of ``--methods``, as Dask tasks on a local cluster (``--workers``, default
+2 processes), on an existing cluster (``--scheduler tcp://host:8786``) or in this process (``--workers 0``). A
+progress bar goes to stderr; the summary (mean, 95% interval and analytic value per ε × method × metric) to
+stdout; the tidy table (one row per ε, trial, method and metric) to ``--output`` as Parquet. Exit code 2 for
+bad input.
 
 This module imports nothing heavy at import time (the parser is built for every ``python -m dpviz``
 call); numpy, pandas and dask are imported when a verb runs.

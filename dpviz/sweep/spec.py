@@ -51,15 +51,13 @@ class SweepSpec:
     """One sweep: ``capability`` on ``source`` at every ε of ``epsilons``, ``trials`` simulated releases
     each, every method of ``methods`` on each (the same noise draw where the capability shares one).
 
-    ``source``: ``"sample:NAME"``, a file path, or data already loaded (a tree ``TreeData``, a stream
-    ``StreamData`` or array of counts, a marginals ``Dataset``, a graph ``Graph``). ``methods``: ``"all"``,
-    a comma list or a sequence of names (tree methods, stream mechanisms, marginals reconstructions, graph
-    methods). ``delta``: Gaussian noise calibrated to (ε, δ) instead of Laplace (tree, stream); required by
-    marginals (its ρ comes from (ε, δ)); refused by graph (pure ε). ``seed``: None draws a fresh one
-    (:meth:`resolved` fixes it before running). ``batch``: trials per task (default
-    :data:`DEFAULT_BATCH`). ``options``: the capability's own settings (tree: ``split``, ``queries``; stream:
-    ``horizon``, ``count_column``, ``time_column``; marginals: ``workload``, ``mechanism``, ``rounds``;
-    graph: ``budget_split``, ``cut_queries``).
+    ``capability``: any registered one (its ``sweep_target`` hook reads the spec). ``source``: ``"sample:NAME"``,
+    a file path, or data already loaded (e.g. a tree ``TreeData``, a stream's array of counts). ``methods``:
+    ``"all"``, a comma list or a sequence of the capability's method names. ``delta``: Gaussian noise calibrated
+    to (ε, δ) instead of Laplace, where the capability offers it (e.g. marginals require it, graph refuses it).
+    ``seed``: None draws a fresh one (:meth:`resolved` fixes it before running). ``batch``: trials per task
+    (default :data:`DEFAULT_BATCH`). ``options``: the capability's own settings, with the defaults of its hooks
+    module's ``SWEEP_OPTIONS`` (e.g. a tree's ``split`` and ``queries``).
     """
 
     capability: str
@@ -95,7 +93,8 @@ class SweepSpec:
         if self.batch is not None:
             object.__setattr__(self, "batch", _count("--batch", self.batch, MAX_TRIALS))
         if not isinstance(self.options, Mapping):
-            raise InputError(f"options: expected a mapping of the capability's settings, got {type(self.options).__name__}")
+            raise InputError(f"options: expected a mapping of the capability's settings, got "
+                             f"{type(self.options).__name__}")
 
     def resolved(self) -> SweepSpec:
         """This spec with a seed (a fresh one, from OS entropy, if none was given)."""

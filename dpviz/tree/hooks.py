@@ -23,12 +23,12 @@
     deterministic lattice of ranges (:func:`lattice_ranges`, every range when m ≤ 64), which stands for the
     uniformly random ranges of the paper's experiments (:func:`dpviz.tree.metrics.random_ranges`).
 
-Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit tree`` verb),
-``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep tree``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a planned
-release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic capabilities),
-``PLAN_HELP``/``plan_args``/``plan_command`` (``plan tree``), ``CANONICAL``, ``LEDGER_ARGS`` and ``ledger_load`` (the ledger).
-Light on import: NumPy and the core
-types are imported when a hook runs, so the tools' CLI registrars can read the constants cheaply.
+Module constants and functions the tools read from here: ``AUDIT_HELP``/``AUDIT_ARGS`` (the ``audit tree``
+verb), ``SWEEP_HELP``/``SWEEP_ARGS``/``SWEEP_OPTIONS`` (``sweep tree``), ``PLAN_PARAMS``/``PLAN_PRESETS`` (a
+planned release's keys and ready-made ones), ``plan_dots`` (the planner's Monte-Carlo dots, analytic
+capabilities), ``PLAN_HELP``/``plan_args``/``plan_command`` (``plan tree``), ``CANONICAL``, ``LEDGER_ARGS``
+and ``ledger_load`` (the ledger). Light on import: NumPy and the core types are imported when a hook runs, so
+the tools' CLI registrars can read the constants cheaply.
 """
 
 from __future__ import annotations
