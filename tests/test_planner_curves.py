@@ -172,3 +172,21 @@ def test_monte_carlo_curve_interpolates_a_monotone_power_law():
     assert up.value(2.0)[0] == pytest.approx(0.6) and up.budget_for(0.5) < 2.0
     with pytest.raises(InputError):
         MonteCarloCurve("graph", "x", "x", "m", (1.0,), (0.1,), (0.1,), (0.1,), 1)
+
+
+def test_bisect_epsilon_brackets_the_smallest_budget_of_a_known_curve():
+    """core.curves.bisect_epsilon (the generic Monte-Carlo search every capability without a closed form uses):
+    on an exact error 2/ε with target 0.5 the answer is ε = 4, bracketed after hi, lo and ``steps`` midpoints."""
+    import numpy as np
+
+    from dpviz.core.curves import bisect_epsilon
+
+    plan = bisect_epsilon(lambda eps: np.full(3, 2.0 / eps), "m", "err", 0.5, True, 3, 0.1, 100.0, 30)
+    assert [e[0] for e in plan.evaluations[:2]] == [100.0, 0.1] and len(plan.evaluations) == 32
+    assert plan.bracket[0] < 4.0 <= plan.bracket[1] and plan.epsilon == pytest.approx(4.0, rel=1e-6)
+    assert plan.se == 0.0 and "the answer lies in" in plan.note
+    never = bisect_epsilon(lambda eps: np.full(2, 1.0), "m", "err", 0.5, True, 2, 0.1, 100.0, 5)
+    assert never.epsilon is None and "not reached" in never.note and len(never.evaluations) == 1
+    higher = bisect_epsilon(lambda eps: np.full(2, 1.0 - 1.0 / (1.0 + eps)), "m", "overlap", 0.8, False, 2, 0.1,
+                            100.0, 40)
+    assert higher.epsilon == pytest.approx(4.0, rel=1e-6)  # 1 - 1/(1+ε) ≥ 0.8 from ε = 4
