@@ -24,6 +24,7 @@ from dpviz.core.limits import format_seconds
 from dpviz.core.modes import fresh_seed
 from dpviz.core.registry import capability
 from dpviz.errors import InputError
+from dpviz.graph import hooks as graph_hooks
 from dpviz.planner import montecarlo, specs
 from dpviz.planner.curves import best_by_epsilon, plan_target, plans_table
 from dpviz.planner.montecarlo import MonteCarloCost
@@ -163,12 +164,12 @@ def cached_dots_cost(cap: str, params: tuple, _curves, curve_key: tuple, _source
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def cached_graph_cost(data_key: str, methods: tuple, _graph):
-    return montecarlo.graph_cost(_graph, list(methods), MC_EPSILONS + (8.0,))
+    return graph_hooks.graph_cost(_graph, list(methods), MC_EPSILONS + (8.0,))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def cached_graph(data_key: str, metric: str, methods: tuple, trials: int, seed: int, _graph):
-    return montecarlo.graph_curves(_graph, metric, list(methods), MC_EPSILONS + (8.0,), trials=trials, seed=seed)
+    return graph_hooks.graph_curves(_graph, metric, list(methods), MC_EPSILONS + (8.0,), trials=trials, seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -306,9 +307,9 @@ else:
     data_key, data = data_source("graph", c2, "Graph", samples_shown=2)
     from dpviz.graph.metrics import METRIC_INFO
 
-    metric = c2.selectbox("Metric", list(montecarlo.GRAPH_METRICS), index=2, key="plan_graph_metric",
+    metric = c2.selectbox("Metric", list(graph_hooks.GRAPH_METRICS), index=2, key="plan_graph_metric",
                           format_func=lambda m: f"{METRIC_INFO[m][0]} ({m})" if m in METRIC_INFO else m,
-                          help="; ".join(f"{METRIC_INFO[m][0]}: {METRIC_INFO[m][2]}" for m in montecarlo.GRAPH_METRICS
+                          help="; ".join(f"{METRIC_INFO[m][0]}: {METRIC_INFO[m][2]}" for m in graph_hooks.GRAPH_METRICS
                                          if m in METRIC_INFO))
     kind = ""
 
@@ -321,7 +322,7 @@ else:
 delta = None
 if noise_kind in ("gaussian-delta", "both"):
     delta = float(c1.select_slider("δ", DELTA_OPTIONS, value=1e-6, key="plan_delta", format_func=lambda v: f"{v:.0e}"))
-lower = cap != "graph" or montecarlo.metric_lower_is_better(metric)
+lower = cap != "graph" or graph_hooks.metric_lower_is_better(metric)
 tkey = f"plan_target_{cap}_{kind}"
 target = c2.number_input("Target error (the largest you accept)" if lower else "Target (the smallest you accept)",
                          min_value=1e-6, value=DEFAULT_TARGET[(cap, kind)], key=tkey, format="%g")

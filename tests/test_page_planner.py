@@ -5,7 +5,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from dpviz.planner.analytic import stream_curves, tree_curves
+from dpviz.stream.hooks import stream_curves
+from dpviz.tree.hooks import tree_curves
 from dpviz.planner.curves import plan_target
 from tests.apptest_helpers import app_test, metrics, ok, plotly_json
 from tests.e2e_helpers import (
