@@ -46,8 +46,8 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     plan = groups.add_parser("plan", help=tool("plan").cli_help,
                              description=f"``python -m dpviz plan {'|'.join(c.name for c in CAPABILITIES)}|split``: "
-                                         "accuracy "
-                                         "first — the smallest budget that",
+                                         "accuracy first — the smallest budget that meets a target error, and the "
+                                         "best split of one total budget over several releases.",
                              epilog="Plans use only public structure (tree shape, horizon, domain, workload) and the "
                                     "noise, never the counts, except graph plans, which simulate releases.")
     subs = plan.add_subparsers(dest="plan_command", required=True, parser_class=type(plan))
