@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import gzip
 import io as _io
 import json
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.core.inputs import require_regular_file
+from dpviz.core.reader import Cap, Wording, read_capped
 from dpviz.core.registry import SAMPLE_PREFIX, load_sample
 from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
@@ -33,26 +32,17 @@ MAX_BYTES = 100_000_000
 MAX_DECLARATION_BYTES = 20_000_000
 CANONICAL = ("histogram: counts files as 'label,count' lines sorted by label; records files as their rows "
              "(fields stripped, joined by ',') sorted; UTF-8")
-_GZIP_MAGIC = b"\x1f\x8b"
+
+
+WORDING = Wording(call="dpviz.histogram.io.read_data", text="CSV text",
+                  size=Cap("MAX_BYTES", None, "max_bytes", ", above the size cap"))
 
 
 def _read_capped(path: str | Path, what: str, cap: int) -> bytes:
-    p = require_regular_file(path, what)
-    size = p.stat().st_size
-    if size > cap:
-        raise InputError(f"{what} {str(path)[:200]!r}: {size:,} bytes, above the cap of {cap:,} bytes")
-    raw = p.read_bytes()
-    if raw[:2] == _GZIP_MAGIC:
-        try:
-            with gzip.GzipFile(fileobj=_io.BytesIO(raw)) as fh:
-                raw = fh.read(cap + 1)
-        except (OSError, EOFError):
-            raise InputError(f"{what} {str(path)[:200]!r}: not a valid gzip file") from None
-        if len(raw) > cap:
-            raise InputError(f"{what} {str(path)[:200]!r}: more than {cap:,} bytes once decompressed")
-    if b"\x00" in raw:
-        raise InputError(f"{what} {str(path)[:200]!r}: holds a NUL byte; expected UTF-8 text")
-    return raw
+    """The file's bytes through the one core reader (size cap from stat and while reading, gzip under the same
+    cap, NUL refused, FIFO refused)."""
+    return bytes(read_capped(path, max_bytes=cap, refuse_nul=True, label=f"{what} {str(path)[:200]!r}",
+                             wording=WORDING).data)
 
 
 def _text(raw: bytes, what: str) -> str:
