@@ -113,3 +113,23 @@ def test_every_noisy_count_is_drawn_by_core_measure(monkeypatch):
         assert calls, method
         if method in ("drf-dp", "degree"):
             assert "graph degree sequence" in calls
+
+
+def test_least_squares_in_two_passes_takes_any_node_order_and_refuses_a_cycle():
+    """graph.estimators.least_squares (no tree-capability import): the same GLS for a permuted node order."""
+    from dpviz.graph.estimators import least_squares
+    from dpviz.graph.hierarchy import quadtree_hierarchy
+
+    h = quadtree_hierarchy(32, 3)
+    rng = np.random.default_rng(4)
+    y, d = rng.normal(5, 3, len(h)), rng.uniform(0.5, 4, len(h))
+    x = least_squares(h.parent, y, d)
+    kids = np.bincount(h.parent[1:], weights=x[1:], minlength=len(h))
+    inner = ~h.leaf
+    np.testing.assert_allclose(kids[inner], x[inner], rtol=1e-10)  # consistent
+    perm = rng.permutation(len(h))
+    inv = np.argsort(perm)
+    parent_p = np.where(h.parent[perm] >= 0, inv[np.maximum(h.parent[perm], 0)], -1)
+    np.testing.assert_allclose(least_squares(parent_p, y[perm], d[perm]), x[perm], rtol=1e-10, atol=1e-10)
+    with pytest.raises(InputError, match="cycle|root"):
+        least_squares(np.array([-1, 2, 1]), np.ones(3), np.ones(3))

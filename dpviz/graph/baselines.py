@@ -42,12 +42,12 @@ The methods
   consistency post-processing: the generalised-least-squares (inverse-variance-weighted) projection of
   the noisy counts onto consistent trees (parent = sum of children). Cormode et al. compute this
   "OLS" estimate for per-level budgets with a three-phase pass (weights ε_d²); here it is computed by
-  :func:`dpviz.tree.gmc.gmc` (Yang et al., "Generation Matrix: An Embeddable Matrix Representation for
-  Hierarchical Trees", Theoretical Computer Science 2023, Alg. 2 with per-node variances d_i), which
-  returns the same projection for any tree shape. The leaf estimates are turned into integer counts in
+  :func:`dpviz.graph.estimators.least_squares`, two passes with per-node variances d_i (the projection
+  GMC computes: Yang et al., "Generation Matrix: An Embeddable Matrix Representation for Hierarchical
+  Trees", Theoretical Computer Science 2023, Alg. 2), for any tree shape. The leaf estimates are turned into integer counts in
   [0, #upper cells] and that many edges are placed uniformly at random in each leaf
   (:func:`dpviz.graph.regions.place_uniform`). Integer counts: by default (``rounding="top-down"``,
-  :func:`top_down_counts`) the root's estimate, rounded, is shared out level by level in proportion to
+  :func:`~dpviz.graph.estimators.top_down_counts`) the root's estimate, rounded, is shared out level by level in proportion to
   the children's clipped estimates, so the released edge count stays at the private estimate of |E|;
   ``rounding="clip"`` rounds and clips every leaf on its own. The latter is biased upwards — an empty
   leaf gets E[max(0, noise)] ≈ b/2 edges — and with the ~10⁵ leaves of a height-9 tree it multiplies the
@@ -146,7 +146,7 @@ ratio ε_D^d : ε_D^c the DRF paper uses, so that the two decompositions are com
 ROUNDINGS = ("clip", "top-down")
 DEFAULT_ROUNDING = "top-down"
 """How leaf estimates become integer edge counts: ``"clip"`` rounds every leaf and clips it to
-[0, #upper cells]; ``"top-down"`` is :func:`top_down_counts` (keeps the estimated total)."""
+[0, #upper cells]; ``"top-down"`` is :func:`~dpviz.graph.estimators.top_down_counts` (keeps the estimated total)."""
 
 _QUAD, _KD = 4, 2  # nominal fan-outs of a quadtree level and of a kd level
 

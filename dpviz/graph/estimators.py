@@ -4,7 +4,7 @@
   unbiased estimates of |E|), :func:`project_capped` (the Euclidean projection of the leaf estimates onto
   {0 ≤ x ≤ U, Σx = T}) and :func:`round_random` (unbiased integer rounding).
 * The baselines' trees (:mod:`dpviz.graph.baselines`, Cormode et al., ICDE 2012): :func:`least_squares`
-  (the inverse-variance-weighted least-squares consistent tree, by GMC), :func:`top_down_counts`
+  (the inverse-variance-weighted least-squares consistent tree, in two passes), :func:`top_down_counts`
   (mass-preserving integer leaf counts), :func:`released_counts` (the counts implied by the leaves).
 * The degree baseline: :func:`degree_postprocess` (noisy degrees → a plausible degree sequence).
 
@@ -18,8 +18,6 @@ import numpy as np
 
 from dpviz.errors import InputError
 from dpviz.graph.regions import Partition
-from dpviz.tree.gmc import gmc, plan
-from dpviz.tree.model import tree_from_parents
 
 __all__ = ["total_estimate", "project_capped", "round_random", "least_squares", "released_counts",
            "top_down_counts", "degree_postprocess"]
@@ -81,21 +79,67 @@ def round_random(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 # ------------------------------------------------------------------------------------------- trees
 
 
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Depth of every node of the forest ``parent`` (-1: a root) by pointer doubling (O(log height) vectorised
+    steps); InputError for a parent out of range or a cycle."""
+    n = parent.size
+    if n and (int(parent.min()) < -1 or int(parent.max()) >= n):
+        raise InputError("least_squares: parent ids must be -1 (root) or a node index")
+    if n and not (parent == -1).any():
+        raise InputError("least_squares: the tree has no root (parent -1)")
+    up = parent.copy()
+    dist = (up >= 0).astype(np.int64)  # distance from i to up[i]; up[i] = -1 once i's root is reached
+    for _ in range(int(n).bit_length() + 1):  # list ranking: each step doubles the span of every pointer
+        live = up >= 0
+        if not live.any():
+            return dist
+        nxt = np.where(live, up, 0)
+        dist, up = np.where(live, dist + dist[nxt], dist), np.where(live, up[nxt], -1)
+    raise InputError("least_squares: the parent array has a cycle")
+
+
 def least_squares(parent: np.ndarray, noisy: np.ndarray, variance: np.ndarray) -> np.ndarray:
     """The consistent (every parent = sum of its children) estimate closest to ``noisy`` in the
     inverse-variance-weighted least-squares sense: Cormode et al. (ICDE 2012)'s least-squares
-    post-processing for per-level budgets, for any tree shape, computed in O(nodes) by
-    :func:`dpviz.tree.gmc.gmc` (GLS v̄ = ṽ − D M (MᵀDM)⁻¹ Mᵀ ṽ, D = diag(variance)).
-    ``parent``: -1 for the root, in any order."""
+    post-processing for per-level budgets, for any tree shape (the GLS v̄ = ṽ − D M (MᵀDM)⁻¹ Mᵀ ṽ,
+    D = diag(variance), that GMC computes: Yang et al., TCS 2023, Alg. 2). ``parent``: -1 for the root, in
+    any order.
+
+    Two vectorised passes over the depths (Hay, Rastogi, Miklau & Suciu, PVLDB 2010, §4, with per-node
+    variances — exact Gaussian belief propagation on a tree):
+
+    * up: z_v, s_v = the best estimate of node v's total from the measurements in its subtree and its
+      variance: a leaf has (y_v, d_v); an inner node combines y_v (variance d_v) with C_v = Σ_c z_c
+      (variance S_v = Σ_c s_c) by inverse-variance weights, s_v = 1 / (1/d_v + 1/S_v);
+    * down: the root keeps x = z; a child c of a node with final x_p gets x_c = z_c + (s_c / S_p)(x_p − C_p),
+      the constrained best estimate given its parent (children's totals then add up to x_p).
+    """
     parent = np.asarray(parent, dtype=np.int64)
     y = np.asarray(noisy, dtype=np.float64)
     d = np.asarray(variance, dtype=np.float64)
     if not (parent.shape == y.shape == d.shape) or parent.ndim != 1:
         raise InputError("least_squares: parent, noisy and variance must be 1-d arrays of one length")
-    tree = tree_from_parents(parent)
-    out = np.empty_like(y)
-    out[tree.order] = gmc(plan(tree, d[tree.order]), y[tree.order])
-    return out
+    if d.size and not (np.all(np.isfinite(d)) and float(d.min()) > 0.0):
+        raise InputError("least_squares: variances must be positive and finite")
+    n = y.size
+    depth = _depths(parent)
+    levels = [np.flatnonzero(depth == k) for k in range(int(depth.max(initial=0)) + 1)]
+    z, s = y.copy(), d.copy()
+    c_sum = np.zeros(n)
+    s_sum = np.zeros(n)
+    for idx in reversed(levels[1:]):  # up: the children of depth k complete their parents (depth k − 1)
+        par = parent[idx]
+        c_sum += np.bincount(par, weights=z[idx], minlength=n)
+        s_sum += np.bincount(par, weights=s[idx], minlength=n)
+        p = np.unique(par)
+        w_own, w_kids = 1.0 / d[p], 1.0 / s_sum[p]
+        z[p] = (y[p] * w_own + c_sum[p] * w_kids) / (w_own + w_kids)
+        s[p] = 1.0 / (w_own + w_kids)
+    x = z.copy()
+    for idx in levels[1:]:  # down: depth by depth, parents final before their children
+        par = parent[idx]
+        x[idx] = z[idx] + s[idx] / s_sum[par] * (x[par] - c_sum[par])
+    return x
 
 
 def released_counts(h: Partition, leaf_counts: np.ndarray) -> np.ndarray:
