@@ -22,7 +22,6 @@ Release i gets budget x_i (ε_i or ρ_i, Σ x_i = X) and suffers loss L_i(x_i): 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ import pandas as pd
 
 from dpviz.core.accounting import positive, zcdp_rho
 from dpviz.core.budget import Budget
+from dpviz.core.reader import strict_json
 from dpviz.errors import InputError
 from dpviz.planner.curves import Curve, MonteCarloCurve
 
@@ -220,40 +220,6 @@ def what_if(releases: Sequence[PlannedRelease], totals: Iterable[Budget]) -> pd.
 
 # ---- releases from JSON ----------------------------------------------------------------------------------
 RELEASE_KEYS = ("name", "capability", "params", "weight")
-
-
-def strict_json(text: str, label: str, expected: str, magnitude: float = math.inf) -> object:
-    """``json.loads`` for user files (a releases JSON): NaN, Infinity, numbers too large for a float (or above
-    ``magnitude`` in absolute value) are refused, and so is nesting too deep for the parser (InputError, not
-    RecursionError)."""
-    def finite(token: str) -> float:
-        value = float(token)
-        if not (math.isfinite(value) and abs(value) <= magnitude):  # 1e400 is inf
-            raise InputError(f"{label}: the number {token[:40]} is too large (expected a finite number"
-                             + (f" within ±{magnitude:g})" if math.isfinite(magnitude) else ")"))
-        return value
-
-    def integer(token: str) -> int:
-        value = int(token)
-        if abs(value) > magnitude:
-            raise InputError(f"{label}: the number {token[:40]} is too large (expected a number within "
-                             f"±{magnitude:g})")
-        return value
-
-    def constant(token: str) -> float:
-        raise InputError(f"{label}: {token} is not a number (expected finite numbers)")
-
-    try:
-        return json.loads(text, parse_float=finite, parse_int=integer, parse_constant=constant)
-    except InputError:
-        raise
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
-                         f"expected {expected}") from None
-    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        raise InputError(f"{label}: a number with too many digits ({exc}); expected {expected}") from None
-    except RecursionError:
-        raise InputError(f"{label}: JSON nested too deeply; expected {expected}") from None
 
 
 def parse_releases(text: str | bytes) -> list[dict[str, Any]]:
