@@ -12,19 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from dpviz.core.accounting import positive
-from dpviz.core.curves import Curve, DotGroup, mse_dots, unit_noise
-from dpviz.core.events import AuditTarget, threshold_event
-from dpviz.core.noise import Noise
-from dpviz.core.trials import NAN, Record, check_options, continuous_noise, pick_methods, run_trials
 from dpviz.errors import InputError
 from dpviz.histogram.estimators import METHOD_LABELS, METHODS, check_method
-from dpviz.histogram.model import Bins, HistogramData
-from dpviz.histogram.strategy import check_branching
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from dpviz.core.curves import Curve, DotGroup
+    from dpviz.core.events import AuditTarget
+    from dpviz.core.trials import Record
+    from dpviz.histogram.model import HistogramData
 
 __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "plan_args", "plan_command", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "HistogramTarget",
            "audit_target", "plan_curves", "plan_dots", "sweep_target"]
@@ -49,7 +48,14 @@ PLAN_PARAMS: dict[str, Any] = {"data": "sample:education", "branching": 2, "spli
 
 def audit_target(epsilon: float = 1.0, *, method: str = "gmc", branching: int = 2, bin: int = 2, **_: Any
                  ) -> AuditTarget:
+    import numpy as np
+
+    from dpviz.core.accounting import positive
+    from dpviz.core.events import AuditTarget, threshold_event
+    from dpviz.core.noise import Noise
+    from dpviz.histogram.model import Bins, HistogramData
     from dpviz.histogram.release import release
+    from dpviz.histogram.strategy import check_branching
 
     epsilon = positive("epsilon", epsilon)
     method, b = check_method(method), check_branching(branching)
@@ -92,6 +98,9 @@ class HistogramTarget:
         return "Laplace" if self.delta is None else f"Gaussian (δ = {self.delta:g})"
 
     def trial(self, epsilon: float, seed: np.random.SeedSequence) -> list[Record]:
+        import numpy as np
+
+        from dpviz.core.trials import NAN, continuous_noise
         from dpviz.histogram.release import simulate
 
         sim = simulate(self.data, continuous_noise(epsilon, self.delta), self.methods, np.random.default_rng(seed),
@@ -106,7 +115,10 @@ class HistogramTarget:
 
 def sweep_target(spec: Any) -> HistogramTarget:
     """``spec``: ``.source`` (sample:NAME, a path or a HistogramData), ``.methods``, ``.delta``, ``.options``."""
+    from dpviz.core.trials import check_options, pick_methods
     from dpviz.histogram.io import load
+    from dpviz.histogram.model import HistogramData
+    from dpviz.histogram.strategy import check_branching
 
     opts = check_options("histogram", SWEEP_OPTIONS, spec.options)
     data = spec.source if isinstance(spec.source, HistogramData) else load(spec.source)
@@ -117,8 +129,13 @@ def sweep_target(spec: Any) -> HistogramTarget:
 def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_seconds: float | None = None
                 ) -> list[Curve]:
     """Per-bin MSE curves of every method (or ``params["mechanism"]``) for ``params["noise"]`` families."""
+    import numpy as np
+
+    from dpviz.core.curves import Curve, unit_noise
     from dpviz.histogram.io import load
+    from dpviz.histogram.model import HistogramData
     from dpviz.histogram.release import simulate
+    from dpviz.histogram.strategy import check_branching
 
     unknown = sorted(set(params) - set(PLAN_PARAMS))
     if unknown:
@@ -142,7 +159,11 @@ def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_secon
 def plan_dots(curves: Sequence[Curve], source: Any, epsilons: tuple[float, ...], *, trials: int, seed: int,
               delta: float | None, options: Mapping[str, Any]) -> list[DotGroup]:
     """Monte-Carlo dots beside the analytic curves: the per-bin MSE of simulated releases at each ε."""
+    from dpviz.core.curves import DotGroup, mse_dots
+    from dpviz.core.trials import run_trials
     from dpviz.histogram.io import load
+    from dpviz.histogram.model import HistogramData
+    from dpviz.histogram.strategy import check_branching
 
     data = source if isinstance(source, HistogramData) else load(source)
     names = {c.mechanism.split("/")[0]: c.mechanism for c in curves}
