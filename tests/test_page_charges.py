@@ -197,7 +197,7 @@ def test_an_uploaded_stream_is_the_cli_dataset_of_the_same_file(tmp_path, at):
     upload_bytes(at, "stream_upload_file", "mine.csv", raw)
     draw(at)
     (row,) = releases(session_path(at))
-    from dpviz.stream.io import load_source
+    from dpviz.stream.io import load as load_source
 
     (tmp_path / "copy.csv").write_bytes(raw)
     assert row.dataset == identify("stream", tmp_path / "copy.csv", load_source(str(tmp_path / "copy.csv"))).sha256
