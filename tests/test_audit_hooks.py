@@ -195,7 +195,7 @@ def test_ledger_identifies_and_loads_toy_data(toy, capsys, tmp_path):
     ds = identify("toy", "sample:one", data)
     assert ds.sha256 == hashlib.sha256(b"dpviz-ledger/1 toy\n6\n2\n8\n2\n10\n").hexdigest()
     assert ds.canonical == canonical_description("toy") == CANONICAL
-    with pytest.raises(InputError, match="--scale: only for toy data, not stream"):
+    with pytest.raises(InputError, match="--scale: only a toy dataset takes it, not stream"):
         load_for_ledger("stream", "sample:flights", scale=2)
     ledger = tmp_path / "l.sqlite3"
     rc, out, _ = _main(capsys, "ledger", "set-budget", "sample:one", "--scale", "2", "--epsilon", "1",

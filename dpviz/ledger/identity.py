@@ -139,7 +139,8 @@ def load_for_ledger(capability_name: str, source: str, **options: Any) -> Any:
         if name not in takes:
             others = [c.name for c in registry.CAPABILITIES if name in {_dest(f) for f, _ in ledger_args(c.name)}]
             flag = "--" + name.replace("_", "-")
-            raise InputError(f"{flag}: only for {' or '.join(others) or 'no'} data, not {capability_name}")
+            who = f"only a {' or '.join(others)} dataset takes it" if others else "no capability takes it"
+            raise InputError(f"{flag}: {who}, not {capability_name}")
     hooks = _module(capability_name, "audit_target")
     if not getattr(hooks, "LEDGER_LOADS", True):
         from dpviz.core.registry import load_source
