@@ -22,7 +22,7 @@ from dpviz import ui
 from dpviz.core.budget import Budget
 from dpviz.core.limits import format_seconds
 from dpviz.core.modes import fresh_seed
-from dpviz.core.registry import capability
+from dpviz.core.registry import CAPABILITIES, capability
 from dpviz.errors import InputError
 from dpviz.graph import hooks as graph_hooks
 from dpviz.planner import montecarlo, specs
@@ -39,6 +39,9 @@ ss = st.session_state
 
 CAPS = {"tree": "Tree (hierarchy of counts)", "stream": "Stream (running totals)",
         "marginals": "Marginals (categorical table)", "graph": "Graph (edge-DP, Monte-Carlo)"}
+CAPS |= {c.name: c.title for c in CAPABILITIES if c.name not in CAPS}
+"""The four capabilities with their own planning widgets, then every other registered one: planned on a bundled
+sample through its ``plan_curves``/``plan_dots`` hooks alone (e.g. the histogram)."""
 NOISES = {"laplace": "Laplace (ε)", "gaussian-delta": "Gaussian (ε, δ)", "gaussian-rho": "Gaussian (ρ)",
           "both": "Compare Laplace and Gaussian (ε, δ)"}
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]
@@ -303,7 +306,7 @@ elif cap == "marginals":
     params["data"], params["workload"] = data_key, k
     source = data
     kind = ""
-else:
+elif cap == "graph":
     data_key, data = data_source("graph", c2, "Graph", samples_shown=2)
     from dpviz.graph.metrics import METRIC_INFO
 
@@ -312,8 +315,13 @@ else:
                           help="; ".join(f"{METRIC_INFO[m][0]}: {METRIC_INFO[m][2]}" for m in graph_hooks.GRAPH_METRICS
                                          if m in METRIC_INFO))
     kind = ""
+else:  # any other registered capability: a bundled sample, its hooks' plan_curves (and plan_dots)
+    names = samples(cap)
+    name = c2.selectbox("Data set", list(names), format_func=names.get, key=f"plan_sample_{cap}")
+    data_key, data = f"sample:{name}", ui.load_bundled(cap, name)
+    params["data"], source, kind = data_key, data, ""
 
-if cap in ("tree", "stream"):
+if cap not in ("marginals", "graph"):
     noise_kind = c1.radio("Noise", list(NOISES), format_func=NOISES.get, key="plan_noise")
 elif cap == "marginals":
     noise_kind = c1.radio("Noise", ["gaussian-delta", "gaussian-rho"], format_func=NOISES.get, key="plan_noise_m")
@@ -325,9 +333,9 @@ if noise_kind in ("gaussian-delta", "both"):
 lower = cap != "graph" or graph_hooks.metric_lower_is_better(metric)
 tkey = f"plan_target_{cap}_{kind}"
 target = c2.number_input("Target error (the largest you accept)" if lower else "Target (the smallest you accept)",
-                         min_value=1e-6, value=DEFAULT_TARGET[(cap, kind)], key=tkey, format="%g")
+                         min_value=1e-6, value=DEFAULT_TARGET.get((cap, kind), 5.0), key=tkey, format="%g")
 fams = {"laplace": "laplace", "gaussian-delta": "gaussian", "gaussian-rho": "gaussian", "both": "both"}[noise_kind]
-if cap in ("tree", "stream"):
+if cap not in ("marginals", "graph"):
     params["noise"] = fams
 axis = "rho" if noise_kind == "gaussian-rho" else "epsilon"
 data_arg = "FILE" if data_key.startswith("upload:") else data_key
