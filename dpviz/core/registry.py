@@ -187,7 +187,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         cli_help="histograms and range queries over declared bins (hierarchical + GMC, flat)",
         samples=(Sample("education", "Years of education, UCI Adult 1994 (48,842 people, 16 bins)",
                         "dpviz.histogram.samples:load_education_sample"),
-                 Sample("bike-hours", "Hours by bike rentals, Capital Bikeshare 2011–12 (17,379 hours, 40 bins)",
+                 Sample("bike-hours", "Hours by bike rentals, Capital Bikeshare 2011–12 (17,379 hours, 1,000 bins)",
                         "dpviz.histogram.samples:load_bike_hours_sample")),
     ),
 )
