@@ -108,8 +108,8 @@ def home() -> None:
         st.subheader(":material/publish: Analyst")
         st.markdown("*I hold data and want to publish statistics.* Open the page of your data shape, load your "
                     "file under **Data**, choose ε under **Privacy**, and draw a **Private release** at the "
-                    "bottom; or headless: `python -m dpviz tree release --help` (and `stream`, `marginals`, "
-                    "`graph`).")
+                    f"bottom; or headless: `python -m dpviz {CAPABILITIES[0].name} release --help` (and "
+                    + ", ".join(f"`{c.name}`" for c in CAPABILITIES[1:]) + ").")
         link(LEDGER.path, "Ledger: the budget spent per dataset", LEDGER.icon)
     with teacher:
         st.subheader(":material/school: Teacher")
