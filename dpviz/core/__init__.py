@@ -5,7 +5,8 @@
   (exact Gaussian privacy profile), :func:`zcdp_epsilon`, :func:`zcdp_rho` (Canonne–Kamath–Steinke);
 * :mod:`~dpviz.core.noise` — :class:`Noise` (family, discrete or continuous, budget → scale, variance);
 * :mod:`~dpviz.core.samplers` — :func:`discrete_laplace`, :func:`discrete_gaussian` (OS CSPRNG);
-* :mod:`~dpviz.core.modes` — simulate vs release;
+* :mod:`~dpviz.core.modes` — simulate vs release (notices, seeds, output names);
+* :mod:`~dpviz.core.release` — :class:`Release` (what every capability's ``release`` returns), :class:`BudgetSplit`, the one ``release_metadata``;
 * :mod:`~dpviz.core.protocols` — :class:`LinearMeasurement`, :class:`Strategy`, :class:`Estimator`, :func:`measure`;
 * :mod:`~dpviz.core.registry` — capabilities: CLI verbs, ``sample:NAME``, page skeleton;
 * :mod:`~dpviz.core.tables` — the one atomic table writer.
@@ -18,7 +19,7 @@ from importlib import import_module
 _EXPORTS = {
     "gaussian_delta": "accounting", "gaussian_rho": "accounting", "zcdp_delta": "accounting",
     "zcdp_epsilon": "accounting", "zcdp_rho": "accounting", "Budget": "budget", "compose": "budget",
-    "Release": "modes", "Simulate": "modes", "Noise": "noise", "Estimate": "protocols", "Estimator": "protocols",
+    "Release": "release", "BudgetSplit": "release", "Noise": "noise", "Estimate": "protocols", "Estimator": "protocols",
     "LinearMeasurement": "protocols", "Strategy": "protocols", "measure": "protocols",
     "discrete_gaussian": "samplers", "discrete_laplace": "samplers",
 }
@@ -33,7 +34,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Budget", "compose", "Noise", "Simulate", "Release", "LinearMeasurement", "Strategy", "Estimator", "Estimate",
+    "Budget", "compose", "Noise", "Release", "BudgetSplit", "LinearMeasurement", "Strategy", "Estimator", "Estimate",
     "measure", "discrete_laplace", "discrete_gaussian", "gaussian_rho", "gaussian_delta", "zcdp_epsilon",
     "zcdp_delta", "zcdp_rho",
 ]

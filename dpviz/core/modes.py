@@ -5,11 +5,14 @@
 * **release** (to publish): one mechanism, discrete noise on integer data from the OS CSPRNG, no
   seed, fresh noise every run, no truth and no truth-derived number in the output, files written
   atomically and never over the input.
+
+The mode travels with the noise: a release's :class:`~dpviz.core.noise.Noise` is discrete and its ``rng`` None
+(the OS CSPRNG); a simulation's noise is continuous with a seeded Generator. Every capability's
+``release(data, noise, *, rng=None, ...)`` returns a :class:`dpviz.core.release.Release`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -20,41 +23,7 @@ ModeName = Literal["simulate", "release"]
 SIMULATION_NOTICE = "simulation — not a private release"
 RELEASE_NOTICE = "private release — discrete noise from the OS CSPRNG, no truth in the output"
 
-__all__ = ["ModeName", "Simulate", "Release", "Mode", "fresh_seed", "SIMULATION_NOTICE", "RELEASE_NOTICE",
-           "output_name", "check_seed"]
-
-
-@dataclass(frozen=True)
-class Simulate:
-    """Simulation with a reproducible seed (shown and typed back: it protects nothing)."""
-
-    seed: int
-    name: ModeName = "simulate"
-    discrete: bool = False
-    shows_truth: bool = True
-    notice: str = SIMULATION_NOTICE
-
-    def __post_init__(self) -> None:
-        check_seed(self.seed)
-
-    def rng(self) -> np.random.Generator:
-        return np.random.default_rng(self.seed)
-
-
-@dataclass(frozen=True)
-class Release:
-    """A private release: no seed; the samplers read the OS CSPRNG (``rng() is None``)."""
-
-    name: ModeName = "release"
-    discrete: bool = True
-    shows_truth: bool = False
-    notice: str = RELEASE_NOTICE
-
-    def rng(self) -> None:
-        return None
-
-
-Mode = Simulate | Release
+__all__ = ["ModeName", "fresh_seed", "SIMULATION_NOTICE", "RELEASE_NOTICE", "output_name", "check_seed"]
 
 
 def check_seed(seed: int) -> int:
