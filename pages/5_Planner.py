@@ -39,9 +39,9 @@ ss = st.session_state
 
 CAPS = {"tree": "Tree (hierarchy of counts)", "stream": "Stream (running totals)",
         "marginals": "Marginals (categorical table)", "graph": "Graph (edge-DP, Monte-Carlo)"}
+# the four capabilities with their own planning widgets, then every other registered one: planned on a bundled
+# sample through its plan_curves/plan_dots hooks alone (e.g. the histogram); a bare string here would be drawn
 CAPS |= {c.name: c.title for c in CAPABILITIES if c.name not in CAPS}
-"""The four capabilities with their own planning widgets, then every other registered one: planned on a bundled
-sample through its ``plan_curves``/``plan_dots`` hooks alone (e.g. the histogram)."""
 NOISES = {"laplace": "Laplace (ε)", "gaussian-delta": "Gaussian (ε, δ)", "gaussian-rho": "Gaussian (ρ)",
           "both": "Compare Laplace and Gaussian (ε, δ)"}
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]
