@@ -43,7 +43,7 @@ from tests.e2e_helpers import (  # noqa: E402
 
 SOURCE = "bench/browser_latency.py"
 PAGES = {"Home": "", "Tree": "Tree", "Stream": "Stream", "Marginals": "Marginals", "Graph": "Graph",
-         "Planner": "Planner", "Ledger": "Ledger"}
+         "Histogram": "Histogram", "Planner": "Planner", "Ledger": "Ledger"}
 GOAL, STRETCH = 1.0, 0.5
 MAX_CONTROLS = 8
 WIDTH, HEIGHT = 1280, 900

@@ -65,6 +65,7 @@ ROWS = [
     Row("browser.marginals", "browser: Marginals (titanic sample)",
         "ε move 0.3 s, but results cleared (not live; issue 19)"),
     Row("browser.graph", "browser: Graph (karate sample)", "ε move 1.3–1.7 s (4.1 s on netscience; issue 19)"),
+    Row("browser.histogram", "browser: Histogram (education sample)", "— (new in issue 18)"),
     Row("browser.planner", "browser: Planner", "0.3–0.9 s (issue 19)"),
     Row("browser.ledger", "browser: Privacy ledger", "1–2 s (issue 19)"),
 ]
