@@ -19,7 +19,7 @@ These types live in core so that a capability's hooks build them without importi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,6 +44,29 @@ def unit_noise(family: Family) -> Noise:
     if family not in FAMILIES:
         raise InputError(f"noise: expected 'laplace' or 'gaussian', got {family!r}")
     return Noise.laplace(1.0) if family == "laplace" else Noise.gaussian(1.0)
+
+
+def check_families(families: Iterable[str]) -> tuple[Family, ...]:
+    """``families`` without repeats, each 'laplace' or 'gaussian' (InputError otherwise, or when empty)."""
+    out = tuple(dict.fromkeys(families))
+    bad = [f for f in out if f not in FAMILIES]
+    if bad or not out:
+        raise InputError(f"noise: expected laplace and/or gaussian, got {', '.join(map(str, bad)) or 'none'}")
+    return out  # type: ignore[return-value]
+
+
+def plan_families(noise: Any) -> tuple[Family, ...]:
+    """A planned release's ``noise`` setting — laplace (or None), gaussian, both, or a list of families — as the
+    families to plan."""
+    if noise in (None, "laplace"):
+        return ("laplace",)
+    if noise == "gaussian":
+        return ("gaussian",)
+    if noise == "both":
+        return ("laplace", "gaussian")
+    if isinstance(noise, (list, tuple)):
+        return check_families(noise)
+    raise InputError(f"noise: expected laplace, gaussian or both, got {noise!r}")
 
 
 def rho_at(epsilon: float, delta: float, conversion: Conversion) -> float:

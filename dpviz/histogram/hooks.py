@@ -131,7 +131,7 @@ def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_secon
     """Per-bin MSE curves of every method (or ``params["mechanism"]``) for ``params["noise"]`` families."""
     import numpy as np
 
-    from dpviz.core.curves import Curve, unit_noise
+    from dpviz.core.curves import Curve, plan_families, unit_noise
     from dpviz.histogram.io import load
     from dpviz.histogram.model import HistogramData
     from dpviz.histogram.release import simulate
@@ -142,8 +142,7 @@ def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_secon
         raise InputError(f"histogram plan: unknown setting {unknown[0]!r}; known: {', '.join(PLAN_PARAMS)}")
     p = {**PLAN_PARAMS, **params}
     data = p["data"] if isinstance(p["data"], HistogramData) else load(p["data"])
-    families = ("laplace", "gaussian") if p["noise"] == "both" else p["noise"]
-    families = (families,) if isinstance(families, str) else tuple(families)
+    families = plan_families(p["noise"])
     mech = p["mechanism"]
     methods = tuple(m for m in METHODS if m != "boosting") if mech is None else (check_method(mech),)
     curves = []

@@ -23,7 +23,7 @@ from dpviz.errors import InputError
 
 Clique = tuple[int, ...]
 
-__all__ = ["Clique", "Domain", "Dataset", "subsets", "downward_closure", "supersets_index", "all_kway",
+__all__ = ["Clique", "Domain", "Dataset", "subsets", "downward_closure", "supersets_index", "all_kway", "axis_labels",
            "workload_cliques", "clique_label", "cell_labels", "MAX_MARGINAL_CELLS"]
 
 MAX_MARGINAL_CELLS = 50_000_000
@@ -215,7 +215,7 @@ def clique_label(domain: Domain, clique: Clique) -> str:
     return " × ".join(domain.names(tuple(clique))) if clique else "total"
 
 
-def _axis_labels(domain: Domain, k: int, categories: Sequence[Sequence[str]] | None) -> list[str]:
+def axis_labels(domain: Domain, k: int, categories: Sequence[Sequence[str]] | None = None) -> list[str]:
     """Value labels of attribute ``k``: its categories when known, else the codes 0..n_k−1."""
     n = domain.sizes[k]
     if categories is not None and categories[k] is not None and len(categories[k]) == n:
@@ -228,7 +228,7 @@ def cell_labels(domain: Domain, clique: Clique, categories: Sequence[Sequence[st
     'Sex=male, Pclass=1'; 'all' for the empty clique."""
     if not clique:
         return ["all"]
-    parts = [[f"{domain.attrs[k]}={v}" for v in _axis_labels(domain, k, categories)] for k in clique]
+    parts = [[f"{domain.attrs[k]}={v}" for v in axis_labels(domain, k, categories)] for k in clique]
     out = parts[0]
     for p in parts[1:]:
         out = [f"{a}, {b}" for a in out for b in p]

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
     from dpviz.core.curves import Curve, DotGroup
     from dpviz.core.events import AuditTarget
-    from dpviz.core.noise import Family, Noise
+    from dpviz.core.noise import Noise
     from dpviz.core.trials import Record
 
 __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "LEDGER_ARGS", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "STREAM_METRICS",
@@ -192,20 +192,11 @@ PLAN_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
 STREAM_METRICS: tuple[str, ...] = ("max", "mean")
 
 
-def _families(families: Iterable[str]) -> tuple[Family, ...]:
-    from dpviz.core.noise import FAMILIES
-
-    out = tuple(dict.fromkeys(families))
-    bad = [f for f in out if f not in FAMILIES]
-    if bad or not out:
-        raise InputError(f"noise: expected laplace and/or gaussian, got {', '.join(map(str, bad)) or 'none'}")
-    return out  # type: ignore[return-value]
-
 
 def stream_curves(horizon: int, *, metric: str = "max", families: Iterable[str] = ("laplace",),
                   mechanisms: Sequence[str] | None = None) -> list[Curve]:
     """One curve per (noise family, mechanism) valid for the family, at horizon N (no data needed)."""
-    from dpviz.core.curves import Curve, unit_noise
+    from dpviz.core.curves import Curve, check_families, unit_noise
     from dpviz.stream.fenwick import check_horizon
     from dpviz.stream.strategy import LABELS, available, strategy
 
@@ -214,7 +205,7 @@ def stream_curves(horizon: int, *, metric: str = "max", families: Iterable[str] 
     n = check_horizon(horizon)
     what = "max per-step RMSE" if metric == "max" else "RMSE over the horizon (mean per-step MSE)"
     out = []
-    for fam in _families(families):
+    for fam in check_families(families):
         names = available(fam) if mechanisms is None else [m for m in mechanisms if m in available(fam)]
         for name in names:
             v = strategy(name, n, fam).per_step_variance(unit_noise(fam))
@@ -245,19 +236,12 @@ def check_plan_horizon(horizon: Any) -> int:
 def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_seconds: float | None = None) -> list[Curve]:
     """Every candidate curve of one planned stream release (:data:`PLAN_PARAMS`): the horizon is checked
     against the stream commands' cap and memory estimate before any work."""
+    from dpviz.core.curves import plan_families
+
     p = {**PLAN_PARAMS, **params}
     horizon = check_plan_horizon(p["horizon"])
-    return stream_curves(horizon, metric=p["metric"], families=_noise_families(p["noise"]))
+    return stream_curves(horizon, metric=p["metric"], families=plan_families(p["noise"]))
 
-
-def _noise_families(noise: Any) -> tuple[str, ...]:
-    if noise in (None, "laplace"):
-        return ("laplace",)
-    if noise == "gaussian":
-        return ("gaussian",)
-    if noise == "both":
-        return ("laplace", "gaussian")
-    raise InputError(f"noise: expected laplace, gaussian or both, got {noise!r}")
 
 
 def _max_dots(curves: Sequence[Curve], horizon: int, epsilons: Sequence[float], trials: int, seed: int,

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "CANONICAL", "LATTICE_POINTS", "LEDGER_ARGS", "MAX_QUERIES", "PLAN_HELP",
            "PLAN_PARAMS", "PLAN_PRESETS", "RANGE_WORK", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS",
            "TREE_ESTIMATORS", "TREE_QUERIES", "audit_target", "lattice_ranges", "ledger_load",
-           "noise_families", "plan_args", "plan_command", "plan_curves", "plan_dots", "range_variance",
+           "plan_args", "plan_command", "plan_curves", "plan_dots", "range_variance",
            "sweep_target", "tree_curves", "tree_target", "tree_unit_variances", "TreeTarget"]
 
 # ---- audit ------------------------------------------------------------------------------------------------
@@ -204,25 +204,6 @@ RANGE_WORK = 30_000_000
 """Node visits allowed for the range-variance passes (the lattice shrinks on very large trees)."""
 
 
-def _families(families: Iterable[str]) -> tuple[Family, ...]:
-    from dpviz.core.noise import FAMILIES
-
-    out = tuple(dict.fromkeys(families))
-    bad = [f for f in out if f not in FAMILIES]
-    if bad or not out:
-        raise InputError(f"noise: expected laplace and/or gaussian, got {', '.join(map(str, bad)) or 'none'}")
-    return out  # type: ignore[return-value]
-
-
-def noise_families(noise: Any) -> tuple[str, ...]:
-    """A plan's ``noise`` setting (laplace, gaussian or both) as the families to plan."""
-    if noise in (None, "laplace"):
-        return ("laplace",)
-    if noise == "gaussian":
-        return ("gaussian",)
-    if noise == "both":
-        return ("laplace", "gaussian")
-    raise InputError(f"noise: expected laplace, gaussian or both, got {noise!r}")
 
 
 def lattice_ranges(m: int, points: int = LATTICE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +279,7 @@ def tree_curves(tree, *, query: str = "node", families: Iterable[str] = ("laplac
     leaf ranges for ``query="range"`` (e.g. the ranges a simulation will score)."""
     import numpy as np
 
-    from dpviz.core.curves import Curve, unit_noise
+    from dpviz.core.curves import Curve, check_families, unit_noise
     from dpviz.tree.release import node_variances
     from dpviz.tree.strategy import SPLITS, check_split
 
@@ -308,7 +289,7 @@ def tree_curves(tree, *, query: str = "node", families: Iterable[str] = ("laplac
     metric = "RMSE per node" if query == "node" else "RMSE per leaf-range query"
     rng_ranges = _lattice_for(tree, ranges) if query == "range" else None
     out = []
-    for fam in _families(families):
+    for fam in check_families(families):
         for split in splits:
             for est in estimators:
                 var = tree_unit_variances(tree, fam, split, est)
@@ -325,12 +306,13 @@ def tree_curves(tree, *, query: str = "node", families: Iterable[str] = ("laplac
 
 def plan_curves(params: Mapping[str, Any], *, seed: int | None = None, max_seconds: float | None = None) -> list[Curve]:
     """Every candidate curve of one planned tree release (:data:`PLAN_PARAMS`; only the tree's shape is used)."""
+    from dpviz.core.curves import plan_families
     from dpviz.tree.io import load as load_source
 
     p = {**PLAN_PARAMS, **params}
     data = load_source(p["data"]) if isinstance(p["data"], str) else p["data"]
     split = p["split"]
-    return tree_curves(data.tree, query=p["query"], families=noise_families(p["noise"]),
+    return tree_curves(data.tree, query=p["query"], families=plan_families(p["noise"]),
                        splits=None if split == "all" else [split])
 
 

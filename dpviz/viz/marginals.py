@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpviz.errors import InputError
-from dpviz.marginals.model import Clique, Domain
+from dpviz.marginals.model import Clique, Domain, axis_labels, cell_labels, clique_label
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
@@ -62,31 +62,6 @@ def method_label(method: str, mechanism: str = "rp") -> str:
 
 
 # ---- labels ---------------------------------------------------------------------------------------
-def clique_label(domain: Domain, clique: Clique) -> str:
-    """'Sex × Pclass' (attribute order), 'total' for the empty clique."""
-    return " × ".join(domain.names(tuple(clique))) if clique else "total"
-
-
-def axis_labels(domain: Domain, k: int, categories: Sequence[Sequence[str]] | None = None) -> list[str]:
-    """Value labels of attribute ``k``: its categories when known, else the codes 0..n_k−1."""
-    n = domain.sizes[k]
-    if categories is not None and categories[k] is not None and len(categories[k]) == n:
-        return [str(c) for c in categories[k]]
-    return [str(i) for i in range(n)]
-
-
-def cell_labels(domain: Domain, clique: Clique, categories: Sequence[Sequence[str]] | None = None) -> list[str]:
-    """One label per cell of the γ-marginal, row-major (the first attribute varies slowest):
-    'Sex=male, Pclass=1'; 'all' for the empty clique."""
-    if not clique:
-        return ["all"]
-    parts = [[f"{domain.attrs[k]}={v}" for v in axis_labels(domain, k, categories)] for k in clique]
-    out = parts[0]
-    for p in parts[1:]:
-        out = [f"{a}, {b}" for a in out for b in p]
-    return out
-
-
 def _label(labels: Mapping[str, str] | None, key: str) -> str:
     return (labels or {}).get(key, key)
 
