@@ -25,7 +25,11 @@ What is checked, in order:
 * ``max_line_bytes`` (optional): every line (``\\n``, ``\\r\\n`` or ``\\r`` ends, the header included),
   checked on each chunk, vectorised: one endless line is refused after its first chunk;
 * ``refuse_nul``: a NUL byte (binary or UTF-16 data) is refused naming its line. (The tree reader lets NUL
-  through: an id may hold one.)
+  through: an id may hold one.) A Parquet file (magic bytes ``PAR1``) is named as such instead: the
+  capabilities' loaders read Parquet through :mod:`dpviz.core.records` before they get here.
+
+:func:`open_capped` is the streaming form for records counted batch by batch (:mod:`dpviz.core.records`): a
+file object over a path or bytes whose reads stop one byte past ``max_bytes`` (gzip decompressed under it).
 
 The result is a :class:`Capped`: the bytes (``data``: ``bytes``, or with ``use_mmap`` the anonymous memory
 map a large plain file was read into — pages are only touched as they are read, and no copy is made),
@@ -67,12 +71,14 @@ import numpy as np
 
 from dpviz.errors import InputError
 
-__all__ = ["CHUNK", "GZIP_MAGIC", "BOM", "Cap", "Wording", "Capped", "read_capped", "decode", "strict_json",
+__all__ = ["CHUNK", "GZIP_MAGIC", "PARQUET_MAGIC", "BOM", "open_capped", "Cap", "Wording", "Capped", "read_capped", "decode", "strict_json",
            "strip_boms", "line_number", "EMPTY_LINE"]
 
 CHUNK = 1 << 22
 """Bytes read (and decompressed) per step: the memory a refused file costs beyond its first chunk."""
 GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+"""The first (and last) four bytes of a Parquet file."""
 BOM = b"\xef\xbb\xbf"
 EMPTY_LINE = re.compile(rb"(?m)^\r?\n")
 """The default ``skip``: an empty line (``\\n`` or ``\\r\\n`` alone) is not a row."""
@@ -136,7 +142,10 @@ class Wording:
         over = cap.over.replace("{limit}", f"{limit:,}")
         return InputError(f"{start}{over}; {clause}raise it with {self.how(cap)}")
 
-    def nul_error(self, label: str, line: int) -> InputError:
+    def nul_error(self, label: str, line: int, head: bytes = b"") -> InputError:
+        if head[:4] == PARQUET_MAGIC:
+            return InputError(f"{label} is a Parquet file; this input is read as {self.text} (a CSV, gzip CSV or "
+                              "JSON)")
         return InputError(f"{label}, line {line}: a NUL byte; expected {self.text} (UTF-8 or Latin-1), not a binary "
                           "or UTF-16 file")
 
@@ -271,7 +280,7 @@ class _Checks:
         if self.refuse_nul:
             nul = bytes(chunk).find(b"\0")
             if nul >= 0:
-                raise self.wording.nul_error(self.label, line_number(view, start + nul))
+                raise self.wording.nul_error(self.label, line_number(view, start + nul), bytes(view[:4]))
         if self.max_line_bytes is not None:
             self._lines(view, end)
         if self.max_rows is not None:
@@ -457,6 +466,72 @@ def _read_chunks(chunks: Iterator[bytes], label: str, path: Path | None, max_byt
         raise too_big
     checks.finish(buf, pos)
     return Capped(bytes(buf), label, path, is_gzip, checks.skipped, checks.exact_rows)
+
+
+class _CappedStream:
+    """A binary file object over a path or bytes whose reads stop past ``max_bytes`` (after gzip
+    decompression, which happens here, chunk by chunk): :func:`open_capped`."""
+
+    def __init__(self, chunks: Iterator[bytes], label: str, max_bytes: int, wording: Wording) -> None:
+        self._chunks, self.label, self.max_bytes, self.wording = chunks, label, max_bytes, wording
+        self._buf, self._dec, self._first, self.total, self.closed = b"", None, True, 0, False
+
+    def _more(self) -> bytes:
+        for chunk in self._chunks:
+            if self._first:
+                self._first = False
+                if chunk[:2] == GZIP_MAGIC:
+                    self._dec = zlib.decompressobj(wbits=31)
+            if self._dec is not None:
+                try:
+                    chunk = self._dec.decompress(chunk, self.max_bytes - self.total + 1)
+                except zlib.error as exc:
+                    raise InputError(f"{self.label} starts like a gzip file but cannot be decompressed ({exc})") from None
+                if self._dec.unconsumed_tail:
+                    self.total = self.max_bytes + 1
+            self.total += len(chunk)
+            if self.total > self.max_bytes:
+                raise self.wording.error(self.label, f"{'decompresses to' if self._dec else 'is'} more than "
+                                         f"{self.max_bytes:,} bytes", self.wording.size, self.max_bytes)
+            if chunk:
+                return chunk
+        if self._dec is not None and not self._dec.eof:
+            raise InputError(f"{self.label} is a truncated gzip file")
+        return b""
+
+    def read(self, n: int = -1) -> bytes:
+        while n < 0 or len(self._buf) < n:
+            more = self._more()
+            if not more:
+                break
+            self._buf += more
+        if n < 0:
+            out, self._buf = self._buf, b""
+        else:
+            out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def open_capped(source: object, *, max_bytes: int, label: str | None = None,
+                wording: Wording = Wording()) -> _CappedStream:
+    """A binary file object over ``source`` (a path or bytes) for streaming readers: the size cap from
+    ``stat`` first, then on the bytes read, gzip input decompressed under the same cap; a FIFO or a
+    device is refused before it is opened."""
+    chunks, whole, path, label, _ = _open(source, label, wording, max_bytes)
+    if whole is not None:
+        chunks = (bytes(whole[i:i + CHUNK]) for i in range(0, whole.nbytes, CHUNK))
+    elif path is not None:
+        chunks = _file_chunks(path)
+    return _CappedStream(chunks, label, max_bytes, wording)
 
 
 def strict_json(text: str, label: str, expected: str, magnitude: float = math.inf) -> object:

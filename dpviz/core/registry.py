@@ -259,7 +259,11 @@ def load_source(capability_name: str, spec: str | Path, read_file: Callable[[Pat
     except OSError:  # a name too long, a loop of links: require_regular_file says so in one line
         pass
     if os.path.isdir(path):
-        raise InputError(f"input {text[:200]!r} is a folder; expected a file")
+        from dpviz.core.records import is_parquet
+
+        if is_parquet(path):  # a Parquet dataset: a folder of *.parquet files (dpviz.core.records)
+            return read_file(path)
+        raise InputError(f"input {text[:200]!r} is a folder; expected a file (or a folder of *.parquet files)")
     return read_file(require_regular_file(path, "input"))  # a FIFO or a device: refused before it is opened
 
 

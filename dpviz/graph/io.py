@@ -36,7 +36,9 @@ time and memory, naming the line). :func:`read_lines` reads a one-id-per-line fi
 ``--nodes``) with the same caps. Every problem is an
 :class:`~dpviz.errors.InputError` naming the line (1-based, as in an editor) and what was expected.
 Text may start with any number of byte-order marks; a NUL byte is refused (naming its line: a binary or
-UTF-16 file), so ``a`` and ``a\0`` can never be two different vertices.
+UTF-16 file), so ``a`` and ``a\0`` can never be two different vertices. A Parquet file or folder (an edge
+table, :func:`dpviz.core.records.is_parquet`) is read column-selectively: its first two columns are u, v
+(their names the header), parsed as the CSV of those columns (line L is row L - 1).
 """
 
 from __future__ import annotations
@@ -278,6 +280,12 @@ def read_edges(
         if n_nodes > max_nodes:
             raise InputError(f"n_nodes = {n_nodes:,} is above the vertex cap; "
                              + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
+    from dpviz.core.records import is_parquet, parquet_csv
+
+    if is_parquet(source):  # an edge table: its first two columns, as CSV text with their header
+        name, header = name or _name(source).removesuffix(".parquet"), True if header is None else header
+        source = parquet_csv(source, lambda names: names[:2], max_bytes=max_bytes, max_rows=max_edges,
+                             wording=_wording(_EDGE_ROWS), label=repr(name))
     text, label, default_name = _read_capped(source, max_bytes, max_edges, max_line_bytes)
     name = name or default_name
     # any blank or comment line (the last one too, with or without a line end)? then keep the data lines only

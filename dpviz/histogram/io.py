@@ -40,7 +40,12 @@ WORDING = Wording(call="dpviz.histogram.io.read_data", text="CSV text",
 
 def _read_capped(path: str | Path, what: str, cap: int) -> bytes:
     """The file's bytes through the one core reader (size cap from stat and while reading, gzip under the same
-    cap, NUL refused, FIFO refused)."""
+    cap, NUL refused, FIFO refused); a Parquet input file or folder as the CSV of its columns
+    (:func:`dpviz.core.records.parquet_csv`)."""
+    from dpviz.core.records import is_parquet, parquet_csv
+
+    if what == "input" and is_parquet(path):
+        return parquet_csv(path, max_bytes=cap, label=f"{what} {str(path)[:200]!r}", wording=WORDING)
     return bytes(read_capped(path, max_bytes=cap, refuse_nul=True, label=f"{what} {str(path)[:200]!r}",
                              wording=WORDING).data)
 

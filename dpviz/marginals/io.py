@@ -44,12 +44,7 @@ if TYPE_CHECKING:
     from dpviz.marginals.declared import DomainDeclaration
 
 __all__ = [
-    "read_table",
-    "load",
-    "canonical_bytes",
-    "CANONICAL",
-    "parse_workload",
-    "read_measurements",
+    "read_table", "load", "canonical_bytes", "CANONICAL", "parse_workload", "read_measurements",
     "MAX_ROWS",
     "MAX_BYTES",
     "MAX_COLUMNS",
@@ -109,7 +104,7 @@ EXPECTED_TABLE = "expected a CSV table: a header line of column names (such as a
 
 def _stem(path: Path) -> str:
     name = path.name
-    for suffix in (".gz", ".csv", ".txt", ".tsv"):
+    for suffix in (".gz", ".csv", ".txt", ".tsv", ".parquet"):
         name = name.removesuffix(suffix)
     return name or "dataset"
 
@@ -121,11 +116,12 @@ def _raise_hint(func: str, flag: str | None, keyword: str) -> str:
 
 
 def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str,
-                hint: tuple[str, str | None] = ("read_table", "--max-bytes")) -> tuple[bytes, str, str]:
+                hint: tuple[str, str | None] = ("read_table", "--max-bytes"), columns=None) -> tuple[bytes, str, str]:
     """(raw bytes, gzip input decompressed; label for messages; dataset name) read by
     :func:`dpviz.core.reader.read_capped`: the size cap is checked before reading a file (from its size) and
     on the decompressed size of gzip input while it is decompressed; a FIFO or a device is refused at once.
-    ``hint``: (function, CLI flag) that raise the cap, named in the message."""
+    ``hint``: (function, CLI flag) that raise the cap, named in the message. A Parquet file or folder: the
+    ``columns`` (default all) as CSV bytes (:func:`dpviz.core.records.parquet_csv`, line L = row L - 1)."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
         raise InputError(f"max_bytes: expected a whole number >= 1, got {max_bytes!r}")
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -137,6 +133,9 @@ def _read_bytes(source: str | Path | bytes, max_bytes: int, what: str,
     func, flag = hint
     wording = Wording(call=func, python_first=True, what=what,
                       size=Cap("MAX_BYTES", flag, "max_bytes", ", above the limit of {limit} bytes", None))
+    from dpviz.core.records import is_parquet, parquet_csv
+    if what == "input" and is_parquet(source):
+        return parquet_csv(source, columns, max_bytes=max_bytes, wording=wording), repr(name), name
     got = read_capped(source, max_bytes=max_bytes, wording=wording)
     return got.data, got.label, name
 
@@ -274,7 +273,8 @@ def read_table(
                                ([attributes] if isinstance(attributes, str) else list(attributes)))
         if isinstance(bins, dict):
             raise InputError("bins: the bin edges come from the declared domain; drop bins")
-    raw, label, default_name = _read_bytes(source, max_bytes, "input")
+    raw, label, default_name = _read_bytes(source, max_bytes, "input", columns=list(domain.names) if domain else (
+        None if attributes is None else [attributes] if isinstance(attributes, str) else list(attributes)))
     _refuse_signature(raw, label)
     text = _decode(raw, label)
     _refuse_control(text, label)
@@ -605,7 +605,9 @@ def canonical_bytes(source: str | Path, data: Dataset | None = None) -> bytes:
         full = load_sample("marginals", text)
         cols = [np.asarray(cats, dtype=object)[full.codes[:, k]].tolist() for k, cats in enumerate(full.categories)]
         return _records(list(full.domain.attrs), zip(*cols))
-    raw, label, _ = _read_bytes(require_regular_file(Path(text), "input"), MAX_BYTES, "input")
+    from dpviz.core.records import is_parquet
+    raw, label, _ = _read_bytes(Path(text) if is_parquet(text) else require_regular_file(Path(text), "input"),
+                                MAX_BYTES, "input")
     decoded = _decode(raw)
     reader = csv.reader(io.StringIO(decoded, newline=""), delimiter=_delimiter(decoded))
     rows = [[v.strip() for v in r] for r in reader if r]

@@ -130,6 +130,20 @@ def _column_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-line-bytes", type=_cap, default=MAX_LINE_BYTES,
                    help=f"cap on the length of a line, the header included (default {MAX_LINE_BYTES:,} bytes), "
                         "checked while reading")
+    p.add_argument("--bucket", default=None, metavar="day|hour|N",
+                   help="count events: the input holds one row per event (CSV, gzip CSV, Parquet or a folder of "
+                        "Parquet files) with its time in --time-column; the stream is the number of events per day, "
+                        "hour or N seconds (the unit of privacy becomes the event, or the person with "
+                        "--max-contributions)")
+    p.add_argument("--person-column", default=None, metavar="ID", help="with --bucket: the column naming the person")
+    p.add_argument("--max-contributions", type=_cap, default=None, metavar="K",
+                   help="with --bucket and --person-column: keep a person's first K events (file order; the rest "
+                        "dropped, never counted or published); the sensitivity is multiplied by K")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_cap, default=None, metavar="N",
+                       help="with --bucket: count on a local Dask cluster of N workers (Parquet input)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="with --bucket: count on the Dask scheduler at ADDRESS (tcp://host:8786)")
 
 
 def _default_family(mechanisms: str) -> str:
@@ -153,8 +167,22 @@ def _load(args: argparse.Namespace, per_step: int):
 
     if args.horizon is not None:
         check_steps(args.horizon, args.max_steps, per_step=per_step)
-    data = load_source(args.input, count_column=args.count_column, time_column=args.time_column,
-                       max_steps=args.max_steps, max_bytes=args.max_bytes, max_line_bytes=args.max_line_bytes)
+    if getattr(args, "bucket", None) is not None:  # events counted per bucket (dpviz.core.records)
+        from dpviz.stream.io import stream_from_events
+
+        if args.time_column is None or args.count_column is not None:
+            from dpviz.errors import InputError
+            raise InputError("--bucket counts events: give --time-column (and no --count-column: each row counts 1)")
+        data = stream_from_events(args.input, args.time_column, args.bucket, person=args.person_column,
+                                  max_contributions=args.max_contributions, max_steps=args.max_steps,
+                                  max_bytes=args.max_bytes, dask=args.workers or args.scheduler)
+    else:
+        for flag in ("person_column", "max_contributions", "workers", "scheduler"):
+            if getattr(args, flag, None) is not None:
+                from dpviz.errors import InputError
+                raise InputError(f"--{flag.replace('_', '-')}: only with --bucket (the input as events)")
+        data = load_source(args.input, count_column=args.count_column, time_column=args.time_column,
+                           max_steps=args.max_steps, max_bytes=args.max_bytes, max_line_bytes=args.max_line_bytes)
     n = check_steps(len(data) if args.horizon is None else args.horizon, args.max_steps, per_step=per_step)
     return data, n
 
@@ -239,7 +267,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if output is not None:
         check_destination(output, [_input_path(args.input)])
     data, n = _load(args, STEP_BYTES["simulate"] * len(names))
-    sim = simulate(data, noise, names, seed, horizon=n)
+    from dpviz.core.records import per_record_noise
+    sim = simulate(data, per_record_noise(noise, args.max_contributions), names, seed, horizon=n)
     table = pd.concat([simulation_table(rel, data.counts, data.timestamps, data.time_column)
                        for rel in sim.releases.values()], ignore_index=True)
     _summary(SIMULATION_NOTICE, not to_stdout)  # after every check: an error is one line on stderr
@@ -266,15 +295,20 @@ def cmd_release(args: argparse.Namespace) -> int:
     check_release(args.mechanism, noise)
     check_destination(args.output, [_input_path(args.input)])
     data, n = _load(args, STEP_BYTES["release"])
-    rel = release(data, noise, mechanism=args.mechanism, horizon=n)
+    from dpviz.core.records import per_record_noise, person_metadata
+    rel = release(data, per_record_noise(noise, args.max_contributions), mechanism=args.mechanism, horizon=n)
+    meta = rel.metadata() if args.bucket is None else person_metadata(
+        rel.metadata(), noise, person=args.person_column, max_contributions=args.max_contributions, source=args.input)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
-        path = write_release(rel.table(), args.output, rel.metadata(), inputs=[_input_path(args.input)],
+        path = write_release(rel.table(), args.output, meta, inputs=[_input_path(args.input)],
                              raw_text=args.raw_text)
     var = VarianceSummary.of(rel.variance)
     print(RELEASE_NOTICE)
     print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "
-          f"{'L1' if noise.family == 'laplace' else 'L2'} sensitivity {rel.sensitivity:.6g}")
+          f"{'L1' if noise.family == 'laplace' else 'L2'} sensitivity {meta['sensitivity']['value']:.6g}")
+    if args.bucket is not None:
+        print(f"unit of privacy: {meta['unit_of_privacy']}; the time range is read from the events (not private)")
     print(f"analytic variance of the released totals: total {var.total:.6g}, mean {var.mean:.6g}, "
           f"max {var.max:.6g}")
     print(f"wrote {path} and {path.name}.meta.json")

@@ -23,7 +23,10 @@ their number of fields, never materialised), so the work is linear in the file w
 columns. Messages quote at most :data:`SHOWN` characters of a value or of the header.
 
 A NUL byte, a UTF-16 file and a header that is only byte-order marks are refused with a message; any
-number of UTF-8 byte-order marks before the header is dropped. The bytes are read by the one capped reader,
+number of UTF-8 byte-order marks before the header is dropped. A Parquet file or folder
+(:func:`dpviz.core.records.is_parquet`) is read column-selectively (the count and time columns only) and
+parsed as the CSV of those columns (line L is row L - 1). Events (one row per event, no count column:
+:func:`stream_from_events`, ``--bucket``) are counted per time bucket by :func:`dpviz.core.records.count_records`. The bytes are read by the one capped reader,
 :func:`dpviz.core.reader.read_capped` (so a gzip-compressed CSV is read too, its decompressed size under
 :data:`MAX_BYTES`; a FIFO or a device is refused before it is opened); :data:`WORDING` names the caps.
 """
@@ -48,7 +51,7 @@ from dpviz.stream.model import StreamData
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["read_stream_csv", "load", "canonical_bytes", "CANONICAL", "WORDING",
+__all__ = ["read_stream_csv", "stream_from_events", "load", "canonical_bytes", "CANONICAL", "WORDING",
            "MAX_BYTES", "MAX_STEPS", "MAX_COUNT", "MAX_TOTAL", "MAX_LINE_BYTES", "COUNT_NAMES", "TIME_NAMES",
            "CAPS_HELP"]
 
@@ -163,6 +166,12 @@ def read_stream_csv(
     for name, cap in (("max_steps", max_steps), ("max_bytes", max_bytes), ("max_line_bytes", max_line_bytes)):
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise InputError(f"{name}: expected a positive integer, got {cap!r}")
+    from dpviz.core.records import is_parquet, parquet_csv
+
+    if is_parquet(source):  # the count and time columns only, as CSV text for the parser below
+        source = parquet_csv(source, lambda names: _parquet_columns(names, count_column, time_column),
+                             max_bytes=max_bytes, max_rows=max_steps, wording=WORDING,
+                             label=f"Parquet {Path(source).name!r}" if isinstance(source, (str, os.PathLike)) else None)
     raw, label = _read_capped(source, max_bytes, max_steps, max_line_bytes)
     text = decode(raw)
     header = _header(text, label)
@@ -202,6 +211,43 @@ def read_stream_csv(
     stamps = _timestamps(data[tcol], header[tcol], lines) if tcol is not None else None
     return StreamData(counts=counts, timestamps=stamps, count_column=header[ccol],
                       time_column=None if tcol is None else header[tcol])
+
+
+def _parquet_columns(names: list[str], count_column: str | None, time_column: str | None) -> list[str]:
+    """The columns of a Parquet stream that the parser needs (as :func:`read_stream_csv` picks them)."""
+    t = _pick(names, time_column, TIME_NAMES, "time column", "Parquet")
+    c = _pick(names, count_column, COUNT_NAMES, "count column", "Parquet")
+    if c is None:
+        rest = [i for i in range(len(names)) if i != t]
+        c = rest[0] if len(rest) == 1 else None
+    return [names[i] for i in sorted({i for i in (t, c) if i is not None})] or names
+
+
+def stream_from_events(source: str | Path | bytes, time_column: str, bucket: str | int, *, person: str | None = None,
+                       max_contributions: int | None = None, dask: object = None, max_steps: int = MAX_STEPS,
+                       max_bytes: int = MAX_BYTES) -> StreamData:
+    """A count stream from events (one row per event, its time in ``time_column``; CSV, gzip CSV or Parquet):
+    the number of events in each ``bucket`` (``day``, ``hour`` or N seconds, epoch-aligned), every bucket from
+    the first event's to the last one's (empty ones count 0; that time range is read from the data). Counted
+    by :func:`dpviz.core.records.count_records` (a contribution bound per ``person``, Dask with ``dask``)."""
+    from dpviz.core.records import count_records, parse_bucket
+
+    seconds = parse_bucket(bucket)
+    groups = count_records(source, [time_column], bucket=(time_column, seconds), person=person,
+                           max_contributions=max_contributions, dask=dask, max_bytes=max_bytes, wording=WORDING,
+                           max_groups=max_steps, groups_name="time buckets with events")
+    starts = np.asarray(groups.keys[time_column].to_numpy(zero_copy_only=False), np.int64)
+    steps = (starts - starts[0]) // seconds
+    n = int(steps[-1]) + 1
+    if n > max_steps:
+        raise _too_long(f"the events of {time_column!r}", f"{n:,} {bucket}", max_steps)
+    counts = np.zeros(n)
+    counts[steps] = groups.counts
+    over = bound_violation(counts)
+    if over is not None:
+        raise InputError(f"bucket {over[0] + 1}: {over[1]}")
+    stamps = (starts[0] + np.arange(n, dtype=np.int64) * seconds).astype("datetime64[s]")
+    return StreamData(counts=counts, timestamps=stamps, count_column="events", time_column=time_column)
 
 
 _LINE = re.compile(r"([^\r\n]*)(?:\r\n|\r|\n|$)")

@@ -8,6 +8,11 @@ synthetic trees (benchmarks: bench/tree_bench.py). Registered through :mod:`dpvi
   and never over the input, and stdout shows only public things. The released hierarchy is declared
   (``--hierarchy FILE``, or a bundled sample's declaration; :mod:`dpviz.tree.hierarchy`), never read
   from the counts, unless ``--structure-from-data`` opts out (then every output says so).
+* records (``--levels region,division,state,county``): the input is one row per person (CSV, gzip CSV,
+  Parquet or a folder of Parquet files), each record adds 1 to its leaf (no count column), counted in-process
+  or on Dask (``--workers N`` / ``--scheduler ADDRESS``); ``--max-contributions K --person-column ID`` keeps
+  a person's first K records and multiplies the sensitivity by K (:mod:`dpviz.core.records`). A release joins
+  the counts onto ``--hierarchy`` (path ids ``a / b / c``); a simulation uses the levels' values.
 * ``describe-structure`` — a declaration template (``node,parent``) read from a data file, to review.
 
 Bundled data is named ``sample:county``. Bad input raises InputError (exit code 2, one line).
@@ -25,6 +30,7 @@ from dpviz.core import charging as ledger
 from dpviz.core import cliargs
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
+from dpviz.core.records import per_record_noise, person_metadata, unit_of_privacy
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.registry import load_source as load_any
 from dpviz.core.structure import (
@@ -40,7 +46,7 @@ from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
 from dpviz.tree.hierarchy import HIERARCHY_HELP, describe_structure, join_counts, read_counts, read_hierarchy
 from dpviz.tree.formats import noisy_columns, noisy_tree_from_table
-from dpviz.tree.io import CAPS_HELP, MAX_BYTES, MAX_NODES, node_table, write_tree_csv
+from dpviz.tree.io import CAPS_HELP, MAX_BYTES, MAX_NODES, node_table, records_counts, records_tree, write_tree_csv
 from dpviz.tree.io import load as load_source
 from dpviz.tree.reading import read_table
 from dpviz.tree.release import release, simulate, simulation_table
@@ -89,6 +95,39 @@ def _add_input(p: argparse.ArgumentParser, help: str = INPUT_HELP, *, count_colu
                             "column of a level table); an unknown name is an error")
 
 
+def _add_records(p: argparse.ArgumentParser) -> None:
+    """The records flags (:mod:`dpviz.core.records`): levels, a contribution bound, where to count."""
+    p.add_argument("--levels", metavar="A,B,C", default=None,
+                   help="count records: the input holds one row per person and these level columns (top to "
+                        "bottom); each row adds 1 to its leaf (no count column). The unit of privacy becomes the "
+                        "record, or the person with --max-contributions")
+    p.add_argument("--person-column", metavar="ID", default=None, help="with --levels: the column naming the person")
+    p.add_argument("--max-contributions", type=_positive_int, default=None, metavar="K",
+                   help="with --levels and --person-column: keep a person's first K records (file order; the rest "
+                        "dropped, never counted or published); the sensitivity is multiplied by K")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                       help="with --levels: count on a local Dask cluster of N workers (Parquet input)")
+    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help="with --levels: count on the Dask scheduler at ADDRESS (tcp://host:8786; Parquet "
+                            "input the workers can read)")
+
+
+def _records(args: argparse.Namespace) -> dict | None:
+    """The records options of ``args`` (None: the input is a tree file, not records)."""
+    if getattr(args, "levels", None) is None:
+        for flag in ("person_column", "max_contributions", "workers", "scheduler"):
+            if getattr(args, flag, None) is not None:
+                raise InputError(f"--{flag.replace('_', '-')}: only with --levels (the input as records)")
+        return None
+    if getattr(args, "count_column", None) is not None:
+        raise InputError("--count-column and --levels exclude each other: records have no count column (each row "
+                         "counts 1)")
+    dask = args.workers if args.workers is not None else args.scheduler
+    return {"levels": args.levels, "person": args.person_column, "max_contributions": args.max_contributions,
+            "dask": dask, "max_nodes": args.max_nodes, "max_bytes": args.max_bytes}
+
+
 def _load(args: argparse.Namespace):
     """The input under its caps (a path that is not a regular file, e.g. a FIFO, is refused before it is
     opened: :func:`dpviz.core.registry.load_source`)."""
@@ -119,13 +158,16 @@ def _declared_data(args: argparse.Namespace, *, release: bool):
         raise InputError("--hierarchy and --structure-from-data exclude each other: pass one")
     if release and hier_path is None and not opt_out and src is not None:
         raise missing_declaration("--hierarchy", "the tree hierarchy (node list)", "tree")
+    recs = _records(args)
     if hier_path is not None:
         require_regular_file(hier_path, "--hierarchy")
         hier = read_hierarchy(hier_path, max_nodes=args.max_nodes, max_bytes=args.max_bytes, what="--hierarchy")
+        if recs is not None:
+            return join_counts(hier, records_counts(args.input, recs.pop("levels"), **recs))
         counts = load_any("tree", args.input, lambda p: read_counts(  # a sample loads as it is
             p, max_nodes=args.max_nodes, max_bytes=args.max_bytes, count_column=args.count_column))
         return join_counts(hier, counts)
-    data = _load(args)
+    data = _load(args) if recs is None else records_tree(args.input, recs.pop("levels"), **recs)
     if data.structure is None or opt_out:
         if release and not opt_out:  # a sample without a shipped declaration
             raise missing_declaration("--hierarchy", "the tree hierarchy (node list)", "tree")
@@ -153,6 +195,7 @@ def register(groups) -> None:
     sim.add_argument("--output", type=Path,
                      help="write node,parent,true,noisy,released (holds the truth: a simulation) + OUT.meta.json")
     _add_hierarchy(sim, release=False)
+    _add_records(sim)
     sim.set_defaults(func=_simulate)
 
     rel = verb("release", "private release: discrete noise (OS CSPRNG), one method, no truth")
@@ -162,6 +205,7 @@ def register(groups) -> None:
     rel.add_argument("--method", choices=[*METHODS, "all"], default="gmc", help="post-processing (one method)")
     cliargs.add_release_args(rel)
     _add_hierarchy(rel, release=True)
+    _add_records(rel)
     rel.set_defaults(func=_release)
 
     desc = verb("describe-structure", "write a declaration template (node,parent) read from a data file, "
@@ -246,8 +290,12 @@ def _simulate(args: argparse.Namespace) -> int:
     seed = cliargs.seed_from_args(args)
     data = _declared_data(args, release=False)
     methods = list(METHODS) if args.method == "all" else [args.method]
-    sim = simulate(data, noise, methods, np.random.default_rng(seed), split=args.split, q=args.queries)
+    sim = simulate(data, per_record_noise(noise, args.max_contributions), methods, np.random.default_rng(seed),
+                   split=args.split, q=args.queries)
     print(_structure_line(data))
+    if args.levels is not None:
+        print(f"records: {unit_of_privacy(args.person_column, args.max_contributions)}; the hierarchy is "
+              + ("declared (--hierarchy)" if _hierarchy_path(args) else "the levels' values read from the records"))
     print(f"noise: {noise.describe}, split={args.split}, seed={seed} (continuous, seeded: not private)")
     print(sim.table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     if args.output:
@@ -255,6 +303,8 @@ def _simulate(args: argparse.Namespace) -> int:
         meta = {"mode": "simulate", "notice": SIMULATION_NOTICE, "capability": "tree", "source": data.name,
                 "methods": methods, "noise": noise.as_dict(), "split": args.split, "seed": seed,
                 "columns": "node,parent,true,noisy,released: 'true' is the private input"}
+        if args.levels is not None:
+            meta["unit_of_privacy"] = unit_of_privacy(args.person_column, args.max_contributions)
         write_tree_csv(out, args.output, meta=meta, inputs=_inputs(args))
         print(f"wrote {len(out):,} rows to {args.output} ({SIMULATION_NOTICE})")
     return 0
@@ -268,8 +318,11 @@ def _release(args: argparse.Namespace) -> int:
     _output(args)
     noise = cliargs.noise_from_args(args, discrete=True)
     data = _declared_data(args, release=True)
-    rel = release(data, noise, split=args.split, method=args.method, csv_text=True)
+    k = args.max_contributions
+    rel = release(data, per_record_noise(noise, k), split=args.split, method=args.method, csv_text=True)
     table, meta = rel.columns(), rel.metadata()
+    if args.levels is not None:
+        meta = person_metadata(meta, noise, person=args.person_column, max_contributions=k, source=data.name)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     hier = [] if _hierarchy_path(args) is None else [args.hierarchy]
     with ledger.charge(args, "tree", args.input, data, noise, args.method, inputs=hier):
@@ -282,7 +335,9 @@ def _release(args: argparse.Namespace) -> int:
     print(f"hierarchy: {rel.structure.describe}" + ("" if rel.structure.private else
                                                     " (the released node list may reveal which nodes have counts)"))
     print(f"noise: {noise.describe}, split={rel.split}; sensitivity {meta['sensitivity']['norm']} = "
-          f"{rel.sensitivity:.4g}; per-level scales (root first): {scales}")
+          f"{meta['sensitivity']['value']:.4g}; per-level scales (root first): {scales}")
+    if args.levels is not None:
+        print(f"unit of privacy: {meta['unit_of_privacy']}")
     expected = rel.expected_total_sq_error
     print(f"method: {meta['method_label']}; expected total squared error (analytic, Σ variance): "
           + (f"{expected:.6g}" if np.isfinite(expected) else "no closed form for this method"))

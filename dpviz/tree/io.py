@@ -11,6 +11,12 @@
   page's download), rows in the input order; :func:`write_tree_csv` writes one with the threaded Arrow
   writer of :mod:`dpviz.core.csv_writer`.
 
+* :func:`records_tree` / :func:`records_counts`: a tree counted from records (one row per person, one column
+  per level, ``--levels``; no count column: each record adds 1 to its leaf) by
+  :func:`dpviz.core.records.count_records` (in-process streaming or Dask; an optional contribution bound per
+  person): the tree of the levels' values (simulation, or ``--structure-from-data``), or the leaf counts by
+  path id (``"South / Texas / Travis"``) to join onto a declared hierarchy.
+
 Caps (each a keyword argument here and a CLI flag): :data:`MAX_BYTES` per file (and on its decompressed
 size), :data:`MAX_NODES` on the rows while reading and on the nodes before the tree is built, counts up
 to 2⁵³ each and in total (:data:`dpviz.tree.reading.MAX_COUNT`).
@@ -29,6 +35,7 @@ import pyarrow.compute as pc
 
 from dpviz.core import arrow
 from dpviz.core.csv_writer import is_pandas_array, number_column, write_csv
+from dpviz.errors import InputError
 from dpviz.tree.formats import tree_format, tree_from_table
 from dpviz.tree.model import INDEX, Tree, TreeData
 from dpviz.tree.reading import MAX_BYTES, MAX_NODES, read_table
@@ -37,7 +44,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "load", "load_tree_file", "node_columns",
-           "node_table", "write_tree_csv"]
+           "node_table", "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
 
 
 CAPS_HELP = (f"Caps: {MAX_NODES:,} nodes (--max-nodes), {MAX_BYTES:,} bytes per file (--max-bytes), "
@@ -133,6 +140,64 @@ def load(spec: str | Path, *, max_nodes: int = MAX_NODES, max_bytes: int = MAX_B
 
     return load_source("tree", spec, lambda p: load_tree_file(p, max_nodes=max_nodes, max_bytes=max_bytes,
                                                                count_column=count_column))
+
+
+def parse_levels(text: str | list[str]) -> list[str]:
+    """``--levels region,division,state``: the level columns, top to bottom (lower-cased, as tree columns)."""
+    names = [c.strip() for c in (text.split(",") if isinstance(text, str) else text)]
+    if not names or not all(names):
+        raise InputError(f"--levels: expected column names separated by commas, got {str(text)[:80]!r}")
+    if len(set(names)) != len(names):
+        raise InputError(f"--levels: a column is named twice in {str(text)[:80]!r}")
+    return names
+
+
+def _record_groups(source: str | Path | bytes, levels: list[str], *, person: str | None = None,
+                   max_contributions: int | None = None, dask: object = None, max_nodes: int = MAX_NODES,
+                   max_bytes: int = MAX_BYTES):
+    from dpviz.core.records import count_records
+    from dpviz.tree.reading import WORDING
+
+    return count_records(source, levels, person=person, max_contributions=max_contributions, dask=dask,
+                         max_bytes=max_bytes, max_groups=max_nodes, groups_name="leaves (distinct level paths)",
+                         wording=WORDING)
+
+
+def records_tree(source: str | Path | bytes, levels: str | list[str], **options: Any) -> TreeData:
+    """The tree of the levels' values (read from the records: not a declared hierarchy) with each leaf's
+    number of records; ``options``: those of :func:`dpviz.core.records.count_records` (``person``,
+    ``max_contributions``, ``dask``) and the caps ``max_nodes``, ``max_bytes``."""
+    from dpviz.tree.formats import tree_from_levels
+    from dpviz.tree.reading import Table
+
+    levels = parse_levels(levels)
+    groups = _record_groups(source, levels, **options)
+    name = Path(source).name if isinstance(source, (str, Path)) else "upload"
+    columns = {c.lower(): groups.keys[c] for c in levels}
+    columns["\0count"] = pc.cast(arrow.from_numpy(groups.counts), pa.string())
+    table = Table(name, columns, len(groups), json=True)
+    return tree_from_levels(table, [c.lower() for c in levels], "\0count", name,
+                            options.get("max_nodes", MAX_NODES))
+
+
+def records_counts(source: str | Path | bytes, levels: str | list[str], **options: Any):
+    """Leaf counts by path id (``a / b / c``, the ids of a level declaration) from the records, for
+    :func:`dpviz.tree.hierarchy.join_counts` (a :class:`~dpviz.tree.hierarchy.NodeCounts`); ``options`` as
+    for :func:`records_tree`."""
+    from dpviz.tree.formats import PATH_SEP
+    from dpviz.tree.hierarchy import NodeCounts
+
+    levels = parse_levels(levels)
+    groups = _record_groups(source, levels, **options)
+    ids = groups.keys[levels[0]]
+    for c in levels[1:]:
+        ids = pc.binary_join_element_wise(ids, groups.keys[c], PATH_SEP)
+    name = Path(source).name if isinstance(source, (str, Path)) else "upload"
+
+    def where(i: int) -> str:
+        return f"{name}: the records of {ids[i].as_py()!r}"
+
+    return NodeCounts(name, ids, groups.counts.astype(float), where)
 
 
 _JSON_ESCAPE = r'[\x00-\x1f\\"]'  # what json.dumps escapes with ensure_ascii=False (json.encoder.ESCAPE)

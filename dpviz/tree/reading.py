@@ -15,7 +15,9 @@ A ``node,parent,count`` file whose ids and counts are integers in canonical deci
 columns parsed as int64 during the read instead (no hashing of id strings, no second parse of the
 counts); :func:`_canonical_integers` proves from byte lengths that the typed columns mean what the
 strings would, and any other file takes the string path, which names bad lines. JSON is a list of
-records or an object of equal-length column lists of scalars.
+records or an object of equal-length column lists of scalars. A Parquet file or a folder of Parquet files
+(:func:`dpviz.core.records.is_parquet`) is read by pyarrow under the same caps (bytes on disk, rows from its
+footers, both before any data is read), its columns as text; its rows are named "record i" (0-based).
 """
 
 from __future__ import annotations
@@ -169,6 +171,10 @@ def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes
     and kept only when every typed value was written in canonical decimal form
     (:func:`_canonical_integers`), so that a typed column means exactly what its strings would; when a
     value is not such an integer, every column is read as strings."""
+    from dpviz.core.records import is_parquet
+
+    if is_parquet(source):
+        return _parquet_table(source, name, max_bytes, max_rows, check_header)
     raw, label = _read_bytes(source, name, max_bytes, max_rows, _early_header_check(check_header))
     first = _content_start(raw)
     if first is None:
@@ -183,6 +189,29 @@ def read_table(source: str | Path | bytes, name: str | None = None, *, max_bytes
     if table.n > max_rows:
         raise _too_many_rows(label, max_rows)
     return table
+
+
+def _parquet_table(source: str | Path | bytes, name: str | None, max_bytes: int, max_rows: int,
+                   check_header: Callable[[list[str], str], Any] | None) -> Table:
+    """A Parquet file, folder or upload as a :class:`Table` of stripped text columns (null = ``""``), the
+    header checked from the schema before any data is read."""
+    from dpviz.core.records import parquet_names, read_parquet
+
+    label = name or (Path(source).name if isinstance(source, (str, os.PathLike)) else "upload")
+    names = parquet_names(source, max_bytes=max_bytes, label=label, wording=WORDING)
+    cols = _column_names(names, label)
+    if check_header is not None:
+        check_header(cols, label)
+    table = read_parquet(source, max_bytes=max_bytes, max_rows=max_rows, label=label, wording=WORDING)
+    if table.num_rows == 0:
+        raise InputError(f"{label} has columns but no rows")
+    columns = {}
+    for c, col in zip(cols, table.columns):
+        col = col.combine_chunks()
+        col = col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
+        text = col if pa.types.is_string(col.type) else pc.cast(col, pa.string())
+        columns[c] = _stripped(text.fill_null("") if text.null_count else text)
+    return Table(name=label, columns=columns, n=table.num_rows, json=True)
 
 
 def _column_names(names: list[str], label: str) -> list[str]:

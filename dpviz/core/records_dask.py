@@ -1,0 +1,95 @@
+"""Records → counts on Dask (:func:`dpviz.core.records.count_records` with ``dask=``): a ``dask.dataframe``
+group-by over a Parquet dataset, of which only the count vector (one row per group) comes back.
+
+Each partition's key columns are turned into grouping keys by the same function as in-process
+(:func:`dpviz.core.records._prepare`: text keys, a bucketed time as int64 seconds), so both paths count the
+same groups under the same keys. A contribution bound keeps a person's first K records in dataset order
+(``groupby(person).cumcount() < K``: partitions in file order, rows in file order — the in-process rule).
+
+Where it runs (``address``): an int N, a ``distributed.LocalCluster`` of N single-threaded worker processes
+started for the count and closed after it; ``"synchronous"``, Dask's synchronous scheduler (tests, debugging);
+any other text, the address of a running scheduler (``tcp://host:8786``: ``distributed.Client(address)``),
+whose workers must see the same Parquet path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from contextlib import ExitStack
+
+import pyarrow as pa
+
+from dpviz.core.records import COUNT, _prepare, parquet_files
+from dpviz.errors import InputError
+
+__all__ = ["dask_counts"]
+
+_RANK = "__rank"
+
+
+def _keys_partition(df, by: Sequence[str], bucket, person: str | None):
+    """One partition (pandas) → its grouping keys (pandas, pyarrow-backed), plus the person's text."""
+    import pandas as pd
+
+    from dpviz.core.records import _key_text
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    keys = _prepare(table, by, bucket)
+    if person is not None:
+        keys = keys.append_column(person, _key_text(table.column(person).combine_chunks()))
+    return keys.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def _meta(by: Sequence[str], bucket, person: str | None):
+    import pandas as pd
+
+    cols = {c: pd.Series([], dtype=pd.ArrowDtype(pa.int64() if bucket is not None and c == bucket[0] else
+                                                 pa.string())) for c in by}
+    if person is not None:
+        cols[person] = pd.Series([], dtype=pd.ArrowDtype(pa.string()))
+    return pd.DataFrame(cols)
+
+
+def dask_counts(source: str | os.PathLike, by: Sequence[str], *, bucket, person: str | None, k: int | None,
+                address: object, label: str) -> pa.Table:
+    """(by..., ``__count``) of the Parquet file or folder ``source``, counted by Dask (see the module docstring)."""
+    import dask
+    import dask.dataframe as dd
+
+    files = parquet_files(source) if os.path.isdir(source) else [source]
+    columns = [*by, *([person] if person is not None else [])]
+    with ExitStack() as stack:
+        if address == "synchronous":
+            stack.enter_context(dask.config.set(scheduler="synchronous"))
+        else:
+            from distributed import Client, LocalCluster
+
+            if isinstance(address, int) and not isinstance(address, bool):
+                if address < 1:
+                    raise InputError(f"--workers: expected a whole number >= 1, got {address}")
+                cluster = stack.enter_context(LocalCluster(n_workers=address, threads_per_worker=1, processes=True,
+                                                           dashboard_address=None))
+                stack.enter_context(Client(cluster))
+            else:
+                try:
+                    stack.enter_context(Client(str(address), timeout=30))
+                except (OSError, TimeoutError, ValueError) as exc:
+                    raise InputError(f"--scheduler {str(address)[:120]!r}: cannot connect ({exc})") from None
+        try:
+            ddf = dd.read_parquet([str(f) for f in files], columns=columns, dtype_backend="pyarrow")
+            keys = ddf.map_partitions(_keys_partition, list(by), bucket, person, meta=_meta(by, bucket, person))
+            if person is not None:
+                keys = keys.assign(**{_RANK: keys.groupby(person).cumcount()})
+                keys = keys[keys[_RANK] < k]
+            sizes = keys.groupby(list(by)).size().compute()
+        except InputError:
+            raise
+        except (pa.ArrowInvalid, OSError, ValueError) as exc:
+            raise InputError(f"{label}: the Dask count failed ({str(exc).splitlines()[0][:160]})") from None
+    frame = sizes.rename(COUNT).reset_index()
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    out = {c: table.column(c).combine_chunks().cast(pa.int64() if bucket is not None and c == bucket[0] else
+                                                    pa.string()) for c in by}
+    out[COUNT] = table.column(COUNT).combine_chunks().cast(pa.int64())
+    return pa.table(out)
