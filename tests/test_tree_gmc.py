@@ -482,7 +482,7 @@ def test_concurrent_calls_on_one_plan_do_not_share_scratch():
             np.testing.assert_array_equal(g, w)
 
 
-def test_deep_trees_keep_one_triangular_factor_per_weight_set():
+def test_deep_trees_keep_one_contraction_schedule_per_structure():
     from dpviz.tree.propagation import workspace
     from dpviz.tree.synthetic import path_like_tree
 
@@ -490,11 +490,13 @@ def test_deep_trees_keep_one_triangular_factor_per_weight_set():
     assert tree.is_deep
     v = np.random.default_rng(29).normal(size=tree.n)
     first = upward(tree, v)
-    factor = workspace(tree)._factors["unit"]
-    np.testing.assert_allclose(upward(tree, v), first, rtol=1e-12)
+    schedule = workspace(tree).contraction
+    np.testing.assert_array_equal(upward(tree, v), first)
     np.testing.assert_allclose(first, upward(tree, v, engine="levels"), rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(downward(tree, v), downward(tree, v, engine="levels"), rtol=1e-12, atol=1e-9)
-    assert workspace(tree)._factors["unit"] is factor
+    p = plan(tree)
+    gmc(p, v)
+    assert workspace(tree).contraction is schedule  # built once: pivots, GMC and both passes replay it
 
 
 def test_upward_in_place_is_buildtree():
@@ -503,8 +505,6 @@ def test_upward_in_place_is_buildtree():
 
     rng = np.random.default_rng(30)
     for _, tree in layouts_and_depths(30):
-        if tree.is_deep:
-            continue
         x = rng.poisson(5.0, tree.m).astype(float)
         v = np.zeros(tree.n)
         v[tree.n1:] = x

@@ -27,8 +27,14 @@ Both stages run over the height blocks in the tree's :class:`~dpviz.tree.propaga
 the children lists with Mᵀṽ folded in (each finished node sends its parent w_{c→f} z_c − ṽ_c, each
 leaf −ṽ_c), downward over the parent pointers of T⁽¹⁾, and v̄ = ṽ − D M y over all parent
 pointers. The only n-sized array it writes is the result (pass ``out=`` to reuse one); the scratch
-is one n₁-vector of the workspace. Deep trees (``sparse`` engine) read y = (MᵀDM)⁻¹Mᵀṽ off the sparse
-LU factor whose pivots are ``t``, kept in the plan.
+is one n₁-vector of the workspace.
+
+Deep trees (``sparse`` engine, :mod:`dpviz.tree.sweeps`) replay the tree-contraction schedule of T⁽¹⁾
+instead of h height blocks: the pivots as one sweep of Möbius maps (a node's term d_c − d_c²/t_c is a
+Möbius function of t_c), and y = (MᵀDM)⁻¹Mᵀṽ as the two triangular sweeps of the leaves-first
+factorisation MᵀDM = L diag(t) Lᵀ: s_i = u_i + Σ_{c∈C_i} (d_c/t_c) s_c upward (u = Mᵀṽ), then
+y_i = s_i/t_i + (d_i/t_i) y_{f_i} downward — the same numbers as Eq. (36)/(39) (s = w ∘ z), with no
+factorisation and no Python loop over levels.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ import numpy as np
 
 from dpviz.tree.model import Tree
 from dpviz.tree.propagation import Engine, Workspace, downward, use_sparse, workspace
+from dpviz.tree.sweeps import down_affine, up_affine, up_pivots
 
 Form = Literal["sqrt", "nosqrt"]
 
@@ -67,8 +74,7 @@ def pivots(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> 
 
     ``levels`` engine: one step per height block (h - 1 steps); on a perfect layout (complete k-ary
     tree) with variances constant per level, one number per level. ``sparse`` engine (deep trees):
-    the same numbers read off SciPy's compiled sparse LU of Mᵀ D M in leaves-first order, which has
-    no fill-in and no pivoting.
+    one tree-contraction sweep (:func:`_pivots_deep`).
     """
     return plan(tree, d, engine).t
 
@@ -122,27 +128,13 @@ def _pivots_levels(ws: Workspace, d_lv: np.ndarray) -> np.ndarray:
     return t
 
 
-def _normal_factor(tree: Tree, ws: Workspace, dd: np.ndarray | None):
-    """SuperLU factor of Mᵀ D M with the node order reversed (leaves of T⁽¹⁾ eliminated first): no
-    fill-in, no pivoting, U's diagonal = t reversed."""
-    import scipy.sparse as sp
-    from scipy.sparse.linalg import splu
-
+def _pivots_deep(tree: Tree, ws: Workspace, dd: np.ndarray | None) -> np.ndarray:
+    """The pivots of :func:`_pivots_nodes` by tree contraction (:func:`dpviz.tree.sweeps.up_pivots`):
+    t_i = a_i − Σ_{c∈C_i internal} d_c²/t_c with a_i = d_i + Σ_{c∈C_i} d_c."""
     n1 = tree.n1
-    a = np.ones(n1) if dd is None else dd[:n1].copy()  # a_i = d_i + Σ_{c∈C_i} d_c
+    a = np.ones(n1) if dd is None else dd[:n1].copy()
     ws.child_sum_all(ws.ones if dd is None else dd, a)
-    child = np.arange(1, n1)
-    off = np.ones(n1 - 1) if dd is None else dd[1:n1]
-    rev = n1 - 1
-    r_child, r_par = rev - child, rev - tree.parent[1:n1]
-    diag = rev - np.arange(n1)
-    mat = sp.csc_matrix((np.concatenate([a, -off, -off]),
-                         (np.concatenate([diag, r_child, r_par]), np.concatenate([diag, r_par, r_child]))),
-                        shape=(n1, n1))
-    lu = splu(mat, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    if not (np.array_equal(lu.perm_r, np.arange(n1)) and np.array_equal(lu.perm_c, np.arange(n1))):
-        raise RuntimeError("SuperLU reordered a tree matrix; pivots are not the θ' recursion")
-    return lu
+    return up_pivots(ws.contraction, a, np.ones(n1) if dd is None else np.square(dd[:n1]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +144,7 @@ class GMCPlan:
     GLS is invariant to scaling ``d``, so one plan serves every ε for a fixed budget split. The
     pivots are held per internal node (``nodes``) or, on a perfect layout with variances constant per
     level, per height (``levels``, with the variances ``d_levels``); ``t`` is the per-node vector
-    either way. ``factor``: the sparse LU of Mᵀ D M when stage 1 ran on the sparse engine.
+    either way.
     """
 
     tree: Tree
@@ -160,7 +152,6 @@ class GMCPlan:
     nodes: np.ndarray | None = field(default=None, repr=False)
     levels: np.ndarray | None = field(default=None, repr=False)
     d_levels: np.ndarray | None = field(default=None, repr=False)
-    factor: object | None = field(default=None, repr=False)
 
     @cached_property
     def t(self) -> np.ndarray:
@@ -208,13 +199,6 @@ class GMCPlan:
                 "edge": {"sqrt": inv_w if d1 is None else d1 * inv_w, "nosqrt": d1}}
 
     @cached_property
-    def normal_factor(self):
-        """The sparse LU of Mᵀ D M (leaves first) used by the sparse engine's stage 2."""
-        if self.factor is not None:
-            return self.factor
-        return _normal_factor(self.tree, workspace(self.tree), self.d)
-
-    @cached_property
     def variance(self) -> np.ndarray:
         """:func:`output_variance` of this plan, computed once (read-only; scale it by c for d = c·self.d)."""
         out = output_variance(self)
@@ -230,8 +214,7 @@ def plan(tree: Tree, d: np.ndarray | None = None, engine: Engine = "auto") -> GM
         return GMCPlan(tree, dd, nodes=np.zeros(0))
     ws = workspace(tree)
     if sparse:
-        lu = _normal_factor(tree, ws, dd)
-        return GMCPlan(tree, dd, nodes=lu.U.diagonal()[::-1].copy(), factor=lu)
+        return GMCPlan(tree, dd, nodes=_pivots_deep(tree, ws, dd))
     d_lv = _level_variances(tree, ws, dd)
     if d_lv is not None:
         return GMCPlan(tree, dd, levels=_pivots_levels(ws, d_lv), d_levels=d_lv)
@@ -287,7 +270,7 @@ def gmc(p: GMCPlan, noisy: np.ndarray, form: Form = "sqrt", engine: Engine = "au
     weighted_steps = ws.fanouts is not None and p.d is not None  # v̄'s parent step needs a product buffer
     with ws.scratch(tree.n1, ws.max_internal_block if weighted_steps else 0) as (y, tmp):
         if sparse:
-            _solve_normal(p, ws, noisy, y)
+            _solve_deep(p, ws, noisy, y)
         else:
             _propagate(p, ws, noisy, form, y, out)
         _subtract_m_times(p, ws, noisy, y, out, tmp)
@@ -348,13 +331,16 @@ def _propagate(p: GMCPlan, ws: Workspace, noisy: np.ndarray, form: Form, y: np.n
         ws.parent_add(k, y, y, _on(c["ratio"], lv, k), tmp=msg)
 
 
-def _solve_normal(p: GMCPlan, ws: Workspace, noisy: np.ndarray, y: np.ndarray) -> None:
-    """y = (Mᵀ D M)⁻¹ Mᵀ ṽ by the plan's sparse LU (deep trees)."""
+def _solve_deep(p: GMCPlan, ws: Workspace, noisy: np.ndarray, y: np.ndarray) -> None:
+    """y = (Mᵀ D M)⁻¹ Mᵀ ṽ by the two contraction sweeps of the module docstring (deep trees)."""
     n1 = p.tree.n1
     np.negative(noisy[:n1], out=y)
     ws.child_sum_all(noisy, y)
-    np.negative(y, out=y)
-    y[:] = p.normal_factor.solve(y[::-1])[::-1]
+    np.negative(y, out=y)  # u = Mᵀ ṽ
+    ratio = p.d1 / p.t if p.d is not None else 1.0 / p.t
+    up_affine(ws.contraction, y, ratio, out=y)
+    y /= p.t
+    y[:] = down_affine(ws.contraction, y, ratio)
 
 
 def _subtract_m_times(p: GMCPlan, ws: Workspace, noisy: np.ndarray, y: np.ndarray, out: np.ndarray,
@@ -397,7 +383,8 @@ def output_variance(p: GMCPlan) -> np.ndarray:
         return d.copy()
     inv_t = 1.0 / p.t
     ratio = p.d1 * inv_t if p.d is not None else inv_t
-    s = downward(p.sub, inv_t, 1.0, ratio**2)
+    k = ratio**2
+    s = down_affine(workspace(tree).contraction, inv_t, k) if p.sub.is_deep else downward(p.sub, inv_t, 1.0, k)
     q = np.empty(n)
     q[n1:] = s[tree.parent[n1:]]
     q[0] = s[0]

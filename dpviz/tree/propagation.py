@@ -8,10 +8,11 @@ children), both in O(n) with no Python loop over nodes:
   (upward: y_i += Σ_{c∈C_i} x_c) or of the parent incidence (downward: y_i += a_i x_{f_i}), written
   in place into a slice of the result (SciPy's ``csr_matvec`` kernel, y += A x), so a step allocates
   nothing;
-* ``sparse`` engine: a compiled sparse triangular solve with G, for deep trees (paths, caterpillars)
-  where h is comparable to n and h Python-level steps would cost more than the solve. For a weight
-  set that is fixed per tree (unit weights, or a caller's named ``key``) the triangular factor is
-  kept in the workspace, so each later solve is one SuperLU substitution.
+* ``sparse`` engine (the deep-tree engine; the name is kept from when it was a sparse triangular solve):
+  tree contraction (:mod:`dpviz.tree.sweeps`) on T⁽¹⁾ — a rake/compress schedule of O(log n) rounds built
+  once per structure, replayed by each pass with a few NumPy calls per round, O(n) work in all and no
+  factorisation — for deep trees (paths, caterpillars) where h Python-level steps would dominate; the
+  leaves reach their parents (upward) or read them (downward) in one compiled pass each.
 
 The index arrays and scratch buffers of a tree live in its :class:`Workspace`, built once per tree
 structure and cached (weakly) by the :class:`~dpviz.tree.model.Tree` object: repeated calls on one
@@ -36,6 +37,7 @@ import numpy as np
 
 from dpviz.errors import InputError
 from dpviz.tree.model import Tree
+from dpviz.tree.sweeps import Contraction, contraction, down_affine, up_affine
 
 try:  # y += A x for a CSR row range, in place: the compiled kernel behind scipy.sparse's A @ x
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
@@ -85,7 +87,6 @@ class Workspace:
         self.bounds = [int(b) for b in tree.block_start]  # block K = [bounds[K], bounds[K-1])
         self._lock = threading.Lock()
         self._buffers: dict[int, np.ndarray] = {}
-        self._factors: dict[str, object] = {}
 
     def block(self, k: int) -> tuple[int, int]:
         """Index range [s, e) of the nodes of height k (1 = leaves, h = the root)."""
@@ -256,21 +257,12 @@ class Workspace:
         finally:
             self._lock.release()
 
-    # ---- deep trees: triangular factors ---------------------------------------------------------
-    def factor(self, tree: Tree, key: str, w_node, w_edge):
-        """SuperLU factor of G^(w_node, w_edge) for the weight set called ``key`` (fixed per tree),
-        computed on first use; None if SuperLU would reorder it (the caller then solves directly)."""
-        if key not in self._factors:
-            from scipy.sparse.linalg import splu
-
-            from dpviz.tree.generation import generation_matrix
-
-            lu = splu(generation_matrix(tree, w_node, w_edge).tocsc(), permc_spec="NATURAL",
-                      diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-            ident = np.arange(tree.n)
-            same = np.array_equal(lu.perm_r, ident) and np.array_equal(lu.perm_c, ident)
-            self._factors[key] = lu if same else None
-        return self._factors[key]
+    # ---- deep trees: the tree-contraction schedule of T⁽¹⁾ ---------------------------------------
+    @cached_property
+    def contraction(self) -> Contraction:
+        """The rake/compress schedule (:mod:`dpviz.tree.sweeps`) of the internal-node tree T⁽¹⁾ (the leading
+        n₁ nodes), built once per structure; the leaves are handled around it in one compiled pass each."""
+        return contraction(self.parent[: max(self.n1, 1)])
 
 
 _WORKSPACES: weakref.WeakKeyDictionary[Tree, Workspace] = weakref.WeakKeyDictionary()
@@ -309,20 +301,48 @@ def _full(w, n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(w, float), (n,)))
 
 
-def _solve_deep(tree: Tree, v: np.ndarray, w_node, w_edge, trans: str, key: str | None) -> np.ndarray:
-    if key is None and _is_one(w_node) and _is_one(w_edge):
-        key = "unit"
-    lu = workspace(tree).factor(tree, key, w_node, w_edge) if key else None
-    if lu is not None:
-        return lu.solve(v, trans=trans)
-    from scipy.sparse.linalg import spsolve_triangular
+def _coefficients(n: int, w_node, w_edge) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(1/w, w_edge/w) as n-vectors, None where they are all ones."""
+    inv = None if _is_one(w_node) else np.divide(1.0, _full(w_node, n))
+    if _is_one(w_edge):
+        return inv, inv
+    k = _full(w_edge, n)
+    return inv, (k if inv is None else k * inv)
 
-    from dpviz.tree.generation import generation_matrix
 
-    g = generation_matrix(tree, w_node, w_edge)
-    if trans == "T":
-        return spsolve_triangular(g.T.tocsr(), v, lower=False)
-    return spsolve_triangular(g, v, lower=True)
+def _upward_deep(tree: Tree, v: np.ndarray, w_node, w_edge, out: np.ndarray | None) -> np.ndarray:
+    """Deep engine of :func:`upward`: with s = w ∘ z, s_i = v_i + Σ_{c∈C_i} (w_{c→i}/w_c) s_c; the leaves'
+    terms reach their parents in one compiled pass, T⁽¹⁾ is swept by :func:`dpviz.tree.sweeps.up_affine`."""
+    ws = workspace(tree)
+    n, n1 = tree.n, tree.n1
+    inv, k = _coefficients(n, w_node, w_edge)
+    a = np.array(v[:n1], dtype=float, copy=True)
+    if n1:
+        msg = np.zeros(n)
+        if k is None:
+            msg[n1:] = v[n1:]
+        else:
+            np.multiply(k[n1:], v[n1:], out=msg[n1:])
+        ws.child_sum_all(msg, a)
+        del msg
+        a = up_affine(ws.contraction, a, None if k is None else k[:n1], out=a)
+    z = np.empty(n) if out is None else out
+    z[n1:] = v[n1:] if inv is None else v[n1:] * inv[n1:]
+    z[:n1] = a if inv is None else a * inv[:n1]
+    return z
+
+
+def _downward_deep(tree: Tree, v: np.ndarray, w_node, w_edge) -> np.ndarray:
+    """Deep engine of :func:`downward`: z_i = v_i/w_i + (w_{i→f_i}/w_i) z_{f_i} on T⁽¹⁾ by
+    :func:`dpviz.tree.sweeps.down_affine`, then every leaf from its parent in one vectorised step."""
+    n, n1 = tree.n, tree.n1
+    inv, k = _coefficients(n, w_node, w_edge)
+    b = np.array(v, dtype=float, copy=True) if inv is None else v * inv
+    if n1:
+        b[:n1] = down_affine(workspace(tree).contraction, b[:n1], None if k is None else k[:n1])
+        par = tree.parent[n1:]
+        b[n1:] += b[par] if k is None else k[n1:] * b[par]
+    return b
 
 
 def upward(tree: Tree, v: np.ndarray, w_node=1.0, w_edge=1.0, engine: Engine = "auto",
@@ -330,24 +350,20 @@ def upward(tree: Tree, v: np.ndarray, w_node=1.0, w_edge=1.0, engine: Engine = "
     """Upward propagation z = G^{-T} v (Prop. 2, Eq. 14).
 
     z_i = (v_i + Σ_{j∈C_i} w_{j→i} z_j) / w_i; with unit weights z_i is the subtree sum of v.
-    ``key``: a name for a weight set that is fixed for this tree (lets the sparse engine keep its factor).
+    ``key``: accepted for callers that name a fixed weight set; no engine needs it any more.
     ``out``: write z there (``levels`` engine; may be ``v`` itself: each entry of v is read before
     its own z is written, so BuildTree of a 10⁸-node tree needs one vector, not two).
     """
     v = _vector(tree, v)
-    if use_sparse(tree, engine):
-        z = _solve_deep(tree, v, w_node, w_edge, "T", key)
-        if out is None:
-            return z
-        out[:] = z
-        return out
-    ws = workspace(tree)
     n, n1 = tree.n, tree.n1
+    if out is not None and (out.shape != (n,) or out.dtype != np.float64 or not out.flags.c_contiguous):
+        raise ValueError(f"out must be a contiguous float64 vector of length {n}")
+    if use_sparse(tree, engine):
+        return _upward_deep(tree, v, w_node, w_edge, out)
+    ws = workspace(tree)
     unit_node, unit_edge = _is_one(w_node), _is_one(w_edge)
     wn = None if unit_node else _full(w_node, n)
     z = np.empty(n) if out is None else out
-    if out is not None and (out.shape != (n,) or out.dtype != np.float64 or not out.flags.c_contiguous):
-        raise ValueError(f"out must be a contiguous float64 vector of length {n}")
     if unit_node:
         np.copyto(z[n1:], v[n1:])
     else:
@@ -378,7 +394,7 @@ def downward(tree: Tree, v: np.ndarray, w_node=1.0, w_edge=1.0, engine: Engine =
     """
     v = _vector(tree, v)
     if use_sparse(tree, engine):
-        return _solve_deep(tree, v, w_node, w_edge, "N", key)
+        return _downward_deep(tree, v, w_node, w_edge)
     ws = workspace(tree)
     n = tree.n
     unit_node = _is_one(w_node)
