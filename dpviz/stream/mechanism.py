@@ -130,6 +130,8 @@ class Mechanism:
             return _FenwickStreamer(self, rng)
         if self.name == "honaker":
             return _HonakerStreamer(self, rng)
+        if self.name == "smooth-binary":
+            return _SmoothBinaryStreamer(self, rng)
         return _SquareRootStreamer(self, rng)
 
 
@@ -329,6 +331,23 @@ class _HonakerStreamer(_Streamer):
             rest >>= 1
             j += 1
         return out, self.var.item(t - 1)
+
+
+class _SmoothBinaryStreamer(_Streamer):
+    """O(log N) state and work: the nodes on the current leaf's path (:class:`~dpviz.stream.smooth_binary.SmoothBinaryState`)."""
+
+    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
+        from dpviz.stream.smooth_binary import SmoothBinaryState
+
+        super().__init__(mech, rng)
+        self.state = SmoothBinaryState(mech.strategy.structure)  # type: ignore[attr-defined]
+
+    def _node_noise(self) -> float:
+        return self._z() * self.scale
+
+    def step(self, a_t: float) -> tuple[float, float]:
+        self._advance(a_t)
+        return self.state.step(self.total, self._node_noise), self.var.item(self.t - 1)
 
 
 class _SquareRootStreamer(_Streamer):

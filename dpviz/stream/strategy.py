@@ -29,6 +29,10 @@ Mechanisms (``name``: strategy Q → estimator R):
   Error Bound on Differentially Private Continual Observation", ICML 2023; Henzinger, Upadhyay &
   Upadhyay, SODA 2023). Q = L has non-integer entries: its release rounds L to the lattice 2^−k ℤ and
   adds discrete Gaussian noise there (:mod:`dpviz.stream.lattice`); Gaussian (ρ-zCDP) only.
+* ``smooth-binary``: Andersson & Pagh, "A Smooth Binary Mechanism for Efficient Private Continual
+  Observation", NeurIPS 2023: a binary tree whose data leaves all have weight w, so every release sums
+  exactly w integer node sums (constant variance, O(log N) memory); (h, w) tuned to the noise's norm,
+  which also makes it the best pure-ε counter here (:mod:`dpviz.stream.smooth_binary`).
 
 **Weighted measurement and discrete noise.** The weighted Fenwick mechanism measures λ_i c_i with
 noise of scale b = Δ/ε (Laplace) or σ = Δ₂/√(2ρ) (Gaussian), Δ the largest column norm of ΣM. That
@@ -69,8 +73,8 @@ from dpviz.stream.estimators import (
 from dpviz.stream.fenwick import bound_violation, check_horizon, column_chain_sum, lowbit, node_sums, nodes
 from dpviz.stream.weights import fda_weights
 
-MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt")
-RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker")
+MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt", "smooth-binary")
+RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "smooth-binary")
 """Mechanisms releasable with either noise family: the integer strategies (discrete noise on their answers).
 :func:`releasable` is the full list for one family: it adds ``sqrt`` for Gaussian noise (released on the
 lattice 2^−k ℤ, :mod:`dpviz.stream.lattice`)."""
@@ -83,6 +87,7 @@ LABELS: dict[str, str] = {
     "fenwick-fda": "Fenwick + FDA (optimal λ)",
     "honaker": "Honaker estimator (binary tree)",
     "sqrt": "Square-root factorisation (Gaussian)",
+    "smooth-binary": "Smooth binary (Andersson-Pagh)",
 }
 UNIT_OF_PRIVACY: str = capability("stream").unit_of_privacy
 
@@ -366,6 +371,10 @@ def _strategy(name: str, horizon: int, family: Family) -> StreamStrategy:
         if family != "gaussian":
             raise InputError("mechanism 'sqrt': the square-root factorisation needs Gaussian noise (ρ-zCDP)")
         return SquareRootStrategy(name, horizon, family)
+    if name == "smooth-binary":
+        from dpviz.stream.smooth_binary import SmoothBinaryStrategy  # here: that module builds on this one
+
+        return SmoothBinaryStrategy(name, horizon, family)
     raise InputError(f"mechanism: expected one of {', '.join(MECHANISM_NAMES)}, got {name!r}")
 
 
