@@ -83,6 +83,8 @@ def test_dask_equals_in_process_and_reference(tmp_path):
     ref = df["ts"].dt.floor("D").value_counts().sort_index()
     assert np.array_equal(day.counts, ref.to_numpy())
     assert day.keys["ts"].to_pylist() == [int(t.timestamp()) for t in ref.index]
+    here = count_records(src, ["ts"], bucket=("ts", 86_400), max_bytes=10**8)
+    assert here.keys["ts"].type == pa.int64() and here.keys["ts"].equals(day.keys["ts"])
 
 
 def test_contribution_bound_keeps_first_k_in_file_order(tmp_path):
@@ -173,3 +175,26 @@ def test_stream_cli_from_events(tmp_path, capsys):
     meta = json.loads((tmp_path / "r.csv.meta.json").read_text())
     assert meta["sensitivity"]["value"] == 3 * meta["sensitivity"]["per_record"]
     assert "unit of privacy" in capsys.readouterr().out
+
+
+def test_marginals_dataset_from_records_equals_read_table(tmp_path):
+    from dpviz.marginals.io import read_table
+    from dpviz.marginals.records import dataset_from_records
+
+    rng = np.random.default_rng(8)
+    df = _people(rng, 600)
+    df["state"] = df["state"].where(rng.random(len(df)) > 0.1)  # missing values: the "(missing)" category
+    df.to_csv(tmp_path / "p.csv", index=False)
+    src = _dataset(df, tmp_path / "ds", 2)
+    for attrs, k in ((["region", "state"], None), (["state", "region"], 2)):
+        got = dataset_from_records(src, attrs, bins=4, person="pid" if k else None, max_contributions=k,
+                                   max_bytes=10**8, max_rows=10**6)
+        kept = df if k is None else df[df.groupby("pid").cumcount() < k]
+        kept[["pid", *attrs]].to_csv(tmp_path / "k.csv", index=False)
+        ref = read_table(tmp_path / "k.csv", attributes=attrs, bins=4)
+        assert got.domain == ref.domain and got.categories == ref.categories and got.N == ref.N
+        for clique in [(0,), (0, 1), tuple(range(len(attrs)))]:
+            assert np.array_equal(got.marginal(clique), ref.marginal(clique))
+    with pytest.raises(InputError, match="more than 10 records to tabulate"):
+        dataset_from_records(src, ["region"], max_bytes=10**8, max_rows=10)
+

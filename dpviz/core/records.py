@@ -281,13 +281,18 @@ def _key_text(col: pa.Array) -> pa.Array:
     return pc.utf8_trim_whitespace(text.fill_null(""))
 
 
-def _prepare(batch: pa.RecordBatch | pa.Table, by: Sequence[str], bucket: tuple[str, int] | None) -> pa.Table:
-    """The ``by`` columns as grouping keys (text; a bucketed time as int64 seconds)."""
+def _prepare(batch: pa.RecordBatch | pa.Table, by: Sequence[str], bucket: tuple[str, int] | None,
+             text: bool = True) -> pa.Table:
+    """The ``by`` columns as grouping keys: text (``text=False``: as stored, for a first aggregation of a
+    batch whose few groups are then turned into text); a bucketed time as int64 seconds."""
     out = {}
     for c in by:
         col = batch.column(c)
         col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        out[c] = bucket_keys(col, bucket[1], c) if bucket is not None and c == bucket[0] else _key_text(col)
+        if bucket is not None and c == bucket[0]:
+            out[c] = bucket_keys(col, bucket[1], c) if not pa.types.is_integer(col.type) else col
+        else:
+            out[c] = _key_text(col) if text else col
     return pa.table(out)
 
 
@@ -383,8 +388,8 @@ def count_records(source: object, by: Sequence[str], *, bucket: tuple[str, int] 
             batch = batch.filter(pa.array(persons.keep(batch.column(person), label, person)))
         if not batch.num_rows:
             continue
-        part = _aggregate(_prepare(batch, by, bucket), by, None)
-        parts.append(part)
+        part = _aggregate(_prepare(batch, by, bucket, text=False), by, None)  # keys as stored: no text per row
+        parts.append(_prepare(part, by, bucket).append_column(COUNT, part.column(COUNT)))  # text keys per group
         pending += part.num_rows
         if pending > MERGE_ROWS:
             parts = [_aggregate(pa.concat_tables(parts), by, COUNT)]

@@ -31,6 +31,7 @@ from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.inputs import require_regular_file
+from dpviz.core.records import per_record_noise, person_metadata, unit_of_privacy
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source
 from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STRUCTURE_FROM_DATA_NOTICE,
                                   add_structure_from_data_arg, missing_declaration)
@@ -142,6 +143,16 @@ def _data_args(p: argparse.ArgumentParser, *, workload: bool = True) -> None:
                    help=f"CSV data-row cap, checked while reading (default {MAX_ROWS:,})")
     p.add_argument("--max-columns", type=int, default=None,
                    help=f"cap on the CSV columns kept, checked on the header (default {MAX_COLUMNS:,})")
+    p.add_argument("--person-column", default=None, metavar="ID",
+                   help="records: the column naming the person (with --max-contributions)")
+    p.add_argument("--max-contributions", type=int, default=None, metavar="K",
+                   help="records: keep a person's first K records (file order; the rest dropped, never counted or "
+                        "published); the sensitivity is multiplied by K and the unit of privacy is the person")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="count the records on a local Dask cluster of N workers (Parquet input)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="count the records on the Dask scheduler at ADDRESS (tcp://host:8786; Parquet input)")
 
 
 def _budget_args(p: argparse.ArgumentParser) -> None:
@@ -253,7 +264,15 @@ def _load(args: argparse.Namespace, decl=None):
                               ("max_rows", args.max_rows), ("max_columns", args.max_columns)) if v is not None}
 
     def read(path: Path):
-        require_regular_file(path, "input")
+        if _counted(args):  # records through the shared counting (dpviz.core.records; Dask, a bound per person)
+            from dpviz.marginals.io import MAX_BYTES, MAX_ROWS
+            from dpviz.marginals.records import dataset_from_records
+
+            return dataset_from_records(path, attrs, domain=decl, person=args.person_column,
+                                        max_contributions=args.max_contributions, dask=args.workers or args.scheduler,
+                                        **{"max_bytes": MAX_BYTES, "max_rows": MAX_ROWS, **opts})
+        if not path.is_dir():  # a folder reaches here only when it holds *.parquet (registry.load_source)
+            require_regular_file(path, "input")
         return read_table(path, attributes=None if decl is not None else attrs, domain=decl, **opts)
 
     data = load_source(CAP, args.data, read)
@@ -263,6 +282,12 @@ def _load(args: argparse.Namespace, decl=None):
         elif attrs is not None:
             data = _project(data, attrs)
     return data
+
+
+def _counted(args: argparse.Namespace) -> bool:
+    """Whether DATA is counted as records (a contribution bound or Dask asked for)."""
+    return any(getattr(args, f, None) is not None for f in ("person_column", "max_contributions", "workers",
+                                                             "scheduler"))
 
 
 def _project(data, names: list[str]):
@@ -323,9 +348,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     data = _load(args, _declaration(args, release=False))
     wl = _workload(args.workload, data.domain)
     methods = api.METHODS if args.method == "all" else (args.method,)
-    sim = api.simulate(data, noise, methods, seed, workload=wl, mechanism=args.mechanism, rounds=args.rounds,
-                            init_fraction=args.init_fraction, repeats=args.repeats,
-                            lnn_options=_lnn_options(args), norm=args.norm)
+    sim = api.simulate(data, per_record_noise(noise, args.max_contributions), methods, seed, workload=wl,
+                       mechanism=args.mechanism, rounds=args.rounds, init_fraction=args.init_fraction,
+                       repeats=args.repeats, lnn_options=_lnn_options(args), norm=args.norm)
     print(f"data: {_data_name(data)}: N = {data.N:,} records")
     print(_structure(sim.domain, sim.workload))
     print(f"mechanism: {api.LABELS[sim.mechanism]}; {sim.budget_text}")
@@ -390,11 +415,12 @@ def cmd_release(args: argparse.Namespace) -> int:
         _refuse_input(out, dom_file)
     data = _load(args, decl)
     wl = _workload(args.workload, data.domain)
-    rel = api.release(data, noise, workload=wl, mechanism=args.mechanism, method=args.method,
-                           rounds=args.rounds, init_fraction=args.init_fraction, repeats=args.repeats,
-                           lnn_options=_lnn_options(args))
+    rel = api.release(data, per_record_noise(noise, args.max_contributions), workload=wl, mechanism=args.mechanism,
+                      method=args.method, rounds=args.rounds, init_fraction=args.init_fraction,
+                      repeats=args.repeats, lnn_options=_lnn_options(args))
     body = _dump_marginals(rel.as_json())
-    meta = _dump(rel.metadata())
+    meta = _dump(rel.metadata() if not _counted(args) else person_metadata(
+        rel.metadata(), noise, person=args.person_column, max_contributions=args.max_contributions, source=args.data))
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     inputs = [p for p in (src, dom_file) if p is not None]
     with ledger.charge(args, CAP, args.data, data, noise, args.mechanism,
@@ -406,8 +432,10 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"{STRUCTURE_FROM_DATA_NOTICE}: the categories and bin edges below were read from the records "
               f"({STRUCTURE_FROM_DATA_FLAG}); a category held by one person is published as it is")
     print(f"mechanism: {api.LABELS[rel.mechanism]}; method: {api.LABELS[rel.method]}")
+    k = args.max_contributions or 1
     print(f"budget: {rel.budget_text}; {len(rel.budget_lines)} sub-budgets summing to ρ = {rel.budget_total:.6g}; "
-          "L2 sensitivity of a marginal: 1")
+          f"L2 sensitivity of a marginal: {k}" + (f" (unit of privacy: {unit_of_privacy(args.person_column, k)}; "
+                                                  f"budget per person: {noise.describe})" if k > 1 else ""))
     print(rel.detail)
     print(_structure(rel.domain, rel.workload) + f" ({rel.structure.describe})")
     if rel.selected is not None:
