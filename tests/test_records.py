@@ -198,3 +198,20 @@ def test_marginals_dataset_from_records_equals_read_table(tmp_path):
     with pytest.raises(InputError, match="more than 10 records to tabulate"):
         dataset_from_records(src, ["region"], max_bytes=10**8, max_rows=10)
 
+
+
+def test_records_fingerprint_is_the_records_and_charges_one_dataset(tmp_path, capsys):
+    from dpviz.cli import main
+    from dpviz.core.records import records_fingerprint
+
+    df = _people(np.random.default_rng(10), 400)
+    one = _dataset(df, tmp_path / "one", 1)
+    shuffled = _dataset(df.sample(frac=1, random_state=1), tmp_path / "two", 3)
+    fewer = _dataset(df.iloc[1:], tmp_path / "three", 1)
+    fp = records_fingerprint(one, max_bytes=10**8)
+    assert fp == records_fingerprint(shuffled, max_bytes=10**8) != records_fingerprint(fewer, max_bytes=10**8)
+    led = tmp_path / "l.sqlite"
+    for levels in ("region,state", "region"):  # other levels, the same people: one dataset in the ledger
+        assert main(["tree", "release", str(one), "--levels", levels, "--epsilon", "1", "--structure-from-data",
+                     "--output", str(tmp_path / f"{levels}.csv"), "--ledger", str(led)]) == 0
+    assert "spent ε = 2 " in capsys.readouterr().err

@@ -520,6 +520,12 @@ class _CappedStream:
     def close(self) -> None:
         self.closed = True
 
+    def __enter__(self) -> _CappedStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def open_capped(source: object, *, max_bytes: int, label: str | None = None,
                 wording: Wording = Wording()) -> _CappedStream:

@@ -27,6 +27,11 @@ of Parquet files (a dataset). This module is the one place such input is read an
   through a capability's record-level strategy (Laplace b = KΔ/ε: ε/K; Gaussian σ = KΔ/√(2ρ): ρ/K²),
   and :func:`person_metadata` states the person-level budget, the sensitivity K·Δ and the unit of privacy
   in a release's ``OUT.meta.json``; the ledger is charged the person-level budget.
+* **Ledger identity.** A release counted from records is charged to the records, not to the counts: the
+  CLIs pass a :class:`RecordsSource` as the charged data, whose canonical bytes (:func:`records_fingerprint`)
+  are an order-invariant fingerprint of every record (all columns), so that other ``--levels``, buckets or
+  bounds on the same people spend from one budget. (Rows with the same values in other column types — a
+  CSV and a typed Parquet file of the same people — are other records to it.)
 
 The unit of privacy of a release from records is the record (one row), or with K the person of the
 ``person`` column (:func:`unit_of_privacy`).
@@ -47,7 +52,7 @@ import pyarrow.compute as pc
 from dpviz.core.reader import GZIP_MAGIC, PARQUET_MAGIC, Wording, open_capped
 from dpviz.errors import InputError
 
-__all__ = ["PARQUET_MAGIC", "MERGE_ROWS", "BUCKETS", "GroupCounts", "is_parquet", "parquet_files", "parquet_names",
+__all__ = ["PARQUET_MAGIC", "MERGE_ROWS", "BUCKETS", "GroupCounts", "RecordsSource", "records_fingerprint", "is_parquet", "parquet_files", "parquet_names",
            "read_parquet", "parquet_csv", "table_csv", "count_records", "parse_bucket", "per_record_noise",
            "person_metadata", "unit_of_privacy", "DROP_RULE", "COUNT"]
 
@@ -406,6 +411,52 @@ def _result(table: pa.Table, by: Sequence[str]) -> GroupCounts:
     keys = {c: table.column(c).combine_chunks() for c in by}
     counts = np.asarray(table.column(COUNT).to_numpy(), dtype=np.int64)
     return GroupCounts(tuple(by), keys, counts)
+
+
+# ----------------------------------------------------------------------------------------------- identity
+_HASH_KEYS = ("dpviz-records-01", "dpviz-records-02")
+
+
+def records_fingerprint(source: object, *, max_bytes: int, label: str | None = None,
+                        wording: Wording = Wording()) -> bytes:
+    """The canonical bytes of a records source for the ledger: the sorted column names, the number of records
+    and two sums (mod 2^64) of 64-bit row hashes under independent keys (pandas' ``hash_pandas_object`` of
+    each row's values): invariant to row order and to how the rows are split in files, streaming (memory
+    bounded by one batch)."""
+    import pandas as pd
+
+    label = _label(source, label)
+    if is_parquet(source):
+        names = parquet_names(source, max_bytes=max_bytes, label=label, wording=wording)
+    else:
+        import pyarrow.csv as pa_csv
+
+        with open_capped(source, max_bytes=max_bytes, label=label, wording=wording) as stream:
+            names = pa_csv.open_csv(stream).schema.names
+    cols = sorted(names)
+    rows, sums = 0, [np.uint64(0), np.uint64(0)]
+    for batch in _batches(source, cols, label, max_bytes, wording):
+        frame = batch.select(cols).to_pandas()
+        rows += len(frame)
+        for i, key in enumerate(_HASH_KEYS):
+            h = pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy(np.uint64)
+            sums[i] = np.uint64((int(sums[i]) + int(np.sum(h, dtype=np.uint64))) % 2**64)
+    import json
+
+    return (f"records/1 {json.dumps(cols, ensure_ascii=False)} rows={rows} "
+            f"sum1={int(sums[0]):016x} sum2={int(sums[1]):016x}\n").encode()
+
+
+@dataclass(frozen=True)
+class RecordsSource:
+    """What a release counted from records charges to the ledger (``data`` of
+    :func:`dpviz.core.charging.charge`): the records file, identified by :func:`records_fingerprint`."""
+
+    source: str
+    max_bytes: int
+
+    def canonical_bytes(self) -> bytes:
+        return records_fingerprint(self.source, max_bytes=self.max_bytes)
 
 
 # ----------------------------------------------------------------------------------------------- privacy unit

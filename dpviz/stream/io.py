@@ -67,6 +67,9 @@ TIME_NAMES = ("timestamp", "date", "time", "datetime", "period")
 CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} MB, lines of at most "
              f"{MAX_LINE_BYTES:,} bytes, counts at most {MAX_COUNT:,} per step and a running total below 2^53")
 """The caps and bounds in one phrase, for ``--help`` and the page."""
+EVENTS = "(events)"
+"""The count column of a stream counted from events (:func:`stream_from_events`): its ledger identity is the
+records' (:func:`dpviz.core.records.records_fingerprint`), not the counts'."""
 CANONICAL = "parsed count series in time order, one count a line"
 """What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
@@ -247,7 +250,7 @@ def stream_from_events(source: str | Path | bytes, time_column: str, bucket: str
     if over is not None:
         raise InputError(f"bucket {over[0] + 1}: {over[1]}")
     stamps = (starts[0] + np.arange(n, dtype=np.int64) * seconds).astype("datetime64[s]")
-    return StreamData(counts=counts, timestamps=stamps, count_column="events", time_column=time_column)
+    return StreamData(counts=counts, timestamps=stamps, count_column=EVENTS, time_column=time_column)
 
 
 _LINE = re.compile(r"([^\r\n]*)(?:\r\n|\r|\n|$)")
@@ -393,8 +396,12 @@ def load(source: str | Path, *, count_column: str | None = None, time_column: st
 
 def canonical_bytes(source: str | Path, data: StreamData) -> bytes:
     """The registry's ``canonical_bytes`` hook (the ledger's dataset identity, after its
-    ``dpviz-ledger/1 stream`` line): the parsed count series in time order (every step, before any
+    ``dpviz-ledger/1 stream`` line; a stream counted from events: its records' fingerprint): the parsed count series in time order (every step, before any
     ``--horizon``), one number a line, integral counts without a decimal point. Column names, timestamps and
     formatting do not matter; the order does (it is the data). ``source`` is not needed: ``data`` is what
     :func:`load` read from it."""
+    if data.count_column == EVENTS:  # counted from events: charged to the records (core.records)
+        from dpviz.core.records import records_fingerprint
+
+        return records_fingerprint(source, max_bytes=1 << 62)  # the file was read under its caps already
     return ("\n".join(str(number(v)) for v in data.counts.tolist()) + "\n").encode("ascii")

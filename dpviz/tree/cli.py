@@ -30,7 +30,7 @@ from dpviz.core import charging as ledger
 from dpviz.core import cliargs
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
-from dpviz.core.records import per_record_noise, person_metadata, unit_of_privacy
+from dpviz.core.records import RecordsSource, per_record_noise, person_metadata, unit_of_privacy
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.registry import load_source as load_any
 from dpviz.core.structure import (
@@ -325,7 +325,8 @@ def _release(args: argparse.Namespace) -> int:
         meta = person_metadata(meta, noise, person=args.person_column, max_contributions=k, source=data.name)
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     hier = [] if _hierarchy_path(args) is None else [args.hierarchy]
-    with ledger.charge(args, "tree", args.input, data, noise, args.method, inputs=hier):
+    charged = data if args.levels is None else RecordsSource(args.input, args.max_bytes)  # records: charged to them
+    with ledger.charge(args, "tree", args.input, charged, noise, args.method, inputs=hier):
         write_tree_csv(table, args.output, meta=meta, inputs=_inputs(args), plain=("variance", "std"),
                        raw_text=args.raw_text)
     t = rel.tree

@@ -261,6 +261,8 @@ def canonical_bytes(source: str | Path, data: TreeData) -> bytes:
     bytes equal ``sorted(json.dumps([str(id), str(parent), count], ensure_ascii=False,
     separators=(",", ":")))`` joined by newlines, as the ledger has always hashed them (UTF-8 byte order
     is code-point order, so the byte sort is Python's string sort)."""
+    if hasattr(data, "canonical_bytes"):  # a release counted from records: the records (core.records)
+        return data.canonical_bytes()
     tree = data.tree
     ids = _json_escaped(_id_strings(tree))  # a parent is its node's id: escaped once
     parents = pa.concat_arrays([_const("", 1), ids.take(arrow.from_numpy(np.asarray(tree.parent[1:], np.int64)))])
