@@ -169,12 +169,27 @@ def test_stream_cli_from_events(tmp_path, capsys):
                  "--epsilon", "1", "--seed", "2", "--output", str(out)]) == 0
     sim = pd.read_csv(out)
     assert sim["true_total"].iloc[-1] == len(df) and len(sim) == 9
-    assert main(["stream", "release", str(src), "--time-column", "ts", "--bucket", "hour", "--mechanism", "fenwick",
-                 "--epsilon", "1", "--person-column", "pid", "--max-contributions", "3", "--output",
-                 str(tmp_path / "r.csv"), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    rel = ["stream", "release", str(src), "--time-column", "ts", "--bucket", "hour", "--mechanism", "fenwick",
+           "--epsilon", "1", "--person-column", "pid", "--max-contributions", "3", "--output", str(tmp_path / "r.csv"),
+           "--ledger", str(tmp_path / "l.sqlite")]
+    assert main(rel) == 2  # the time range of a release is declared (or --structure-from-data)
+    assert main([*rel, "--start", "2024-03-02", "--end", "2024-03-04T23:00"]) == 0
     meta = json.loads((tmp_path / "r.csv.meta.json").read_text())
     assert meta["sensitivity"]["value"] == 3 * meta["sensitivity"]["per_record"]
-    assert "unit of privacy" in capsys.readouterr().out
+    assert meta["time_range"] == {"declared": ["2024-03-02", "2024-03-04T23:00"]}
+    assert len(pd.read_csv(tmp_path / "r.csv")) == 72  # 3 declared days of hours; events outside dropped
+    assert "the time range is declared" in capsys.readouterr().out
+
+
+def test_events_in_a_declared_range(tmp_path):
+    from dpviz.stream.io import stream_from_events
+
+    (tmp_path / "e.csv").write_text("ts\n2024-01-01 10:00\n2024-01-03 09:00\n2024-01-03 23:59\n2024-01-09\n")
+    got = stream_from_events(tmp_path / "e.csv", "ts", "day", start="2024-01-02", end="2024-01-04")
+    assert got.counts.tolist() == [0, 2, 0] and str(got.timestamps[0]) == "2024-01-02T00:00:00"
+    assert stream_from_events(tmp_path / "e.csv", "ts", "day").counts.tolist() == [1, 0, 2, 0, 0, 0, 0, 0, 1]
+    with pytest.raises(InputError, match="--end .* is before --start"):
+        stream_from_events(tmp_path / "e.csv", "ts", "day", start="2024-01-05", end="2024-01-04")
 
 
 def test_marginals_dataset_from_records_equals_read_table(tmp_path):

@@ -135,6 +135,13 @@ def _column_args(p: argparse.ArgumentParser) -> None:
                         "Parquet files) with its time in --time-column; the stream is the number of events per day, "
                         "hour or N seconds (the unit of privacy becomes the event, or the person with "
                         "--max-contributions)")
+    p.add_argument("--start", default=None, metavar="DATE",
+                   help="with --bucket: the declared first time (ISO date/time; a release of events needs --start and "
+                        "--end, or it reads the range from the events: not private)")
+    p.add_argument("--end", default=None, metavar="DATE", help="with --bucket: the declared last time (inclusive)")
+    p.add_argument("--structure-from-data", action="store_true",
+                   help="with --bucket, in a release: read the time range from the events instead of --start/--end. "
+                        "NOT private; the output says so")
     p.add_argument("--person-column", default=None, metavar="ID", help="with --bucket: the column naming the person")
     p.add_argument("--max-contributions", type=_cap, default=None, metavar="K",
                    help="with --bucket and --person-column: keep a person's first K events (file order; the rest "
@@ -173,11 +180,17 @@ def _load(args: argparse.Namespace, per_step: int):
         if args.time_column is None or args.count_column is not None:
             from dpviz.errors import InputError
             raise InputError("--bucket counts events: give --time-column (and no --count-column: each row counts 1)")
+        if args.start is None and getattr(args, "func", None) is cmd_release and not args.structure_from_data:
+            from dpviz.errors import InputError
+            raise InputError("--start/--end: a release of events publishes their time range, which must be declared, "
+                             "not read from the records: pass --start DATE --end DATE, or --structure-from-data to "
+                             "opt out (not private)")
         data = stream_from_events(args.input, args.time_column, args.bucket, person=args.person_column,
                                   max_contributions=args.max_contributions, max_steps=args.max_steps,
-                                  max_bytes=args.max_bytes, dask=args.workers or args.scheduler)
+                                  max_bytes=args.max_bytes, dask=args.workers or args.scheduler, start=args.start,
+                                  end=args.end)
     else:
-        for flag in ("person_column", "max_contributions", "workers", "scheduler"):
+        for flag in ("person_column", "max_contributions", "workers", "scheduler", "start", "end"):
             if getattr(args, flag, None) is not None:
                 from dpviz.errors import InputError
                 raise InputError(f"--{flag.replace('_', '-')}: only with --bucket (the input as events)")
@@ -299,6 +312,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     rel = release(data, per_record_noise(noise, args.max_contributions), mechanism=args.mechanism, horizon=n)
     meta = rel.metadata() if args.bucket is None else person_metadata(
         rel.metadata(), noise, person=args.person_column, max_contributions=args.max_contributions, source=args.input)
+    if args.bucket is not None:
+        meta["time_range"] = ({"declared": [args.start, args.end]} if args.start else
+                              {"read_from_data": "structure read from the data: not private"})
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
         path = write_release(rel.table(), args.output, meta, inputs=[_input_path(args.input)],
@@ -308,7 +324,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "
           f"{'L1' if noise.family == 'laplace' else 'L2'} sensitivity {meta['sensitivity']['value']:.6g}")
     if args.bucket is not None:
-        print(f"unit of privacy: {meta['unit_of_privacy']}; the time range is read from the events (not private)")
+        print(f"unit of privacy: {meta['unit_of_privacy']}; the time range is "
+              + ("declared (--start/--end)" if args.start else "read from the events: not private"))
     print(f"analytic variance of the released totals: total {var.total:.6g}, mean {var.mean:.6g}, "
           f"max {var.max:.6g}")
     print(f"wrote {path} and {path.name}.meta.json")

@@ -226,26 +226,52 @@ def _parquet_columns(names: list[str], count_column: str | None, time_column: st
     return [names[i] for i in sorted({i for i in (t, c) if i is not None})] or names
 
 
+def _declared_time(text: str, flag: str, seconds: int) -> int:
+    """``--start``/``--end`` (an ISO date or date-time) as the start of its bucket, in seconds since 1970."""
+    try:
+        t = np.datetime64(str(text).strip(), "s").astype(np.int64)
+    except ValueError:
+        raise InputError(f"{flag}: {_short(text)} is not a date/time (expected e.g. 2024-03-01 or "
+                         "2024-03-01T08:00)") from None
+    return int(t // seconds * seconds)
+
+
 def stream_from_events(source: str | Path | bytes, time_column: str, bucket: str | int, *, person: str | None = None,
                        max_contributions: int | None = None, dask: object = None, max_steps: int = MAX_STEPS,
-                       max_bytes: int = MAX_BYTES) -> StreamData:
+                       max_bytes: int = MAX_BYTES, start: str | None = None, end: str | None = None) -> StreamData:
     """A count stream from events (one row per event, its time in ``time_column``; CSV, gzip CSV or Parquet):
     the number of events in each ``bucket`` (``day``, ``hour`` or N seconds, epoch-aligned), every bucket from
-    the first event's to the last one's (empty ones count 0; that time range is read from the data). Counted
-    by :func:`dpviz.core.records.count_records` (a contribution bound per ``person``, Dask with ``dask``)."""
+    ``start``'s to ``end``'s (declared, public: events outside are dropped and their number is never
+    published), or without them from the first event's to the last one's (a range read from the data: not
+    private). Empty buckets count 0. Counted by :func:`dpviz.core.records.count_records` (a contribution bound
+    per ``person``, Dask with ``dask``)."""
     from dpviz.core.records import count_records, parse_bucket
 
     seconds = parse_bucket(bucket)
+    if (start is None) != (end is None):
+        raise InputError("--start and --end go together: the declared time range of the events")
+    lo = hi = None
+    if start is not None:
+        lo, hi = _declared_time(start, "--start", seconds), _declared_time(end, "--end", seconds)
+        if hi < lo:
+            raise InputError(f"--end {_short(end)} is before --start {_short(start)}")
+        if (hi - lo) // seconds + 1 > max_steps:
+            raise _too_long("--start..--end", f"{(hi - lo) // seconds + 1:,} {bucket}", max_steps)
     groups = count_records(source, [time_column], bucket=(time_column, seconds), person=person,
                            max_contributions=max_contributions, dask=dask, max_bytes=max_bytes, wording=WORDING,
-                           max_groups=max_steps, groups_name="time buckets with events")
+                           max_groups=None if lo is not None else max_steps, groups_name="time buckets with events")
     starts = np.asarray(groups.keys[time_column].to_numpy(zero_copy_only=False), np.int64)
+    got = np.asarray(groups.counts)
+    if lo is not None:
+        inside = (starts >= lo) & (starts <= hi)
+        starts, got = np.r_[lo, starts[inside]], np.r_[0, got[inside]]  # lo first: the range starts there
+        starts, got = np.r_[starts, hi], np.r_[got, 0]
     steps = (starts - starts[0]) // seconds
     n = int(steps[-1]) + 1
     if n > max_steps:
         raise _too_long(f"the events of {time_column!r}", f"{n:,} {bucket}", max_steps)
     counts = np.zeros(n)
-    counts[steps] = groups.counts
+    np.add.at(counts, steps, got)
     over = bound_violation(counts)
     if over is not None:
         raise InputError(f"bucket {over[0] + 1}: {over[1]}")
