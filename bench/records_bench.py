@@ -11,7 +11,9 @@ fresh subprocess (so that its peak memory, ``resource.getrusage(...).ru_maxrss``
   ``pip install duckdb``, a bench-only extra, never a dependency of dpviz);
 * ``marginals``: all 2-way marginals of 6 columns — dpviz counts the 6-way contingency once
   (``count_records``) and sums it down to the 15 pairs; pyarrow and DuckDB run the 15 group-bys;
-* ``dask``: the tree count on a 2-worker ``distributed.LocalCluster`` (``--workers``).
+* ``dask``: the tree count on a 2-worker ``distributed.LocalCluster`` (``--workers``): the cluster's start, a
+  first count (which also warms the workers: their imports) and a warm count, reported apart (peak memory:
+  the client process only; the workers' is not measured).
 
 Point it at a real cluster with ``--scheduler tcp://HOST:8786`` (the workers must read ``--dir`` at the same
 path, e.g. a shared file system or object store URL mounted there); the CLI takes the same flag:
@@ -102,7 +104,20 @@ def phase(name: str, path: Path, workers: int, scheduler: str | None) -> dict:
     if name == "dask":
         from dpviz.core.records import count_records
 
-        return {"groups": len(count_records(path, LEVELS, max_bytes=big, dask=scheduler or workers))}
+        if scheduler:
+            return {"groups": len(count_records(path, LEVELS, max_bytes=big, dask=scheduler))}
+        from distributed import LocalCluster
+
+        start = time.perf_counter()
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+            up = time.perf_counter() - start
+            times = []
+            for _ in range(2):  # the first count also warms the workers (their imports)
+                start = time.perf_counter()
+                groups = len(count_records(path, LEVELS, max_bytes=big, dask=c.scheduler_address))
+                times.append(round(time.perf_counter() - start, 2))
+            return {"groups": groups, "cluster_start_s": round(up, 2), "first_count_s": times[0],
+                    "warm_count_s": times[1]}
     if name == "pyarrow-tree":
         import pyarrow.dataset as ds
 

@@ -41,6 +41,18 @@ def _keys_partition(df, by: Sequence[str], bucket, person: str | None):
     return keys.to_pandas(types_mapper=pd.ArrowDtype)
 
 
+def _partial_counts(df, by: Sequence[str], bucket):
+    """One partition's (by..., count): aggregated on the stored keys, then only its groups turned into text."""
+    import pandas as pd
+
+    from dpviz.core.records import _aggregate
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    part = _aggregate(_prepare(table, by, bucket, text=False), by, None)
+    keys = _prepare(part, by, bucket).append_column(COUNT, part.column(COUNT))
+    return keys.to_pandas(types_mapper=pd.ArrowDtype)
+
+
 def _meta(by: Sequence[str], bucket, person: str | None):
     import pandas as pd
 
@@ -78,11 +90,17 @@ def dask_counts(source: str | os.PathLike, by: Sequence[str], *, bucket, person:
                     raise InputError(f"--scheduler {str(address)[:120]!r}: cannot connect ({exc})") from None
         try:
             ddf = dd.read_parquet([str(f) for f in files], columns=columns, dtype_backend="pyarrow")
-            keys = ddf.map_partitions(_keys_partition, list(by), bucket, person, meta=_meta(by, bucket, person))
-            if person is not None:
+            if person is None:  # each partition counted where it is read; the groups summed across them
+                import pandas as pd
+
+                meta = _meta(by, bucket, None).assign(**{COUNT: pd.Series([], dtype=pd.ArrowDtype(pa.int64()))})
+                parts = ddf.map_partitions(_partial_counts, list(by), bucket, meta=meta)
+                sizes = parts.groupby(list(by))[COUNT].sum().compute()
+            else:  # a person's first K records (dataset order), then the rows counted
+                keys = ddf.map_partitions(_keys_partition, list(by), bucket, person, meta=_meta(by, bucket, person))
                 keys = keys.assign(**{_RANK: keys.groupby(person).cumcount()})
                 keys = keys[keys[_RANK] < k]
-            sizes = keys.groupby(list(by)).size().compute()
+                sizes = keys.groupby(list(by)).size().compute()
         except InputError:
             raise
         except (pa.ArrowInvalid, OSError, ValueError) as exc:
