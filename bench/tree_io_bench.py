@@ -3,7 +3,9 @@
 1. ``tree release`` of a 10^6-node ``node,parent,count`` CSV against pyarrow's own read + write of the
    same file, both in this process (best of 3, interleaved; the release runs through
    ``dpviz.cli.main``, no interpreter startup), goal: ratio <= 4; once with ids 0..n-1 (as
-   ``tree generate`` writes them) and once with string ids (hashed). Wall and CPU time.
+   ``tree generate`` writes them), once with string ids (hashed), and once for a deep tree of the same
+   size (issue 21: each node hangs from one of the 50 nodes before it, height ~3.9·10^4, rows in that
+   order; goal <= 4 too: the deep engine, :mod:`dpviz.tree.sweeps`). Wall and CPU time.
 2. The same as fresh subprocesses (``python -m dpviz tree release FILE --epsilon 1 --output OUT`` against
    ``python -c`` pyarrow read + write, best of 3, interleaved; interpreter startup and imports included,
    as the issue measured it): wall time, ratio (goal <= 4 too) and peak memory (the child's VmHWM).
@@ -14,8 +16,12 @@
 4. Parent-array validation (``tree_from_parents``): complete binary 2^24 - 1 nodes (BFS order), a
    10^6-node path and a shuffled 10^6-node random fan-out tree, against one O(n) pass over the same
    array (``np.bincount``).
+5. Engines by height (``Tree.is_deep``): BuildTree, GMC stages 1-2 and the output variance of 10^6-node
+   trees of growing height on the ``levels`` engine (h height blocks) and the deep engine (tree
+   contraction, :mod:`dpviz.tree.sweeps`, its schedule included), CPU time; where they break even.
 
-Run: ``python bench/tree_io_bench.py [--quick]`` (``--quick``: 10^5 nodes, small junk, no 2^24 tree).
+Run: ``python bench/tree_io_bench.py [--quick] [--release-only]`` (``--quick``: 10^5 nodes, small junk, no
+2^24 tree; ``--release-only``: section 1 alone).
 """
 
 from __future__ import annotations
@@ -62,6 +68,25 @@ def tree_csv(path: Path, n: int, labelled: bool = False) -> Path:
         table["node"] = "node-" + table["node"]
         table["parent"] = table["parent"].where(table["parent"] == "", "node-" + table["parent"])
     write_tree_csv(table, path)
+    return path
+
+
+def deep_tree_csv(path: Path, n: int, back: int = 50) -> Path:
+    """A deep ``node,parent,count`` tree of n nodes: node i hangs from node i − U{1..back} (the root 0), rows
+    in that order, Poisson(10) counts on the leaves; height ~ 2n/(back + 1) (39,119 for n = 10^6)."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(0)
+    parent = np.maximum(np.arange(n, dtype=np.int64) - rng.integers(1, back + 1, n), 0)
+    leaf = np.bincount(parent[1:], minlength=n) == 0
+    ids = pa.array(np.arange(n)).cast(pa.string())
+    par = pa.array(parent).cast(pa.string()).to_pylist()
+    par[0] = ""
+    count = pa.array(np.where(leaf, rng.poisson(10.0, n), 0), mask=~leaf)
+    with path.open("wb") as fh:  # the header unquoted too, as `tree generate` writes it
+        fh.write(b"node,parent,count\n")
+        pa_csv.write_csv(pa.table({"node": ids, "parent": pa.array(par, pa.string()), "count": count}), fh,
+                         pa_csv.WriteOptions(include_header=False, quoting_style="none"))
     return path
 
 
@@ -112,7 +137,8 @@ def row(what: str, seconds: float, ref: float | None = None, note: str = "") -> 
     print(f"  {what:<58} {seconds:8.3f} s {ratio}  {note}")
 
 
-def section_release(tmp: Path, src: Path, labelled: Path, env: dict, quick: bool) -> None:
+def section_release(tmp: Path, src: Path, labelled: Path, deep: Path, env: dict, quick: bool,
+                    in_process_only: bool = False) -> None:
     out_ref, out = tmp / "pa_out.csv", tmp / "release.csv"
 
     def reference(path: Path) -> None:
@@ -126,7 +152,8 @@ def section_release(tmp: Path, src: Path, labelled: Path, env: dict, quick: bool
 
     print("1. in this process (best of 3, interleaved with the reference); CPU = process time, all threads")
     for path, what, key in ((src, "ids 0..n-1, as `tree generate` writes", "tree_io.release"),
-                            (labelled, "string ids (hashed)", "tree_io.release_labelled")):
+                            (labelled, "string ids (hashed)", "tree_io.release_labelled"),
+                            (deep, "deep tree (height ~3.9·10^4), ids 0..n-1", "tree_io.release_deep")):
         release(path)  # warm: imports, page cache
         refs, ours = [], []
         for _ in range(3):  # interleaved, so that both see the same load
@@ -139,10 +166,13 @@ def section_release(tmp: Path, src: Path, labelled: Path, env: dict, quick: bool
             f"CPU {cpu:.3f} s ({cpu / ref_cpu:.2f}x); goal <= {GOAL_RATIO:g}x: "
             f"{'met' if t / ref <= GOAL_RATIO else 'NOT met'}")
         # the goal is measured on ids 0..n-1 (what `tree generate` writes); string ids are shown beside it
-        goal = f"≤ {GOAL_RATIO:g}×: {cell_verdict(t / ref <= GOAL_RATIO)}" if key == "tree_io.release" else "—"
+        gated = key in ("tree_io.release", "tree_io.release_deep")
+        goal = f"≤ {GOAL_RATIO:g}×: {cell_verdict(t / ref <= GOAL_RATIO)}" if gated else "—"
         record(key, f"{cell_s(t)} wall, CPU {cell_s(cpu)}", f"pyarrow read + write of the file {cell_s(ref)}: "
                f"**{cell_x(t / ref)}**", goal, quick=quick, source=SOURCE,
                values={"seconds": t, "cpu_s": cpu, "ref_s": ref, "ref_cpu_s": ref_cpu, "ratio": t / ref})
+    if in_process_only:
+        return
 
     code_ref = ("import pyarrow.csv as c, sys; c.write_csv(c.read_csv(sys.argv[1]), sys.argv[2])")
     runs_ref, runs, runs_imp = [], [], []
@@ -220,9 +250,37 @@ def section_structure(quick: bool) -> None:
         row(what, t, ref)
 
 
+def section_engines(quick: bool) -> None:
+    from dpviz.tree.gmc import gmc, output_variance, plan
+    from dpviz.tree.propagation import upward
+
+    def run(p: np.ndarray, engine: str) -> tuple[float, int, bool]:
+        tree = tree_from_parents(p)  # fresh: each engine builds its index arrays or schedule inside
+        v = np.zeros(tree.n)
+        v[tree.n1:] = 1.0
+        cpu = time.process_time()
+        upward(tree, v, engine=engine)
+        pl = plan(tree, engine=engine)
+        gmc(pl, v, engine=engine)
+        output_variance(pl)
+        return time.process_time() - cpu, tree.h, tree.is_deep
+
+    n = 100_000 if quick else 1_000_000
+    print(f"5. BuildTree + GMC + variance on {n:,}-node trees (node i under i - U{{1..b}}), CPU s, best of 2")
+    for back in (20_000, 5_000, 1_000, 200, 50):
+        rng = np.random.default_rng(0)
+        p = np.maximum(np.arange(n, dtype=np.int64) - rng.integers(1, back + 1, n), 0)
+        p[0] = -1
+        lv = min(run(p, "levels") for _ in range(2))
+        dp = min(run(p, "sparse") for _ in range(2))
+        print(f"  b = {back:>6,}: height {lv[1]:>7,} (is_deep {lv[2]!s:5}) levels {lv[0]:6.3f} s  "
+              f"contraction {dp[0]:6.3f} s  ({dp[0] / lv[0]:.2f}x)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^5 nodes, 20 MB junk, no 2^24-node tree")
+    ap.add_argument("--release-only", action="store_true", help="section 1 alone (the in-process release ratios)")
     args = ap.parse_args()
     n = 100_000 if args.quick else 1_000_000
     with tempfile.TemporaryDirectory(prefix="dpviz-tree-io-") as d:
@@ -233,10 +291,14 @@ def main() -> int:
         os.environ.pop("DPVIZ_LEDGER", None)
         src = tree_csv(tmp / "tree.csv", n)
         labelled = tree_csv(tmp / "labelled.csv", n, labelled=True)
+        deep = deep_tree_csv(tmp / "deep.csv", n)
         print(f"tree IO bench: {n:,}-node random fan-out tree (node,parent,count); {os.cpu_count()} cores")
-        section_release(tmp, src, labelled, env, args.quick)
+        section_release(tmp, src, labelled, deep, env, args.quick, in_process_only=args.release_only)
+        if args.release_only:
+            return 0
         section_junk(tmp, env, args.quick)
         section_structure(args.quick)
+        section_engines(args.quick)
     return 0
 
 

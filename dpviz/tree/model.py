@@ -141,9 +141,10 @@ class Tree:
     def is_deep(self) -> bool:
         """True when a Python-level pass per height block would dominate (paths, caterpillars).
 
-        Propagation then uses compiled sparse triangular solves instead of per-block NumPy calls.
+        Propagation and GMC then replay a tree-contraction schedule (:mod:`dpviz.tree.sweeps`) instead of
+        h per-block NumPy steps; on 10⁶ nodes the two break even near h ≈ 7,000 (bench/tree_io_bench.py).
         """
-        return self.h > 64 and self.h * 512 > self.n
+        return self.h > 64 and self.h * 128 > self.n
 
     def subtree(self, k: int) -> "Tree":
         """The k-order subtree T⁽ᵏ⁾ (Def. 3): the leading n_k nodes; its structure matrix is G's

@@ -98,7 +98,9 @@ def contraction(parent: np.ndarray) -> Contraction:
     par[0] = -1
     cnt = np.bincount(par[1:], minlength=n).astype(np.int64)
     kid = np.zeros(n, np.int64)  # Σ of the live children's indices: the child itself when cnt == 1
-    if n > 1:
+    if 1 < n < (1 << 26):  # sums below n²/2 < 2⁵³: exact in float64
+        kid[:] = np.bincount(par[1:], weights=np.arange(1, n, dtype=float), minlength=n)
+    elif n > 1:
         order = np.argsort(par[1:], kind="stable")
         kids = (order + 1).astype(np.int64)
         ps = par[1:][order]
