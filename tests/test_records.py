@@ -110,6 +110,22 @@ def test_bad_record_options_are_one_line(tmp_path):
         count_records(tmp_path / "r.csv", ["a"], max_bytes=10**6, dask="synchronous")
     with pytest.raises(InputError, match="--bucket: expected day, hour"):
         records.parse_bucket("week")
+    with pytest.raises(InputError, match="not a bundled sample"):
+        count_records("sample:county", ["a"], max_bytes=10**6)
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1garbage")
+    with pytest.raises(InputError, match="not a readable Parquet"):
+        count_records(tmp_path / "bad.parquet", ["a"], max_bytes=10**6)
+    (tmp_path / "gap.csv").write_text("a,b\nx,\ny,z\n")
+    from dpviz.tree.io import records_tree
+
+    with pytest.raises(InputError, match="no value in level column 'b'"):
+        records_tree(tmp_path / "gap.csv", "a,b")
+    big = tmp_path / "big.csv.gz"
+    import gzip
+
+    big.write_bytes(gzip.compress(b"a\n" + b"x\n" * 100_000))  # a small gzip that decompresses past the cap
+    with pytest.raises(InputError, match="decompresses to more than 10,000 bytes"):
+        count_records(big, ["a"], max_bytes=10_000)
 
 
 def test_per_record_noise_realises_sensitivity_times_k():

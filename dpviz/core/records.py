@@ -363,6 +363,9 @@ def count_records(source: object, by: Sequence[str], *, bucket: tuple[str, int] 
     tests) or a scheduler address. ``max_groups``: a cap on the distinct groups (``groups_name`` in the
     message), checked while counting."""
     by = list(dict.fromkeys(by))
+    if isinstance(source, (str, os.PathLike)) and str(source).startswith("sample:"):
+        raise InputError(f"{str(source)[:60]}: records are counted from a file (CSV, gzip CSV, Parquet or a folder of "
+                         "Parquet files), not a bundled sample")
     label = _label(source, label)
     if not by:
         raise InputError("records: name at least one column to count by")

@@ -158,9 +158,14 @@ def _record_groups(source: str | Path | bytes, levels: list[str], *, person: str
     from dpviz.core.records import count_records
     from dpviz.tree.reading import WORDING
 
-    return count_records(source, levels, person=person, max_contributions=max_contributions, dask=dask,
-                         max_bytes=max_bytes, max_groups=max_nodes, groups_name="leaves (distinct level paths)",
-                         wording=WORDING)
+    groups = count_records(source, levels, person=person, max_contributions=max_contributions, dask=dask,
+                           max_bytes=max_bytes, max_groups=max_nodes, groups_name="leaves (distinct level paths)",
+                           wording=WORDING)
+    for c in levels:
+        if pc.any(pc.equal(groups.keys[c], "")).as_py():
+            raise InputError(f"a record has no value in level column {c!r} (empty or missing); every record needs "
+                             "a value at every level")
+    return groups
 
 
 def records_tree(source: str | Path | bytes, levels: str | list[str], **options: Any) -> TreeData:
