@@ -9,6 +9,7 @@ from dpviz.core.accounting import gaussian_rho, zcdp_rho
 from dpviz.errors import InputError
 from dpviz.marginals.hooks import marginals_curves
 from dpviz.stream.hooks import stream_curves
+from dpviz.stream.strategy import best_releasable
 from dpviz.tree.hooks import lattice_ranges, range_variance, tree_curves, tree_unit_variances
 from dpviz.planner.curves import (
     Curve,
@@ -126,8 +127,16 @@ def test_stream_curves_naive_closed_form_and_short_vs_long_streams():
     short = plan_target(stream_curves(16, metric="mean"), 10.0)
     long = plan_target(stream_curves(4096, metric="mean"), 10.0)
     assert short[0].mechanism == "naive"  # naive beats FDA on short streams ...
-    assert long[0].mechanism == "fenwick-fda"  # ... and FDA (optimal for the mean) wins on long ones
-    assert plan_target(stream_curves(4096, metric="max"), 10.0)[0].mechanism == "honaker"  # the worst step
+    ranks = [p.mechanism for p in long]
+    assert ranks.index("fenwick-fda") < ranks.index("naive")  # ... and FDA (optimal λ for the mean) beats it on long ones
+    assert long[0].mechanism == best_releasable("mean", "laplace", 4096)  # the best: the release default's choice
+    worst = plan_target(stream_curves(4096, metric="max"), 10.0)
+    assert worst[0].mechanism == best_releasable("max", "laplace", 4096)  # the worst step
+    assert [p.mechanism for p in worst].index("honaker") < [p.mechanism for p in worst].index("fenwick-fda")
+    for metric in ("max", "mean"):  # Gaussian: the optimised factorisations are among the candidates
+        g = plan_target(stream_curves(4096, metric=metric, families=("gaussian",)), 10.0)
+        assert {"blt", "banded", "sqrt"} <= {p.mechanism for p in g}
+        assert g[0].mechanism == best_releasable(metric, "gaussian", 4096)
     with pytest.raises(InputError):
         stream_curves(100, metric="median")
     with pytest.raises(InputError):

@@ -13,7 +13,7 @@ from dpviz.errors import InputError
 from dpviz.stream import fenwick as F
 from dpviz.stream import release as R
 from dpviz.stream.model import StreamData
-from dpviz.stream.strategy import RELEASABLE, UNIT_OF_PRIVACY, strategy
+from dpviz.stream.strategy import RELEASABLE, UNIT_OF_PRIVACY, best_releasable, releasable, strategy
 
 LAP = Noise.laplace(1.0, discrete=True)
 GAU = Noise.gaussian(0.5, discrete=True)
@@ -168,8 +168,13 @@ def test_release_default_mechanism_and_streamdata_table():
     stamps = np.arange("2024-01-01", "2024-02-20", dtype="datetime64[D]")
     data = StreamData(SERIES.astype(float), stamps, "flights", "day")
     rel = R.release(data, LAP, rng=np.random.default_rng(4))
-    assert rel.mechanism == R.DEFAULT_MECHANISM == "fenwick-fda"
-    ref = R.release(SERIES, LAP, mechanism="fenwick-fda", rng=np.random.default_rng(4))
+    best = best_releasable("max", "laplace", SERIES.size)  # the default: the best releasable for the worst step
+    assert rel.mechanism == best and rel.metadata()["mechanism_choice"]["chosen"] == best
+    ranking = rel.metadata()["mechanism_choice"]["unit_variance"]
+    assert list(ranking)[0] == best and ranking[best] == min(ranking.values())
+    assert set(ranking) == set(releasable("laplace"))
+    ref = R.release(SERIES, LAP, mechanism=best, rng=np.random.default_rng(4))
+    assert "mechanism_choice" not in ref.metadata()  # named: nothing chosen
     np.testing.assert_array_equal(rel.values, ref.values)  # same draw: the StreamData is only its counts + stamps
     df = rel.table()
     assert list(df.columns) == ["t", "day", "released_total", "variance", "std"]

@@ -7,8 +7,8 @@
   analytic variances).
 * ``weights`` / ``matrix`` / ``variance`` — structure views (no data).
 
-``--mechanism`` names the strategy (naive, binary, fenwick, fenwick-fda, honaker, sqrt); the noise
-flags are the shared ones of :mod:`dpviz.core.cliargs`.
+``--mechanism`` names the strategy (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt, ...;
+``release`` without it takes the best releasable one for ``--target max|mean``); the noise flags are the shared ones of :mod:`dpviz.core.cliargs`.
 
 **Caps, checked before any work.** The horizon N and the rows of an input file are capped at
 :data:`~dpviz.stream.fenwick.MAX_STEPS` (``--max-steps``), an input file at
@@ -69,8 +69,13 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         description="Privately release the running totals of an integer count stream with one "
                                     "mechanism: discrete noise from the OS CSPRNG, fresh every run, no seed.")
     r.add_argument("input", help=source_help.replace("a count column", "an integer count column"))
-    r.add_argument("--mechanism", required=True, choices=MECHANISM_NAMES,
-                   help="strategy (sqrt: discrete Gaussian on the lattice 2^-k Z, give --rho or --epsilon/--delta)")
+    r.add_argument("--mechanism", default=None, choices=MECHANISM_NAMES,
+                   help="strategy (default: the best releasable one for --target at this horizon and noise, named in "
+                        "the output and the metadata's mechanism_choice; sqrt, banded, blt: discrete Gaussian on the "
+                        "lattice 2^-k Z, give --rho or --epsilon/--delta)")
+    r.add_argument("--target", choices=("max", "mean"), default="max",
+                   help="without --mechanism: pick the mechanism with the least worst-step (max, default) or mean "
+                        "per-step analytic variance")
     cliargs.add_noise_args(r)
     cliargs.add_release_args(r)
     _horizon_arg(r, required=False)
@@ -154,9 +159,11 @@ def _column_args(p: argparse.ArgumentParser) -> None:
 
 
 def _default_family(mechanisms: str) -> str:
-    """Gaussian when only sqrt is asked for (it has no Laplace form), else Laplace."""
+    """Gaussian when only real factorisations (sqrt, banded, blt: no Laplace form) are asked for, else Laplace."""
+    from dpviz.stream.strategy import LATTICE_RELEASABLE
+
     names = {m.strip() for m in str(mechanisms).split(",") if m.strip()}
-    return "gaussian" if names == {"sqrt"} else "laplace"
+    return "gaussian" if names and names <= set(LATTICE_RELEASABLE) else "laplace"
 
 
 def _input_path(source: str) -> str | None:
@@ -305,24 +312,28 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     cliargs.refuse_seed(args, CAP)
     noise = cliargs.noise_from_args(args, discrete=True)
-    check_release(args.mechanism, noise)
+    if args.mechanism is not None:
+        check_release(args.mechanism, noise)
     check_destination(args.output, [_input_path(args.input)])
     data, n = _load(args, STEP_BYTES["release"])
     from dpviz.core.records import per_record_noise, person_metadata
-    rel = release(data, per_record_noise(noise, args.max_contributions), mechanism=args.mechanism, horizon=n)
+    rel = release(data, per_record_noise(noise, args.max_contributions), mechanism=args.mechanism, horizon=n,
+                  target=args.target)
     meta = rel.metadata() if args.bucket is None else person_metadata(
         rel.metadata(), noise, person=args.person_column, max_contributions=args.max_contributions, source=args.input)
     if args.bucket is not None:
         meta["time_range"] = ({"declared": [args.start, args.end]} if args.start else
                               {"read_from_data": "structure read from the data: not private"})
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
-    with ledger.charge(args, CAP, args.input, data, noise, args.mechanism):
+    with ledger.charge(args, CAP, args.input, data, noise, rel.mechanism):
         path = write_release(rel.table(), args.output, meta, inputs=[_input_path(args.input)],
                              raw_text=args.raw_text)
     var = VarianceSummary.of(rel.variance)
     print(RELEASE_NOTICE)
     print(f"{rel.mechanism} ({LABELS[rel.mechanism]}): {noise.describe}; horizon N = {rel.horizon}; "
           f"{'L1' if noise.family == 'laplace' else 'L2'} sensitivity {meta['sensitivity']['value']:.6g}")
+    if rel.choice is not None:
+        print(f"mechanism chosen: {rel.choice['why']} (--target {args.target}; name one with --mechanism)")
     if args.bucket is not None:
         print(f"unit of privacy: {meta['unit_of_privacy']}; the time range is "
               + ("declared (--start/--end)" if args.start else "read from the events: not private"))

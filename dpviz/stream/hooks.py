@@ -10,7 +10,8 @@
   mse = (1/T) Σ_t e_t² (expectation: the mean analytic per-step variance), rmse, max_abs_error and
   final_sq_error = e_T² (expectation: the last step's variance).
 * :func:`plan_curves` — every mechanism's per-step variance Var(ŝ_t), t = 1..N (Fenwick chain sums, FDA's
-  optimal λ, Honaker, naive, square-root; :mod:`dpviz.stream.strategy`) at unit budget, and its ``max`` (the
+  optimal λ, Honaker, naive, square-root, banded and BLT factorisations; :mod:`dpviz.stream.strategy`) at unit
+  budget, and its ``max`` (the
   worst step, √max_t Var ŝ_t) or ``mean`` (the RMSE over the horizon, √(mean_t Var ŝ_t) — what the stream
   simulation's empirical RMSE estimates). No data: the horizon N only.
 
@@ -48,24 +49,26 @@ __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "LEDGER_ARGS", "PLAN_HELP", "PLAN_PARAMS"
 AUDIT_HELP = "a count stream and the same stream with one more event at one step"
 AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--mechanism", {"default": "fenwick-fda",
-                     "help": "naive, binary, fenwick, fenwick-fda (default), honaker or sqrt (discrete Gaussian at "
-                             "(ε, 1e-6))"}),
+                     "help": "naive, binary, fenwick, fenwick-fda (default), honaker, or a real factorisation sqrt, "
+                             "banded, blt (discrete Gaussian on the lattice 2^-k Z at (ε, 1e-6))"}),
 )
 
 
 def audit_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: int = 2,
                  delta: float = 1e-6) -> AuditTarget:
     """Stream: counts 1 0 2 1 0 3 1 2 and the same with one more event at ``step`` (0-based).
-    Discrete Laplace at ε; ``sqrt`` (Gaussian only) runs its lattice release at the ρ of (ε, ``delta``)."""
+    Discrete Laplace at ε; a real factorisation (``sqrt``, ``banded``, ``blt``: Gaussian only) runs its lattice
+    release at the ρ of (ε, ``delta``)."""
     import numpy as np
 
     from dpviz.core.accounting import positive, probability
     from dpviz.core.events import AuditTarget, threshold_event
     from dpviz.core.noise import Noise
     from dpviz.stream.release import check_release, release
+    from dpviz.stream.strategy import LATTICE_RELEASABLE
 
     epsilon = positive("epsilon", epsilon)
-    gaussian = mechanism == "sqrt"  # a real factorisation: discrete Gaussian on 2^-k Z (dpviz.stream.lattice)
+    gaussian = mechanism in LATTICE_RELEASABLE  # a real factorisation: discrete Gaussian on 2^-k Z (stream.lattice)
     delta = probability("delta", delta) if gaussian else 0.0
     noise = Noise.gaussian_approx(epsilon, delta, discrete=True) if gaussian else Noise.laplace(epsilon, discrete=True)
     check_release(mechanism, noise)
@@ -87,7 +90,7 @@ def audit_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: 
 
 
 # ---- sweep ------------------------------------------------------------------------------------------------
-SWEEP_HELP = "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt) on a count series"
+SWEEP_HELP = "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt, ...) on a count series"
 SWEEP_OPTIONS: dict[str, Any] = {"horizon": None, "count_column": None, "time_column": None}
 SWEEP_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--horizon", {"type": int, "help": "number of releases N (default: the series length)"}),
@@ -198,7 +201,7 @@ def stream_curves(horizon: int, *, metric: str = "max", families: Iterable[str] 
     """One curve per (noise family, mechanism) valid for the family, at horizon N (no data needed)."""
     from dpviz.core.curves import Curve, check_families, unit_noise
     from dpviz.stream.fenwick import check_horizon
-    from dpviz.stream.strategy import LABELS, available, strategy
+    from dpviz.stream.strategy import LABELS, LATTICE_RELEASABLE, available, strategy
 
     if metric not in STREAM_METRICS:
         raise InputError(f"--metric: expected max or mean, got {metric!r}")
@@ -210,7 +213,7 @@ def stream_curves(horizon: int, *, metric: str = "max", families: Iterable[str] 
         for name in names:
             v = strategy(name, n, fam).per_step_variance(unit_noise(fam))
             unit = float(v.max() if metric == "max" else v.mean())
-            suffix = "/gaussian" if fam == "gaussian" and name != "sqrt" else ""
+            suffix = "/gaussian" if fam == "gaussian" and name not in LATTICE_RELEASABLE else ""
             label = LABELS[name] + (", Gaussian" if suffix else "")
             out.append(Curve("stream", name + suffix, label, what, fam, unit, "exact"))
     if not out:

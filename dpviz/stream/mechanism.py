@@ -31,7 +31,7 @@ from dpviz.errors import InputError
 from dpviz.stream.fenwick import MAX_COUNT, MAX_TOTAL, check_horizon
 from dpviz.stream.estimators import honaker_factors
 from dpviz.stream.metrics import empirical_rmse
-from dpviz.stream.strategy import MECHANISM_NAMES, StreamStrategy, as_series, available, strategy
+from dpviz.stream.strategy import LATTICE_RELEASABLE, MECHANISM_NAMES, StreamStrategy, as_series, available, strategy
 
 __all__ = ["SimulatedRelease", "Mechanism", "make_mechanism", "with_noise", "unit_errors", "simulated_release",
            "mechanism_list", "checked_horizon", "Streamer"]
@@ -132,6 +132,10 @@ class Mechanism:
             return _HonakerStreamer(self, rng)
         if self.name == "smooth-binary":
             return _SmoothBinaryStreamer(self, rng)
+        if self.name == "blt":
+            return _BLTStreamer(self, rng)
+        if self.name == "banded":
+            return _BandedStreamer(self, rng)
         return _SquareRootStreamer(self, rng)
 
 
@@ -161,8 +165,8 @@ def mechanism_list(spec: str | Sequence[str], family: Family) -> list[str]:
         if n not in MECHANISM_NAMES:
             raise InputError(f"--mechanism: expected one of {', '.join(MECHANISM_NAMES)} or all, got {n!r}")
         if n not in available(family):
-            raise InputError(f"mechanism {n!r}: the square-root factorisation needs Gaussian noise "
-                             "(--noise gaussian with --rho, or --epsilon and --delta)")
+            raise InputError(f"mechanism {n!r}: a real-valued factorisation ({', '.join(LATTICE_RELEASABLE)}) needs "
+                             "Gaussian noise (--noise gaussian with --rho, or --epsilon and --delta)")
     return list(dict.fromkeys(names))
 
 
@@ -366,3 +370,46 @@ class _SquareRootStreamer(_Streamer):
         t = self.t
         self.z[t - 1] = self._z() * self.scale
         return self.total + float(self.c[:t] @ self.z[t - 1 :: -1]), self.var.item(t - 1)
+
+
+class _BLTStreamer(_Streamer):
+    """O(d) state and work per step (Dvijotham et al., FOCS 2024): the released total is s_t + σ Σ_{j≤t} y_j
+    with y = C⁻¹ z, y_t = z_t − Σ_i ω_i S_i and then S_i ← θ_i S_i + y_t (:mod:`dpviz.stream.blt`). Plain
+    Python floats; the buffers are unrolled into one list comprehension per update."""
+
+    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
+        super().__init__(mech, rng)
+        factor = mech.strategy.factor  # type: ignore[attr-defined]
+        self.theta = list(factor.theta)
+        self.omega = list(factor.omega)
+        self.pairs = list(zip(self.theta, self.omega))
+        self.buf = [0.0] * len(self.theta)
+        self.acc = 0.0
+
+    def step(self, a_t: float) -> tuple[float, float]:
+        self._advance(a_t)
+        buf = self.buf
+        y = self._z() - sum([w * s for w, s in zip(self.omega, buf)])
+        self.buf = [th * s + y for th, s in zip(self.theta, buf)]
+        self.acc += y
+        return self.total + self.scale * self.acc, self.var.item(self.t - 1)
+
+
+class _BandedStreamer(_Streamer):
+    """O(b) state and work per step: y_t = z_t − Σ_{1≤k<b} c_k y_{t−k} (the last b − 1 values of y, newest first)
+    and the released total s_t + σ Σ_{j≤t} y_j (:mod:`dpviz.stream.banded`)."""
+
+    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
+        super().__init__(mech, rng)
+        self.c = list(mech.strategy.factor.band_coefficients[1:])  # type: ignore[attr-defined]
+        self.hist = [0.0] * len(self.c)
+        self.acc = 0.0
+
+    def step(self, a_t: float) -> tuple[float, float]:
+        self._advance(a_t)
+        y = self._z() - sum([c * h for c, h in zip(self.c, self.hist)])
+        if self.hist:
+            self.hist.pop()
+            self.hist.insert(0, y)
+        self.acc += y
+        return self.total + self.scale * self.acc, self.var.item(self.t - 1)

@@ -16,8 +16,8 @@
 The result is a :class:`StreamRelease` (a :class:`dpviz.core.release.Release`): ``values`` (the released
 running totals), ``budget`` (one part: the whole budget), ``table()`` (the released totals and their
 analytic variances only) and ``metadata()`` (built by :func:`dpviz.core.release.release_metadata`; nothing
-in it is computed from the counts). ``sqrt`` (a real factorisation: L a is not an integer vector) is
-released on the lattice 2^−k ℤ with discrete Gaussian noise (:mod:`dpviz.stream.lattice`: the strategy
+in it is computed from the counts). ``sqrt``, ``banded`` and ``blt`` (real factorisations: C a is not an
+integer vector) are released on the lattice 2^−k ℤ with discrete Gaussian noise (:mod:`dpviz.stream.lattice`: the strategy
 rounded to the lattice, the answers computed exactly, the ℓ₂ sensitivity charged with the rounding slack
 √N·2^−k); its metadata states the lattice. A Laplace (pure ε) release of ``sqrt`` is refused.
 
@@ -49,16 +49,27 @@ from dpviz.stream.mechanism import (
     unit_errors,
 )
 from dpviz.stream.model import StreamData
-from dpviz.stream.strategy import LABELS, LATTICE_RELEASABLE, StreamStrategy, releasable, strategy
+from dpviz.stream.strategy import (
+    LABELS,
+    LATTICE_RELEASABLE,
+    StreamStrategy,
+    releasable,
+    releasable_ranking,
+    strategy,
+)
 
 if TYPE_CHECKING:  # pandas is imported where a table is built (fast CLI startup)
     import pandas as pd
 
-__all__ = ["DEFAULT_MECHANISM", "StreamRelease", "Simulation", "release", "simulate", "simulation_table",
+__all__ = ["DEFAULT_MECHANISM", "DEFAULT_TARGET", "choose_mechanism", "StreamRelease", "Simulation", "release", "simulate", "simulation_table",
            "integer_counts", "check_release", "release_strategy"]
 
 DEFAULT_MECHANISM = "fenwick-fda"
-"""The mechanism :func:`release` uses when none is named: the Fenwick tree with its optimal weights (FDA)."""
+"""The seed's default mechanism (the Fenwick tree with its optimal weights, FDA). :func:`release` no longer uses
+it blindly: with no mechanism named it releases :func:`~dpviz.stream.strategy.best_releasable` for its target
+(which is FDA only where nothing releasable beats it) and states the choice in the metadata."""
+DEFAULT_TARGET = "max"
+"""What the default mechanism minimises: ``max`` (the worst step's variance) or ``mean`` (the mean per-step one)."""
 
 COLUMNS = {"t": "step (1-based)", "released_total": "released running total",
            "variance": "analytic variance of the released total (exact for the discrete noise)",
@@ -95,7 +106,11 @@ class StreamRelease:
     estimate: Estimate
     seeded: bool = False
     lattice: Lattice | None = None
-    """The lattice 2^−k ℤ of a real-valued factorisation's release (``sqrt``); None for integer strategies."""
+    """The lattice 2^−k ℤ of a real-valued factorisation's release (``sqrt``, ``banded``, ``blt``); None for
+    integer strategies."""
+    choice: dict[str, Any] | None = None
+    """Why this mechanism, when :func:`release` chose it (no mechanism named): the target and the ranking of
+    the releasable mechanisms by analytic variance at unit noise (public: N and the family only)."""
     timestamps: np.ndarray | None = None
     time_column: str | None = None
 
@@ -132,6 +147,8 @@ class StreamRelease:
         sensitivity, horizon, version, time, unit of privacy, samplers (and, for a real factorisation, its
         ``lattice``: k, the sensitivity with its rounding slack, σ). Nothing in it is computed from the counts."""
         extra = {} if self.lattice is None else {"lattice": self.lattice.as_dict()}
+        if self.choice is not None:
+            extra["mechanism_choice"] = self.choice
         return release_metadata(
             self.capability, self.noise, seeded=self.seeded, sensitivity=self.sensitivity, budget_split=self.budget,
             mechanism=self.mechanism, mechanism_label=LABELS[self.mechanism], estimator=self.estimate.estimator,
@@ -166,10 +183,23 @@ def release_strategy(mechanism: str, horizon: int, noise: Noise) -> StreamStrate
     return strategy(mechanism, horizon, noise.family)
 
 
+def choose_mechanism(target: str, noise: Noise, horizon: int) -> tuple[str, dict[str, Any]]:
+    """The best releasable mechanism for ``target`` (``max``/``mean``) at horizon N under ``noise``'s family, and
+    the reason (the metadata's ``mechanism_choice``): every releasable mechanism's unit-noise variance, best first."""
+    ranking = releasable_ranking(target, noise.family, horizon)
+    what = "worst-step variance max_t Var(s_t)" if target == "max" else "mean per-step variance"
+    best = ranking[0][0]
+    return best, {"target": target, "chosen": best,
+                  "why": f"least {what} among the mechanisms releasable with {noise.family} noise at N = {horizon}",
+                  "unit_variance": {name: value for name, value in ranking}}
+
+
 def release(data: StreamData | Any, noise: Noise, *, rng: np.random.Generator | None = None,
-            mechanism: str = DEFAULT_MECHANISM, horizon: int | None = None) -> StreamRelease:
+            mechanism: str | None = None, horizon: int | None = None, target: str = DEFAULT_TARGET) -> StreamRelease:
     """Privately release the running totals of the integer count stream ``data`` (a :class:`StreamData`
-    or an array of counts) with one ``mechanism``.
+    or an array of counts) with one ``mechanism``; none named: the best releasable one for ``target``
+    (``"max"``: the worst step's variance, ``"mean"``: the mean per-step variance; :func:`choose_mechanism`,
+    stated in the metadata).
 
     ``noise`` must be discrete; ``rng=None`` (the default, and the only choice for a real release)
     draws from the OS CSPRNG, a fresh draw every call. A seeded ``numpy.random.Generator`` is accepted
@@ -177,12 +207,20 @@ def release(data: StreamData | Any, noise: Noise, *, rng: np.random.Generator | 
     """
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise InputError("rng: expected None (OS CSPRNG) or a numpy Generator (tests only)")
-    check_release(mechanism, noise)  # before touching the data
+    if target not in ("max", "mean"):
+        raise InputError(f"target: expected 'max' or 'mean', got {target!r}")
+    if mechanism is not None:
+        check_release(mechanism, noise)  # before touching the data
+    elif not isinstance(noise, Noise):
+        raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
     series, stamps, time_column = _series(data)
     n, _ = checked_horizon(series, horizon)
+    choice = None
+    if mechanism is None:
+        mechanism, choice = choose_mechanism(target, noise, n)
     strat = release_strategy(mechanism, n, noise)
     counts = integer_counts(series)
-    common = {"seeded": rng is not None, "timestamps": stamps, "time_column": time_column}
+    common = {"seeded": rng is not None, "timestamps": stamps, "time_column": time_column, "choice": choice}
     coefficients = strat.lattice_coefficients
     if coefficients is not None:  # a real factorisation: exact answers on the lattice 2^-k Z
         lm, lat = lattice_measure(strat.name, coefficients, counts, noise, rng)

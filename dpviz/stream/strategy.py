@@ -33,6 +33,12 @@ Mechanisms (``name``: strategy Q → estimator R):
   Observation", NeurIPS 2023: a binary tree whose data leaves all have weight w, so every release sums
   exactly w integer node sums (constant variance, O(log N) memory); (h, w) tuned to the noise's norm,
   which also makes it the best pure-ε counter here (:mod:`dpviz.stream.smooth_binary`).
+* ``banded`` and ``blt``: real Toeplitz factorisations optimised for the horizon N (:mod:`dpviz.stream.toeplitz`):
+  a b-banded C (McMahan et al., "(Amplified) Banded Matrix Factorization", NeurIPS 2023; Kalinin & Lampert,
+  "Banded Square Root Matrix Factorization", NeurIPS 2024; :mod:`dpviz.stream.banded`) and a d-buffer
+  Buffered-Linear-Toeplitz C (Dvijotham, McMahan, Pillutla, Steinke & Thakurta, "Efficient and Near-Optimal
+  Noise Generation for Streaming Differential Privacy", FOCS 2024; :mod:`dpviz.stream.blt`), decoder
+  B = W C⁻¹; O(b) / O(d) state per step. Released like ``sqrt`` on the lattice; Gaussian only.
 
 **Weighted measurement and discrete noise.** The weighted Fenwick mechanism measures λ_i c_i with
 noise of scale b = Δ/ε (Laplace) or σ = Δ₂/√(2ρ) (Gaussian), Δ the largest column norm of ΣM. That
@@ -73,12 +79,13 @@ from dpviz.stream.estimators import (
 from dpviz.stream.fenwick import bound_violation, check_horizon, column_chain_sum, lowbit, node_sums, nodes
 from dpviz.stream.weights import fda_weights
 
-MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt", "smooth-binary")
+MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt", "smooth-binary",
+                                   "banded", "blt")
 RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "smooth-binary")
 """Mechanisms releasable with either noise family: the integer strategies (discrete noise on their answers).
-:func:`releasable` is the full list for one family: it adds ``sqrt`` for Gaussian noise (released on the
-lattice 2^−k ℤ, :mod:`dpviz.stream.lattice`)."""
-LATTICE_RELEASABLE: tuple[str, ...] = ("sqrt",)
+:func:`releasable` is the full list for one family: it adds the real factorisations (:data:`LATTICE_RELEASABLE`)
+for Gaussian noise (released on the lattice 2^−k ℤ, :mod:`dpviz.stream.lattice`)."""
+LATTICE_RELEASABLE: tuple[str, ...] = ("sqrt", "banded", "blt")
 """Real-valued factorisations released on the lattice 2^−k ℤ with discrete Gaussian noise (ρ-zCDP only)."""
 LABELS: dict[str, str] = {
     "naive": "Naive (noisy increments)",
@@ -88,12 +95,14 @@ LABELS: dict[str, str] = {
     "honaker": "Honaker estimator (binary tree)",
     "sqrt": "Square-root factorisation (Gaussian)",
     "smooth-binary": "Smooth binary (Andersson-Pagh)",
+    "banded": "Banded Toeplitz factorisation (Gaussian)",
+    "blt": "Buffered-linear-Toeplitz factorisation (Gaussian)",
 }
 UNIT_OF_PRIVACY: str = capability("stream").unit_of_privacy
 
 __all__ = ["MECHANISM_NAMES", "RELEASABLE", "LATTICE_RELEASABLE", "LABELS", "UNIT_OF_PRIVACY", "StreamStrategy",
            "NaiveStrategy", "FenwickStrategy", "DyadicStrategy", "SquareRootStrategy", "strategy", "available",
-           "releasable", "check_family", "as_series"]
+           "releasable", "best_releasable", "releasable_ranking", "check_family", "as_series"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,6 +384,12 @@ def _strategy(name: str, horizon: int, family: Family) -> StreamStrategy:
         from dpviz.stream.smooth_binary import SmoothBinaryStrategy  # here: that module builds on this one
 
         return SmoothBinaryStrategy(name, horizon, family)
+    if name in ("banded", "blt"):
+        if family != "gaussian":
+            raise InputError(f"mechanism {name!r}: a real factorisation needs Gaussian noise (ρ-zCDP)")
+        from dpviz.stream.toeplitz import ToeplitzStrategy  # here: that module builds on this one
+
+        return ToeplitzStrategy(name, horizon, family)
     raise InputError(f"mechanism: expected one of {', '.join(MECHANISM_NAMES)}, got {name!r}")
 
 
@@ -391,12 +406,42 @@ def strategy(name: str, horizon: int, family: Family = "laplace") -> StreamStrat
 
 
 def available(family: Family | Noise) -> tuple[str, ...]:
-    """Mechanism names valid for a noise family (``sqrt`` is Gaussian only)."""
+    """Mechanism names valid for a noise family (the real factorisations, :data:`LATTICE_RELEASABLE`, are
+    Gaussian only)."""
     fam = family.family if isinstance(family, Noise) else check_family(family)
-    return MECHANISM_NAMES if fam == "gaussian" else tuple(m for m in MECHANISM_NAMES if m != "sqrt")
+    return MECHANISM_NAMES if fam == "gaussian" else tuple(m for m in MECHANISM_NAMES if m not in LATTICE_RELEASABLE)
 
 
 def releasable(family: Family | Noise) -> tuple[str, ...]:
     """Mechanism names a release accepts for a noise family (``sqrt``: discrete Gaussian on a lattice only)."""
     fam = family.family if isinstance(family, Noise) else check_family(family)
     return RELEASABLE + (LATTICE_RELEASABLE if fam == "gaussian" else ())
+
+
+def best_releasable(target: str, family: Family | Noise, horizon: int) -> str:
+    """The releasable mechanism with the least worst-step (``target="max"``: max_t Var ŝ_t) or mean
+    (``"mean"``: mean_t Var ŝ_t) analytic variance at horizon N for a noise family (every variance scales
+    with the same budget factor, so unit noise decides). Ties go to the earlier name of :func:`releasable`.
+    Cached per (target, family, N); the first call at a new N builds every candidate (the optimised
+    factorisations included: a few seconds at N = 2^20)."""
+    fam = family.family if isinstance(family, Noise) else check_family(family)
+    if target not in ("max", "mean"):
+        raise InputError(f"target: expected 'max' or 'mean', got {target!r}")
+    return _ranking(target, fam, check_horizon(horizon))[0][0]
+
+
+def releasable_ranking(target: str, family: Family | Noise, horizon: int) -> tuple[tuple[str, float], ...]:
+    """Every releasable mechanism with its unit-noise worst-step or mean variance, best first."""
+    fam = family.family if isinstance(family, Noise) else check_family(family)
+    best_releasable(target, fam, horizon)
+    return _ranking(target, fam, check_horizon(horizon))
+
+
+@lru_cache(maxsize=64)
+def _ranking(target: str, family: Family, horizon: int) -> tuple[tuple[str, float], ...]:
+    unit = Noise.laplace(1.0) if family == "laplace" else Noise.gaussian(0.5)
+    scores = []
+    for name in releasable(family):
+        v = strategy(name, horizon, family).per_step_variance(unit)
+        scores.append((name, float(v.max() if target == "max" else v.mean())))
+    return tuple(sorted(scores, key=lambda kv: kv[1]))  # stable: ties keep the releasable order
