@@ -63,7 +63,7 @@ def capability_card(cap: Capability) -> None:
     if not (page and link(page.path, cap.title, page.icon)):
         st.markdown(f"**{cap.title}** (no page yet: `python -m dpviz {cap.name} --help`)")
     try:
-        st.plotly_chart(thumbnail_figure(cap.name), key=f"thumb_{cap.name}", config=PLOT_CONFIG, width="stretch")
+        ui.chart(st, thumbnail_figure(cap.name), key=f"thumb_{cap.name}", config=PLOT_CONFIG, width="stretch")
         st.caption(f"`sample:{cap.samples[0].name}` — {cap.samples[0].title}")
     except (InputError, OSError) as exc:  # a missing bundled file must not take the home page down
         st.caption(f"(no thumbnail: {exc})")

@@ -293,14 +293,14 @@ with gm:
             figs = structure_views(key, int(k), data)
             gw_fig = weighted_view(key, int(k), split, family, data, get_plan(key, split, family, data))
         g1, g2 = st.columns(2)
-        g1.plotly_chart(figs["G"], key="g_view", width="stretch")
+        ui.chart(g1, figs["G"], key="g_view", width="stretch")
         if figs["Ginv"] is not None:
-            g2.plotly_chart(figs["Ginv"], key="ginv_view", width="stretch")
+            ui.chart(g2, figs["Ginv"], key="ginv_view", width="stretch")
         else:
             g2.info(f"G⁻¹ of T⁽{k}⁾ has more than {SPARSE_VIEW_NNZ:,} non-zeros: pick a larger k.",
                     icon=":material/info:")
         if gw_fig is not None:
-            st.plotly_chart(gw_fig, key="gw_view", width="stretch")
+            ui.chart(st, gw_fig, key="gw_view", width="stretch")
         if tree.n > vt.DENSE_MAX:
             st.caption(f"Too large for a labelled heatmap (n > {vt.DENSE_MAX}): the non-zeros of the leading "
                        "n_k × n_k block (the k-order subtree's matrix, Fig. 3), sampled when there are many.")
@@ -387,8 +387,8 @@ if table is not None:
                "(uniform split); for the geometric split, the sums of the analytic variances. "
                "Boosting has no closed form. Hover a column header for its meaning.")
     c1, c2 = st.columns(2, gap="medium")
-    c1.plotly_chart(ebl_figure, key="error_by_level", width="stretch")
-    c2.plotly_chart(bars_figure, key="methods_chart", width="stretch")
+    ui.chart(c1, ebl_figure, key="error_by_level", width="stretch")
+    ui.chart(c2, bars_figure, key="methods_chart", width="stretch")
 
 st.markdown("**The tree, node by node**")
 zoom_opts = [int(i) for i in vt.zoom_options(tree)]
@@ -403,7 +403,7 @@ root = int(z1.selectbox("Zoom into", zoom_opts, key="tree_zoom",
 z2.caption("Tile width = true count. Colour = the error of "
            f"{METHOD_LABELS.get(shown, 'no method') if shown else 'no method'} (released − true): blue too high, "
            "red too low. Hover a tile for its true and released counts.")
-st.plotly_chart(tree_view(key, root, ("counts", shown, settings),
+ui.chart(st, tree_view(key, root, ("counts", shown, settings),
                           (data.v, None if shown is None else results[shown].released),
                           f"Error per node of {METHOD_LABELS.get(shown, 'no method') if shown else 'no method'}"),
                 key="tree_view", width="stretch")
@@ -423,7 +423,7 @@ p3.caption(f"After step {step} of {tree.h}: {reached:,} of {tree.n:,} nodes reac
            + ("(leaves first)." if direction == "up" else "(root first).")
            + (" With all ones, upward gives subtree sizes (Prop. 5) and downward depths (Prop. 6)."
               if vec == "ones" else ""))
-st.plotly_chart(tree_view(key, root, ("propagation", vec, direction, int(step)) + (settings if vec == "noisy" else ()),
+ui.chart(st, tree_view(key, root, ("propagation", vec, direction, int(step)) + (settings if vec == "noisy" else ()),
                           (z,), f"{VECTORS[vec]}, {DIRECTIONS[direction]}"),
                 key="propagation", width="stretch")
 

@@ -72,10 +72,10 @@ WHAT_IS_THIS = (
     "**Error table.** Per mechanism: its sensitivity (how far one event can move what is measured), the "
     "total squared error over the N totals (Eq. 5.2; Eq. 5.9 with weights), its mean per step and the worst "
     "step. The summary under it says which is best for which error and why the release default may differ.\n\n"
-    "**λ chart.** Top: the FDA weight of every node, coloured by its tree level. A louder node (larger λᵢ) "
+    "**λ chart.** The FDA weight of every node, coloured by its tree level. A louder node (larger λᵢ) "
     "gets less noise, but every count's weights over the nodes that contain it must add up to at most 1 "
     "(that keeps the sensitivity at 1), so the weights trade accuracy between nodes where it lowers the total "
-    "error most. Bottom: the noise standard deviation each node actually gets at this budget (scale / λᵢ). "
+    "error most. The caption under it gives the noise standard deviation the nodes get at this budget (b / λᵢ). "
     "**M, B, Σ** (N ≤ 64): the three matrices of Eq. 5.8 as heatmaps, one tab each.\n\n"
     "**Simulation.** One seeded draw of every mechanism against the true totals, with a ±2σ band from the "
     "exact variance: fine for learning, never a release. **Private release** draws discrete noise once "
@@ -112,6 +112,12 @@ def load_synthetic(rate: float, length: int) -> np.ndarray:
 def cached_unit_errors(name: str, horizon: int, family: str, seed: int) -> np.ndarray:
     """Simulation: the unit-scale error draw of one mechanism (rng = default_rng(seed), as in the CLI)."""
     return unit_errors(name, horizon, family, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def lambda_chart(horizon: int, family: str):
+    """The λ chart: independent of ε, so an ε move leaves it as drawn (same figure, no repaint)."""
+    return vs.lambda_figure(strategy("fenwick-fda", horizon, family).weights)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -241,7 +247,7 @@ if not methods:
 st.markdown("**Noise curves**: how uncertain each released running total is, step by step — its exact "
             "variance Var(ŝₜ) (log scale; no data involved; it moves with ε)")
 if mechs:
-    st.plotly_chart(vs.variance_figure(list(mechs.values())), key="variance_chart", width="stretch")
+    ui.chart(st, vs.variance_figure(list(mechs.values())), key="variance_chart", width="stretch")
 st.markdown("**Error table** (exact, over the N released totals; hover a column name for its meaning)")
 if table is not None:
     st.dataframe(vs.for_display(table), hide_index=True, key="mse_table", width="stretch",
@@ -251,10 +257,14 @@ if table is not None:
     with st.container(border=True):
         st.markdown(vs.best_summary(list(mechs.values())))
 fda = make_mechanism("fenwick-fda", horizon, noise)  # structure cached per (N, family): only the scale is new
-st.markdown(f"**FDA weights λ** ({NOISE_KINDS[family]}; problem 5.10): the weight of every tree node "
-            "(top, the same for every budget) and the noise standard deviation it gets at this budget (bottom)")
-st.plotly_chart(vs.lambda_figure(fda.lam, np.sqrt(noise.variance_at(fda.node_scales))), key="lambda_chart",
-                width="stretch")
+st.markdown(f"**FDA weights λ** ({NOISE_KINDS[family]}; problem 5.10): the weight of every tree node, coloured "
+            "by its level (the weights do not depend on the budget)")
+ui.chart(st, lambda_chart(horizon, family), key="lambda_chart")
+node_std = np.sqrt(noise.variance_at(fda.node_scales))
+st.caption(f"At this budget node i is measured with noise of standard deviation b / λᵢ, b = "
+           f"{vs.human_number(float(np.sqrt(noise.variance_at(fda.base_scale))))}: from "
+           f"{vs.human_number(float(node_std.min()))} (the loudest node) to {vs.human_number(float(node_std.max()))} "
+           "(the quietest). A larger λᵢ means less noise on that node; each count's weights add up to at most 1.")
 if horizon > vs.MAX_POINTS:
     st.caption(f"{horizon:,} nodes: about {vs.MAX_POINTS:,} are drawn (the smallest and largest weight in each "
                "bucket of nodes).")
@@ -262,9 +272,9 @@ if horizon <= vs.MATRIX_MAX:
     figs = strategy_heatmaps(horizon, family)
     st.markdown("**The matrices** (Eq. 5.8: the release is B Σ⁻¹ (Σ M a + noise); none depends on ε)")
     tm, tb, ts = st.tabs(["Strategy M", "Reconstruction B", "Weights Σ = diag(λ)"])
-    tm.plotly_chart(figs["M"], key="m_heatmap", width="stretch")
-    tb.plotly_chart(figs["B"], key="b_heatmap", width="stretch")
-    ts.plotly_chart(figs["Σ"], key="sigma_heatmap", width="stretch")
+    ui.chart(tm, figs["M"], key="m_heatmap", width="stretch")
+    ui.chart(tb, figs["B"], key="b_heatmap", width="stretch")
+    ui.chart(ts, figs["Σ"], key="sigma_heatmap", width="stretch")
     st.caption("W = B M: node i of M sums the steps (i − lowbit(i), i]; row t of B adds the nodes on the chain "
                "t, t − lowbit(t), … (popcount(t) of them). FDA releases Σ M a + noise and undoes Σ in B Σ⁻¹.")
 else:
@@ -361,7 +371,7 @@ def release_view() -> None:
     shown = ", ".join(f"{LABELS.get(m, m)} {releases[m].prefix_sums[upto - 1]:,.1f}" for m in releases)
     st.caption(f"Step {upto:,} of {horizon:,}{when}: true total {series[:upto].sum():,.0f}"
                + (f"; simulated: {shown}" if shown else ""))
-    st.plotly_chart(vs.release_figure(series, releases, stamps_n, upto=upto, error=error_view == "error"),
+    ui.chart(st, vs.release_figure(series, releases, stamps_n, upto=upto, error=error_view == "error"),
                     key="release_chart", width="stretch")
     st.caption(view_caption(error_view == "error"))
 

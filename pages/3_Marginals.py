@@ -341,12 +341,12 @@ with st.expander("Teaching view: the residual basis on a tiny domain", icon=":ma
     tau = t5.selectbox("τ ⊆ γ (residual)", taus, key="toy_tau", format_func=name.get)
     figs, ortho, ortho_fig = teaching(sizes, tuple(gamma), tuple(tau))
     h1, h2 = st.columns(2)
-    h1.plotly_chart(figs["D"], key="toy_D", width="stretch")
-    h2.plotly_chart(figs["D+"], key="toy_Dplus", width="stretch")
-    st.plotly_chart(figs["R"], key="toy_R", width="stretch")
+    ui.chart(h1, figs["D"], key="toy_D", width="stretch")
+    ui.chart(h2, figs["D+"], key="toy_Dplus", width="stretch")
+    ui.chart(st, figs["R"], key="toy_R", width="stretch")
     h3, h4 = st.columns(2)
-    h3.plotly_chart(figs["A"], key="toy_A", width="stretch")
-    h4.plotly_chart(ortho_fig, key="toy_ortho", width="stretch")
+    ui.chart(h3, figs["A"], key="toy_A", width="stretch")
+    ui.chart(h4, ortho_fig, key="toy_ortho", width="stretch")
     st.caption(f"‖R_τ R_τ'ᵀ‖ is zero off the diagonal (blank cells): the {len(subsets)} residual blocks are mutually "
                f"orthogonal, and their row counts m_τ add up to n = {math.prod(sizes)} "
                f"(Σ m_τ = {int(ortho['m_τ'].sum())}), so together they are a basis.")
@@ -420,7 +420,7 @@ if run_clicked:
                           f"— {elapsed:,.0f} s so far, at most about {eta:,.0f} s left")
         if stage == "GReM-LNN" and history and now - last["t"] > LIVE_EVERY:
             last["t"] = now
-            live.plotly_chart(vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"), width="stretch")
+            ui.chart(live, vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"), width="stretch")
 
     _simulate(full_key, tuple(methods), progress)
     bar.empty()
@@ -470,7 +470,7 @@ else:
 
     errors = vm.per_marginal_errors(domain, sim.truth, {m: r.marginals for m, r in sim.results.items()},
                                     {m: r.variance for m, r in sim.results.items()}, labels=names)
-    st.plotly_chart(vm.per_marginal_error_figure(errors), key="marginals_error_bars", width="stretch")
+    ui.chart(st, vm.per_marginal_error_figure(errors), key="marginals_error_bars", width="stretch")
     if "mle" in sim.results and sim.results["mle"].variance:
         within = errors.loc[errors["key"] == "mle"]
         share = float((within["within 2σ"] * within["cells"]).sum() / within["cells"].sum())
@@ -489,7 +489,7 @@ else:
     e2.caption(f"{domain.size(g):,} cells. " + "; ".join(
         f"{names[m]}: ℓ1 / cell {workload_error({g: sim.truth[g]}, {g: r.marginals[g]}):.4g}, "
         f"{negative_cells({g: r.marginals[g]})} negative" for m, r in sim.results.items()))
-    st.plotly_chart(vm.marginal_explorer_figure(domain, g, series, cats), key="marginals_explorer", width="stretch")
+    ui.chart(st, vm.marginal_explorer_figure(domain, g, series, cats), key="marginals_explorer", width="stretch")
 
     if "lnn" in sim.results:
         info = sim.results["lnn"].info
@@ -499,7 +499,7 @@ else:
                    f"final step size {info.get('step', 0.0):.3g}; {why} "
                    f"({'converged' if info.get('converged') else 'not converged'}).")
         if hist:
-            st.plotly_chart(vm.lnn_convergence_figure(hist), key="marginals_lnn_chart", width="stretch")
+            ui.chart(st, vm.lnn_convergence_figure(hist), key="marginals_lnn_chart", width="stretch")
 
     long = lambda: vm.marginals_long_table(domain, {"true": sim.truth} | {names[m]: r.marginals
                                                                         for m, r in sim.results.items()}, cats)

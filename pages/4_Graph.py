@@ -288,7 +288,7 @@ if scores:
     st.caption("Cut queries: 100 random vertex sets S per size 0.2..0.8 |V|, the same for every method. Community "
                "structure: the true graph's Louvain communities." + (
                    f" DRF (not DP) is the published DRF: {NOT_PRIVATE_LABEL}." if "drf" in scores else ""))
-    st.plotly_chart(figure("degree", (data_key, tuple(scores), eps, split, seed), lambda: vg.degree_figure(
+    ui.chart(st, figure("degree", (data_key, tuple(scores), eps, split, seed), lambda: vg.degree_figure(
         {"true": true_hist} | {vg.method_label(k): h for k, (_, h) in scores.items()},
         title="Degree distribution, true vs released (log-log)")), key="graph_degree_chart", width="stretch")
 
@@ -308,15 +308,17 @@ st.dataframe(vg.budget_frame(rel.steps, eps), hide_index=True, key="graph_budget
 
 a1, a2 = st.columns(2)
 sim_key = (data_key, inspect, eps, _split_for(inspect, split), seed)  # every input of the inspected release
-a1.plotly_chart(input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
+ui.chart(a1, input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
 if rel.order is not None:
-    a2.plotly_chart(figure("relabelled", sim_key, lambda: vg.adjacency_figure(
+    ui.chart(a2, figure("relabelled", sim_key, lambda: vg.adjacency_figure(
         graph.edges, n, order=rel.order, labels=graph.labels, title=f"True adjacency, relabelled by {inspect} "
                                                                     "(Step 1)")),
         key="graph_adj_relabelled", width="stretch")
     history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
-    if history:
-        st.plotly_chart(figure("labelling", sim_key, lambda: vg.labelling_figure(
+    if history and st.toggle("Show how Step 1 converged: q(L) per iteration of Alg. 1", key="graph_show_labelling",
+                             help="The relabelling objective q(L) (Eq. 1) after each iteration. Off by default: "
+                                  "one chart less to redraw on every ε move."):
+        ui.chart(st, figure("labelling", sim_key, lambda: vg.labelling_figure(
             history, title="Step 1 (Alg. 1): q(L) per iteration" + (" on the noisy degrees" if rel.private
                                                                      else " on the true degrees"))),
             key="graph_labelling_chart", width="stretch")
@@ -350,10 +352,10 @@ def decomposition_view() -> None:
                                   "Your choice is kept when ε moves."))
     d1, d2 = st.columns(2)
     if p is not None:
-        d1.plotly_chart(figure("partition", (*sim_key, deep), lambda: vg.partition_figure(
+        ui.chart(d1, figure("partition", (*sim_key, deep), lambda: vg.partition_figure(
             p, n, deep, symmetric=not rel.private, title=f"{label}: decomposition (Step 2)")),
             key="graph_partition_chart", width="stretch")
-    d2.plotly_chart(figure("released", sim_key, lambda: vg.adjacency_figure(
+    ui.chart(d2, figure("released", sim_key, lambda: vg.adjacency_figure(
         rel.edges, n, order=rel.order, labels=graph.labels, title=f"Reconstructed adjacency (Step 4, {label})")),
         key="graph_adj_released", width="stretch")
     if p is not None:
@@ -430,7 +432,7 @@ with st.container(border=True):
         st.dataframe(vg.audit_frame(result), hide_index=True, key="graph_audit_table", width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.4f")
                                     for c in ("p̂ on G", "p̂ on G′", "ε lower bound")})
-        st.plotly_chart(vg.audit_figure(result), key="graph_audit_chart", width="stretch")
+        ui.chart(st, vg.audit_figure(result), key="graph_audit_chart", width="stretch")
         with st.expander("The audit as text (as printed by `python -m dpviz audit graph`)"):
             st.code(format_result(result, title=title), language=None)
 

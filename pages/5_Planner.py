@@ -439,7 +439,7 @@ try:
             if trials is not None:
                 with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
                     dots = cached_dots(*key, trials, seed, delta)
-    st.plotly_chart(vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
+    ui.chart(st, vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
                     key="error_chart", width="stretch")
     st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "
                "simulated releases at a few ε with its 95% interval; ×: each mechanism's planned budget.")
@@ -526,10 +526,10 @@ def split_section(seed: int) -> None:
         if gaps:
             st.caption(" ".join(notes[g] for g in gaps))
         f1, f2 = st.columns(2)
-        f1.plotly_chart(vp.split_figure(result), key="split_chart", width="stretch")
+        ui.chart(f1, vp.split_figure(result), key="split_chart", width="stretch")
         frame = cached_what_if(tuple(r.name for r in releases), tuple(r.weight for r in releases), comp,
                                split_delta, seed)
-        f2.plotly_chart(vp.what_if_figure(frame, total_x, currency="ρ" if comp == "zcdp" else "ε"),
+        ui.chart(f2, vp.what_if_figure(frame, total_x, currency="ρ" if comp == "zcdp" else "ε"),
                         key="what_if_chart", width="stretch")
         st.caption(f"{result.composition}; {result.method}. Move the total above and watch every release's error.")
         st.download_button("Releases JSON (for `python -m dpviz plan split`)",

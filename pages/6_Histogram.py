@@ -81,10 +81,10 @@ if methods:
     sim_noise = Noise.from_params(family, **params)
     sim = simulate(data, sim_noise, methods, np.random.default_rng(seed), branching=branching, split=split, q=5000)
     std = {m: np.sqrt(v) for m, v in sim.variance.items()}
-    st.plotly_chart(vh.bins_figure(data.bins.labels, data.x, sim.released, std=std,
+    ui.chart(st, vh.bins_figure(data.bins.labels, data.x, sim.released, std=std,
                                    title="True count and released count per bin (±1 analytic std)"),
                     key="histogram_bins_chart")
-    st.plotly_chart(vh.range_error_figure(sim.table), key="histogram_error_chart")
+    ui.chart(st, vh.range_error_figure(sim.table), key="histogram_error_chart")
     by_range = sim.table.sort_values("rmse_ranges").iloc[0]["method"]
     st.caption(f"On this draw, {METHOD_LABELS[by_range]} has the smallest error on random ranges of bins. A hierarchy "
                f"spends its budget over h levels, so each bin gets more noise than a flat count; it pays off on "

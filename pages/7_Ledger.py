@@ -181,7 +181,7 @@ if loaded is not None:
             st.caption("Status *charged, no output recorded*: the process stopped between the charge and the "
                        "write (the budget stays spent: conservative).")
             cum = cumulative_frame(d, rows)
-            st.plotly_chart(spent_figure(cum, None if d.budget is None else d.budget.epsilon), key="ledger_spent",
+            ui.chart(st, spent_figure(cum, None if d.budget is None else d.budget.epsilon), key="ledger_spent",
                             width="stretch")
             missing = undefined_ways(cum)
             if missing:

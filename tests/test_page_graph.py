@@ -85,7 +85,10 @@ def test_default_load_karate_all_methods(at):
     assert any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf is selected: the warning is shown
     assert "graph_budget_chart" not in chart_keys(at)  # the table's share bars say it: one figure fewer
     assert {"graph_degree_chart", "graph_adj_input", "graph_adj_relabelled",
-            "graph_labelling_chart", "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
+            "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
+    assert "graph_labelling_chart" not in chart_keys(at)  # Step 1's q(L) history waits for its toggle
+    ok(at.toggle(key="graph_show_labelling").set_value(True).run())
+    assert "graph_labelling_chart" in chart_keys(at)
     # the degree chart: the true distribution first, then one series per method
     names = [t["name"] for t in chart(at, "graph_degree_chart")["data"]]
     assert names == ["true"] + [method_label(k) for k in METHODS]
@@ -176,6 +179,7 @@ def test_chosen_depth_is_kept_when_epsilon_moves(at):
 
 
 def test_every_view_follows_epsilon(at):
+    ok(at.toggle(key="graph_show_labelling").set_value(True).run())
     before = {k: chart(at, k)["data"] for k in ("graph_degree_chart", "graph_adj_relabelled",
                                                 "graph_labelling_chart", "graph_partition_chart",
                                                 "graph_adj_released")}

@@ -119,21 +119,25 @@ def test_explorer_two_way_side_by_side_heatmaps():
     assert pos.layout.coloraxis.colorscale[0][1] == vm.ZERO_COLOR
 
 
-def test_explorer_three_way_small_multiples():
+def test_explorer_three_way_one_panel_per_version():
     true = np.arange(24.0)
     fig = vm.marginal_explorer_figure(DOM, (0, 1, 2), {"true": true, "noisy": true + 0.5}, CATS)
-    # sliced along sex (2 values, the fewest): 2 versions × 2 slices, panels cls × age
-    assert len(fig.data) == 4 and all(t.type == "heatmap" for t in fig.data)
-    cube = true.reshape(2, 3, 4)
-    np.testing.assert_allclose(np.asarray(fig.data[1].z), cube[1])
-    np.testing.assert_allclose(np.asarray(fig.data[3].z), cube[1] + 0.5)
-    assert list(fig.data[0].y) == list(CATS[1]) and list(fig.data[0].x) == list(CATS[2])
-    assert fig.layout.annotations[1].text == "true: sex=m"
-    dom = Domain(("a", "b", "c"), (9, 8, 7))  # slice along c (7 values), at most 3 slices
+    # sex (2 values, the fewest) joins the rows: one heatmap per version, rows cls · sex, columns age
+    assert len(fig.data) == 2 and all(t.type == "heatmap" for t in fig.data)
+    cube = true.reshape(2, 3, 4)  # (sex, cls, age) -> rows (cls, sex), columns age
+    want = np.moveaxis(cube, (1, 0, 2), (0, 1, 2)).reshape(6, 4)
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), want)
+    np.testing.assert_allclose(np.asarray(fig.data[1].z), want + 0.5)
+    assert list(fig.data[0].y)[:2] == [f"{CATS[1][0]} · {CATS[0][0]}", f"{CATS[1][0]} · {CATS[0][1]}"]
+    assert list(fig.data[0].x) == list(CATS[2])
+    assert [a.text for a in fig.layout.annotations] == ["true", "noisy"]
+    dom = Domain(("a", "b", "c"), (9, 8, 7))  # c (7 values) joins a in the rows: 63 rows × 8 columns
     cube = np.arange(9 * 8 * 7.0)
-    big = vm.marginal_explorer_figure(dom, (0, 1, 2), {"true": cube}, max_slices=3)
-    assert len(big.data) == 3 and "first 3 of 7 values of c" in big.layout.title.text
-    np.testing.assert_allclose(np.asarray(big.data[2].z), cube.reshape(9, 8, 7)[:, :, 2])
+    big = vm.marginal_explorer_figure(dom, (0, 1, 2), {"true": cube})
+    assert len(big.data) == 1 and "rows a · c, columns b" in big.layout.title.text
+    z = np.asarray(big.data[0].z)
+    assert z.shape == (63, 8)
+    np.testing.assert_allclose(z[2 * 7 + 3], cube.reshape(9, 8, 7)[2, :, 3])  # row (a=2, c=3): b varies
     with pytest.raises(InputError, match="1-, 2- and 3-way"):
         vm.marginal_explorer_figure(Domain(("a", "b", "c", "d"), (2, 2, 2, 2)), (0, 1, 2, 3), {"t": np.ones(16)})
 

@@ -32,7 +32,7 @@ from dpviz.marginals.model import Clique, Domain, axis_labels, cell_labels, cliq
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
-    "MAX_BARS", "MAX_SLICES", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label",
+    "MAX_BARS", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label",
     "clique_label", "cell_labels", "axis_labels",
     "per_marginal_errors", "method_summary", "method_error_table", "ERROR_COLUMNS", "NO_CLOSED_FORM",
     "per_marginal_error_figure", "HUMAN_TICKS",
@@ -43,8 +43,6 @@ __all__ = [
 
 MAX_BARS = 60
 """Most marginals drawn in the per-marginal error chart (the worst ones when the workload is bigger)."""
-MAX_SLICES = 6
-"""Most slices drawn side by side in the 3-way small multiples."""
 TEACHING_MAX_CELLS = HEATMAP_MAX
 """Largest universe n = ∏ n_k of the teaching view (R_τ and M_γ have n columns)."""
 
@@ -230,15 +228,17 @@ def _color_range(series: Mapping[str, np.ndarray]) -> dict:
 
 
 def marginal_explorer_figure(domain: Domain, clique: Clique, series: Mapping[str, np.ndarray],
-                             categories: Sequence[Sequence[str]] | None = None, *,
-                             max_slices: int = MAX_SLICES) -> go.Figure:
+                             categories: Sequence[Sequence[str]] | None = None) -> go.Figure:
     """One marginal, several versions of it (e.g. true, GReM-MLE, GReM-LNN): grouped bars for a
     1-way (or 0-way) marginal; side-by-side heatmaps on one colour scale for a 2-way marginal (rows:
-    the first attribute, columns: the second); small multiples for a 3-way marginal (one row of panels
-    per version, one panel per value of the attribute with the fewest values, at most ``max_slices``)."""
+    the first attribute, columns: the second). A 3-way marginal is drawn the same way, one heatmap per
+    version, its rows the pairs (first other attribute, attribute with the fewest values) and its columns
+    the remaining attribute: one panel per version keeps the figure light enough to redraw on every ε move."""
     g = tuple(clique)
     if not series:
         raise InputError("marginal explorer: nothing to show")
+    if len(g) > 3:
+        raise InputError(f"marginal explorer: {len(g)}-way marginals are not drawn (1-, 2- and 3-way only)")
     shape = domain.shape(g)
     arrays = {k: np.asarray(v, dtype=float).reshape(shape) for k, v in series.items()}
     name = clique_label(domain, g)
@@ -255,45 +255,31 @@ def marginal_explorer_figure(domain: Domain, clique: Clique, series: Mapping[str
         return fig
     if len(g) == 2:
         rows, cols = axis_labels(domain, g[0], categories), axis_labels(domain, g[1], categories)
-        fig = make_subplots(rows=1, cols=len(arrays), subplot_titles=list(arrays), shared_yaxes=True,
-                            horizontal_spacing=0.03)
-        for j, (k, a) in enumerate(arrays.items(), start=1):
-            fig.add_trace(go.Heatmap(z=a, x=cols, y=rows, coloraxis="coloraxis", name=k,
-                                     hovertemplate=f"{domain.attrs[g[0]]}=%{{y}}, {domain.attrs[g[1]]}=%{{x}}: "
-                                                   "%{z:,.4g}<extra>" + k + "</extra>"), row=1, col=j)
-            fig.update_xaxes(type="category", title=domain.attrs[g[1]], row=1, col=j)
-        fig.update_yaxes(type="category", autorange="reversed", title=domain.attrs[g[0]], row=1, col=1)
-        fig.update_yaxes(type="category", autorange="reversed")
-        fig.update_layout(title=f"{name}: {a.size:,} cells", coloraxis=_color_range(arrays),
-                          height=min(700, max(360, 14 * len(rows) + 200)), margin=dict(t=90, l=10, r=10, b=10))
-        return fig
-    if len(g) != 3:
-        raise InputError(f"marginal explorer: {len(g)}-way marginals are not drawn (1-, 2- and 3-way only)")
-    s = int(np.argmin(shape))  # slice along the attribute with the fewest values
-    rest = [i for i in range(3) if i != s]
-    slice_labels = axis_labels(domain, g[s], categories)
-    n_slices = min(len(slice_labels), max_slices)
-    ra, ca = g[rest[0]], g[rest[1]]
-    rows, cols = axis_labels(domain, ra, categories), axis_labels(domain, ca, categories)
-    titles = [f"{k}: {domain.attrs[g[s]]}={slice_labels[i]}" for k in arrays for i in range(n_slices)]
-    fig = make_subplots(rows=len(arrays), cols=n_slices, subplot_titles=titles, shared_xaxes=True,
-                        shared_yaxes=True, horizontal_spacing=0.02, vertical_spacing=0.08)
-    for r, (k, a) in enumerate(arrays.items(), start=1):
-        panels = np.moveaxis(a, s, 0)  # (slice, rest[0], rest[1])
-        for i in range(n_slices):
-            fig.add_trace(go.Heatmap(z=panels[i], x=cols, y=rows, coloraxis="coloraxis", name=k,
-                                     hovertemplate=f"{domain.attrs[g[s]]}={slice_labels[i]}, "
-                                                   f"{domain.attrs[ra]}=%{{y}}, {domain.attrs[ca]}=%{{x}}: "
-                                                   "%{z:,.4g}<extra>" + k + "</extra>"), row=r, col=i + 1)
-    fig.update_xaxes(type="category")
+        row_title, hover_row = domain.attrs[g[0]], f"{domain.attrs[g[0]]}=%{{y}}"
+        title = f"{name}: {int(np.prod(shape)):,} cells"
+    else:
+        s = int(np.argmin(shape))  # the attribute with the fewest values joins the rows
+        ra, ca = (i for i in range(3) if i != s)
+        row_labels, slice_labels = axis_labels(domain, g[ra], categories), axis_labels(domain, g[s], categories)
+        rows = [f"{r} · {v}" for r in row_labels for v in slice_labels]
+        cols = axis_labels(domain, g[ca], categories)
+        arrays = {k: np.moveaxis(a, (ra, s, ca), (0, 1, 2)).reshape(len(rows), len(cols)) for k, a in arrays.items()}
+        row_title = f"{domain.attrs[g[ra]]} · {domain.attrs[g[s]]}"
+        hover_row = f"{row_title}=%{{y}}"
+        g = (g[ra], g[ca])  # the columns' attribute for the axis title below
+        title = f"{name}: {int(np.prod(shape)):,} cells (rows {row_title}, columns {domain.attrs[g[1]]})"
+    fig = make_subplots(rows=1, cols=len(arrays), subplot_titles=list(arrays), shared_yaxes=True,
+                        horizontal_spacing=0.03)
+    for j, (k, a) in enumerate(arrays.items(), start=1):
+        fig.add_trace(go.Heatmap(z=a, x=cols, y=rows, coloraxis="coloraxis", name=k,
+                                 hovertemplate=f"{hover_row}, {domain.attrs[g[1]]}=%{{x}}: "
+                                               "%{z:,.4g}<extra>" + k + "</extra>"), row=1, col=j)
+        fig.update_xaxes(type="category", title=domain.attrs[g[1]], row=1, col=j)
+    fig.update_yaxes(type="category", autorange="reversed", title=row_title, row=1, col=1)
     fig.update_yaxes(type="category", autorange="reversed")
-    more = f"; the first {n_slices} of {len(slice_labels)} values of {domain.attrs[g[s]]}" \
-        if n_slices < len(slice_labels) else ""
-    fig.update_layout(title=f"{name}: {int(np.prod(shape)):,} cells (rows {domain.attrs[ra]}, columns "
-                            f"{domain.attrs[ca]}{more})",
-                      coloraxis=_color_range(arrays), height=max(360, 230 * len(arrays) + 80),
-                      margin=dict(t=90, l=10, r=10, b=10))
-    fig.update_annotations(font_size=11)
+    fig.update_layout(title=title, coloraxis=_color_range(arrays),
+                      height=min(700, max(360, 14 * len(rows) + 200)), margin=dict(t=90, l=10, r=10, b=10))
+    fig.update_annotations(font_size=12)
     return fig
 
 
