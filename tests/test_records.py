@@ -246,3 +246,21 @@ def test_records_fingerprint_is_the_records_and_charges_one_dataset(tmp_path, ca
         assert main(["tree", "release", str(one), "--levels", levels, "--epsilon", "1", "--structure-from-data",
                      "--output", str(tmp_path / f"{levels}.csv"), "--ledger", str(led)]) == 0
     assert "spent ε = 2 " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_graph_from_edge_records_equals_read_edges(tmp_path, labelled):
+    from dpviz.graph.io import canonical_bytes, edges_from_records, read_edges
+
+    rng = np.random.default_rng(11 + labelled)
+    u, v = rng.integers(1, 40, 300), rng.integers(1, 40, 300)  # repeats, loops, both directions
+    ids = (lambda a: [f"v{x}" for x in a]) if labelled else (lambda a: a)
+    df = pd.DataFrame({"src": ids(u), "dst": ids(v)})
+    df.to_csv(tmp_path / "e.csv", index=False)
+    ref = read_edges(tmp_path / "e.csv", header=True)
+    src = _dataset(df, tmp_path / "ds", 2)
+    here = edges_from_records(src)
+    there = edges_from_records(src, dask="synchronous")
+    assert canonical_bytes("x", here) == canonical_bytes("x", ref) == canonical_bytes("x", there)
+    assert here.n_nodes == ref.n_nodes and len(here.edges) == len(ref.edges)
+    assert set(here.notices) == set(ref.notices)

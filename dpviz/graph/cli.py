@@ -132,6 +132,12 @@ def _read_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-nodes", type=int, default=gio.MAX_NODES, help=f"vertex cap (default {gio.MAX_NODES:,})")
     p.add_argument("--max-line-bytes", type=int, default=gio.MAX_LINE_BYTES,
                    help=f"line length cap in bytes, checked while reading (default {gio.MAX_LINE_BYTES:,})")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="read the edge table as records: its distinct rows counted on a local Dask cluster of N "
+                            "workers (Parquet input; ids not integers are numbered in sorted order)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="the same on the Dask scheduler at ADDRESS (tcp://host:8786)")
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -147,6 +153,12 @@ def _load(args: argparse.Namespace):
     from dpviz.graph.io import read_edges
 
     header = {"auto": None, "yes": True, "no": False}[args.header]
+    dask = getattr(args, "workers", None) or getattr(args, "scheduler", None)
+    if dask is not None:  # the edge table as records (dpviz.core.records): its distinct rows from a Dask group-by
+        from dpviz.graph.io import edges_from_records
+
+        return load_source(CAP, args.edges, lambda path: edges_from_records(
+            path, dask=dask, max_bytes=args.max_bytes, max_edges=args.max_edges, max_nodes=args.max_nodes))
     return load_source(CAP, args.edges, lambda path: read_edges(
         path, header=header, max_bytes=args.max_bytes, max_edges=args.max_edges, max_nodes=args.max_nodes,
         max_line_bytes=args.max_line_bytes))

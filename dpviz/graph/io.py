@@ -39,6 +39,8 @@ Text may start with any number of byte-order marks; a NUL byte is refused (namin
 UTF-16 file), so ``a`` and ``a\0`` can never be two different vertices. A Parquet file or folder (an edge
 table, :func:`dpviz.core.records.is_parquet`) is read column-selectively: its first two columns are u, v
 (their names the header), parsed as the CSV of those columns (line L is row L - 1).
+:func:`edges_from_records` builds the same graph from the distinct rows of an edge table counted by
+:func:`dpviz.core.records.count_records` (bounded memory, or a Dask group-by: ``graph ... --workers N``).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from dpviz.core.tables import write_table
 from dpviz.errors import InputError
 from dpviz.graph.model import Graph, canonical_edges, check_n_nodes, sorted_unique
 
-__all__ = ["read_edges", "write_edges", "edges_frame", "load", "canonical_bytes", "CANONICAL", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "MAX_LINE_BYTES",
+__all__ = ["read_edges", "edges_from_records", "write_edges", "edges_frame", "load", "canonical_bytes", "CANONICAL", "MAX_BYTES", "MAX_EDGES", "MAX_NODES", "MAX_LINE_BYTES",
            "HEADER_NAMES", "INT_ID", "read_lines"]
 
 MAX_BYTES = 100_000_000
@@ -412,6 +414,56 @@ def _undirected_notices(pairs: np.ndarray, n: int) -> list[str]:
                    f"directions, (a, b) and (b, a), count{'s' if both == 1 else ''} as one edge each; the "
                    f"{both:,} reverse row{'s' if both != 1 else ''} dropped as duplicates")
     return out
+
+
+def edges_from_records(source: str | os.PathLike | bytes, *, columns: Sequence[str] | None = None, dask: object = None,
+                       max_bytes: int = MAX_BYTES, max_edges: int = MAX_EDGES, max_nodes: int = MAX_NODES,
+                       name: str | None = None) -> Graph:
+    """An edge table (one row per edge: CSV, gzip CSV, a Parquet file or folder) counted by
+    :func:`dpviz.core.records.count_records` on its two id columns (``columns``, default the first two): the
+    distinct rows come back (in-process in bounded memory, or from a Dask group-by with ``dask``), then the
+    graph is built as :func:`read_edges` builds it — integer ids numbered by value, other ids in sorted order
+    (not first-seen: a group-by has no row order), undirected and simple, with the same notices."""
+    from dpviz.core.records import count_records, is_parquet, parquet_names
+
+    _check_caps(max_bytes=max_bytes, max_edges=max_edges, max_nodes=max_nodes)
+    name = name or _name(source).removesuffix(".parquet")
+    if columns is None:
+        if is_parquet(source):
+            columns = parquet_names(source, max_bytes=max_bytes)[:2]
+        else:
+            import pyarrow.csv as pa_csv
+
+            from dpviz.core.reader import open_capped
+            with open_capped(source, max_bytes=max_bytes) as stream:
+                columns = pa_csv.open_csv(stream).schema.names[:2]
+    u, v = list(columns)[:2] if len(columns) >= 2 else (None, None)
+    if u is None:
+        raise InputError(f"{name}: an edge table needs two id columns (u, v)")
+    groups = count_records(source, [u, v], dask=dask, max_bytes=max_bytes, max_groups=max_edges,
+                           groups_name="distinct edge rows", wording=_wording(_EDGE_ROWS))
+    us = np.asarray(groups.keys[u].to_numpy(zero_copy_only=False), dtype=object)
+    vs = np.asarray(groups.keys[v].to_numpy(zero_copy_only=False), dtype=object)
+    if np.any(us == "") or np.any(vs == ""):
+        raise InputError(f"{name}: an edge row has an empty vertex id; expected two ids u, v on every row")
+    both = np.concatenate([us, vs])
+    numeric = pd.Series(both).str.fullmatch(_INT).all()
+    keys = both.astype(np.int64) if numeric else both.astype(str)
+    uniq, inv = np.unique(keys, return_inverse=True)
+    n, m = int(uniq.size), us.size
+    if n > max_nodes:
+        raise InputError(f"{name} has {n:,} distinct vertex ids, above the vertex cap; "
+                         + _cap_hint("MAX_NODES", "--max-nodes", max_nodes))
+    pairs = inv.reshape(2, m).T.astype(np.int64)
+    labels = None if numeric and uniq[0] == 0 and uniq[-1] == n - 1 else tuple(str(x) for x in uniq.tolist())
+    loop = pairs[:, 0] == pairs[:, 1]  # the notices of read_edges, from the rows' counts
+    loops, repeated = int(groups.counts[loop].sum()), int((groups.counts[~loop] - 1).sum())
+    notices = [t for t in _undirected_notices(pairs, n) if t.startswith("read as undirected")]
+    if repeated:
+        notices.insert(0, f"{repeated:,} repeated row{'s' if repeated != 1 else ''} (the same u, v again) dropped")
+    if loops:
+        notices.insert(0, f"{loops:,} self-loop{'s' if loops != 1 else ''} (u, u) dropped: the graph is simple")
+    return Graph(n_nodes=n, edges=canonical_edges(pairs, n).edges, labels=labels, notices=tuple(notices), name=name)
 
 
 # ----------------------------------------------------------------------------------------------- writing
