@@ -175,32 +175,39 @@ def up_affine(c: Contraction, a: np.ndarray, k: np.ndarray | None = None, out: n
     """s_i = a_i + Σ_{c∈C_i} k_c s_c for every node (``k`` None: 1, subtree sums). ``out`` may be ``a``.
 
     Each live node x carries the affine map s ↦ kk_x s + m_x that sends its value to its current parent's sum;
-    splicing x (child g) composes g's map with x's: kk_g ← kk_x kk_g, m_g ← kk_x (a_x + m_g) + m_x."""
+    splicing x (child g) composes g's map with x's: kk_g ← kk_x kk_g, m_g ← kk_x (a_x + m_g) + m_x. With unit
+    ``k`` every kk stays 1 and is not stored."""
     s = np.array(a, dtype=float, copy=True) if out is None else out
     if out is not None and out is not a:
         np.copyto(s, a)
-    kk = np.ones(c.n) if k is None else np.array(k, dtype=float, copy=True)
+    kk = None if k is None else np.array(k, dtype=float, copy=True)
     m = np.zeros(c.n)
     saved = []
     for r in range(c.rounds):
         x, _, st, up = c.raked(r)
         if x.size:
-            val = kk[x] * s[x]
-            val += m[x]
+            val = s[x] if kk is None else kk[x] * s[x]
+            if r:  # no map has an offset before the first splice
+                val += m[x]
             s[up] += np.add.reduceat(val, st)
         sx, g, _ = c.spliced(r)
         if sx.size:
-            kg, mg, ks = kk[g], m[g], kk[sx]
-            saved.append((kg, mg))
-            m[g] = ks * (s[sx] + mg) + m[sx]
-            kk[g] = ks * kg
+            mg = m[g]
+            if kk is None:
+                saved.append((None, mg))
+                m[g] = s[sx] + mg + m[sx]
+            else:
+                kg, ks = kk[g], kk[sx]
+                saved.append((kg, mg))
+                m[g] = ks * (s[sx] + mg) + m[sx]
+                kk[g] = ks * kg
         else:
             saved.append(None)
     for r in range(c.rounds - 1, -1, -1):  # a spliced node's sum from its child's finished sum
         sx, g, _ = c.spliced(r)
         if sx.size:
             kg, mg = saved[r]
-            s[sx] += kg * s[g] + mg
+            s[sx] += (s[g] if kg is None else kg * s[g]) + mg
     return s
 
 
@@ -210,20 +217,23 @@ def down_affine(c: Contraction, b: np.ndarray, k: np.ndarray | None = None) -> n
     Forward, splicing x (child g) composes g's map to x with x's map to its parent: off_g ← off_g + k_g off_x,
     k_g ← k_g k_x; backward (rounds reversed, spliced before raked), every removed node reads its parent then."""
     off = np.array(b, dtype=float, copy=True)
-    kk = np.ones(c.n) if k is None else np.array(k, dtype=float, copy=True)
+    kk = None if k is None else np.array(k, dtype=float, copy=True)
     for r in range(c.rounds):
         sx, g, _ = c.spliced(r)
         if sx.size:
-            kg = kk[g]
-            off[g] += kg * off[sx]
-            kk[g] = kg * kk[sx]
+            if kk is None:
+                off[g] += off[sx]
+            else:
+                kg = kk[g]
+                off[g] += kg * off[sx]
+                kk[g] = kg * kk[sx]
     for r in range(c.rounds - 1, -1, -1):
         sx, _, q = c.spliced(r)
         if sx.size:
-            off[sx] += kk[sx] * off[q]
+            off[sx] += off[q] if kk is None else kk[sx] * off[q]
         x, p, _, _ = c.raked(r)
         if x.size:
-            off[x] += kk[x] * off[p]
+            off[x] += off[p] if kk is None else kk[x] * off[p]
     return off
 
 
