@@ -426,7 +426,7 @@ def canonical_bytes(source: str | Path, data: StreamData) -> bytes:
     ``--horizon``), one number a line, integral counts without a decimal point. Column names, timestamps and
     formatting do not matter; the order does (it is the data). ``source`` is not needed: ``data`` is what
     :func:`load` read from it."""
-    if data.count_column == EVENTS:  # counted from events: charged to the records (core.records)
+    if getattr(data, "count_column", None) == EVENTS:  # counted from events: charged to the records (core.records)
         from dpviz.core.records import records_fingerprint
 
         return records_fingerprint(source, max_bytes=1 << 62)  # the file was read under its caps already
