@@ -234,8 +234,9 @@ def _csv_batches(source: object, columns: list[str], label: str, max_bytes: int,
     stream = open_capped(source, max_bytes=max_bytes, label=label, wording=wording)
     try:
         reader = pa_csv.open_csv(stream, read_options=pa_csv.ReadOptions(block_size=1 << 22),
-                                 convert_options=pa_csv.ConvertOptions(include_columns=columns,
-                                                                       strings_can_be_null=True))
+                                 convert_options=pa_csv.ConvertOptions(  # text: no type guessed per block
+                                     include_columns=columns, column_types={c: pa.string() for c in columns},
+                                     strings_can_be_null=True))
         for batch in reader:
             yield batch
     except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowNotImplementedError) as exc:
@@ -338,7 +339,7 @@ class _Persons:
         within = np.empty(idx.size, np.int64)
         within[order] = rank
         keep = self.used[idx] + within < self.k
-        np.add.at(self.used, idx, 1)  # used only compared with k: saturating is not needed
+        self.used += np.bincount(idx, minlength=self.used.size)
         return keep
 
 
