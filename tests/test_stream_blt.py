@@ -91,7 +91,7 @@ def test_streaming_state_is_o_of_d_and_equals_batch():
     st = mech.streamer(np.random.default_rng(3))
     out = np.array([st.step(x) for x in a])
     np.testing.assert_allclose(out[:, 0], batch.prefix_sums, atol=1e-9 * (1 + np.abs(batch.prefix_sums).max()))
-    assert len(st.buf) == mech.strategy.factor.buffers <= B.DEFAULT_BUFFERS  # O(d) state, independent of N
+    assert st.buffers == mech.strategy.factor.buffers <= B.DEFAULT_BUFFERS and len(st.buf) == 8  # O(d) state, not O(N)
 
 
 def test_release_on_the_lattice_charges_the_rounded_strategy():
@@ -147,3 +147,16 @@ def test_cli_release_default_names_the_chosen_mechanism(tmp_path, capsys):
     assert re.search(r"mechanism chosen: least mean per-step variance", text) and text.startswith("private release")
     assert cli.main(["stream", "variance", "--horizon", "20", "--mechanism", "blt", "--rho", "0.5",
                      "--output", str(tmp_path / "v.csv")]) == 0
+
+
+def test_unrolled_update_equals_the_general_one():
+    from dpviz.stream.mechanism import _blt_update, _blt_update8
+
+    f = _random_blt(np.random.default_rng(7), 50, 5)
+    fast, _ = _blt_update8(f.theta, f.omega)
+    slow, state = _blt_update(f.theta, f.omega)
+    z = np.random.default_rng(8).normal(size=50).tolist()
+    np.testing.assert_allclose([fast(v) for v in z], [slow(v) for v in z], rtol=1e-12, atol=1e-14)
+    assert len(state) == 5
+    impulse, _ = _blt_update8(f.theta, f.omega)  # the impulse response's running sums are the decoder b
+    np.testing.assert_allclose(np.cumsum([impulse(1.0)] + [impulse(0.0) for _ in range(49)]), f.decoder, atol=1e-12)

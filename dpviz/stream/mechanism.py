@@ -372,26 +372,52 @@ class _SquareRootStreamer(_Streamer):
         return self.total + float(self.c[:t] @ self.z[t - 1 :: -1]), self.var.item(t - 1)
 
 
+def _blt_update8(theta: Sequence[float], omega: Sequence[float]):
+    """y = z − Σ_i ω_i S_i, then S_i ← θ_i S_i + y, unrolled for up to 8 buffers (unused ones: θ = ω = 0, inert):
+    constants in closure cells, the state in one list, no loop or allocation but the state tuple."""
+    t0, t1, t2, t3, t4, t5, t6, t7 = list(theta) + [0.0] * (8 - len(theta))
+    w0, w1, w2, w3, w4, w5, w6, w7 = list(omega) + [0.0] * (8 - len(omega))
+    state = [0.0] * 8
+
+    def update(z: float) -> float:
+        s0, s1, s2, s3, s4, s5, s6, s7 = state
+        y = z - (w0 * s0 + w1 * s1 + w2 * s2 + w3 * s3 + w4 * s4 + w5 * s5 + w6 * s6 + w7 * s7)
+        state[:] = (t0 * s0 + y, t1 * s1 + y, t2 * s2 + y, t3 * s3 + y, t4 * s4 + y, t5 * s5 + y, t6 * s6 + y,
+                    t7 * s7 + y)
+        return y
+
+    return update, state
+
+
+def _blt_update(theta: Sequence[float], omega: Sequence[float]):
+    """The same update for any number of buffers (list comprehensions)."""
+    th, om = list(theta), list(omega)
+    state = [0.0] * len(th)
+
+    def update(z: float) -> float:
+        y = z - sum([w * s for w, s in zip(om, state)])
+        state[:] = [t * s + y for t, s in zip(th, state)]
+        return y
+
+    return update, state
+
+
 class _BLTStreamer(_Streamer):
     """O(d) state and work per step (Dvijotham et al., FOCS 2024): the released total is s_t + σ Σ_{j≤t} y_j
     with y = C⁻¹ z, y_t = z_t − Σ_i ω_i S_i and then S_i ← θ_i S_i + y_t (:mod:`dpviz.stream.blt`). Plain
-    Python floats; the buffers are unrolled into one list comprehension per update."""
+    Python floats; up to 8 buffers unrolled (:func:`_blt_update8`)."""
 
     def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
         super().__init__(mech, rng)
         factor = mech.strategy.factor  # type: ignore[attr-defined]
-        self.theta = list(factor.theta)
-        self.omega = list(factor.omega)
-        self.pairs = list(zip(self.theta, self.omega))
-        self.buf = [0.0] * len(self.theta)
+        make = _blt_update8 if len(factor.theta) <= 8 else _blt_update
+        self.update, self.buf = make(factor.theta, factor.omega)
+        self.buffers = len(factor.theta)
         self.acc = 0.0
 
     def step(self, a_t: float) -> tuple[float, float]:
         self._advance(a_t)
-        buf = self.buf
-        y = self._z() - sum([w * s for w, s in zip(self.omega, buf)])
-        self.buf = [th * s + y for th, s in zip(self.theta, buf)]
-        self.acc += y
+        self.acc += self.update(self._z())
         return self.total + self.scale * self.acc, self.var.item(self.t - 1)
 
 

@@ -1,0 +1,183 @@
+"""Issue 20's stream goals in one run, printed as ratios: the continual counters at N = 2^20 under ρ-zCDP.
+
+* γ₂ = worst-step std × √(2ρ)/Δ₂ (Δ₂ = 1: one event) of every Gaussian mechanism, against the best explicit
+  factorisation's 0.846 + ln N/π (goal: the best releasable within 2%) and the lower bound 0.701 + ln N/π;
+* mean per-step variance / Fenwick + FDA's (goal: the best releasable ≤ 0.3);
+* the BLT optimisation at N = 2^20 (goal ≤ 10 s; uncached), the banded one (no goal);
+* one streaming step of the O(d) BLT and O(b) banded streamers (goal ≤ 2 µs for d ≤ 8), Fenwick + FDA beside;
+* one lattice release of ``blt`` at N = 2^20 (discrete Gaussian on 2^-k Z, OS CSPRNG);
+* jax_privacy's BLT in the same run when it imports (``pip install --target DIR jax-privacy`` and
+  ``--jax-path DIR``: a bench-only extra, never in the project's venv), else a note;
+* a probe (analysis only, not a registered mechanism): the square-root factor with its rows re-weighted,
+  (D C, B D⁻¹), D from a small-N optimum stretched to N — how far a non-Toeplitz weighting moves γ₂.
+
+Run: ``python bench/stream_factorisation_bench.py [--horizon N] [--jax-path DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dpviz.core.noise import Noise  # noqa: E402
+from dpviz.stream import banded as BD  # noqa: E402
+from dpviz.stream import blt as BL  # noqa: E402
+from dpviz.stream.estimators import sqrt_coefficients, toeplitz_apply  # noqa: E402
+from dpviz.stream.mechanism import make_mechanism  # noqa: E402
+from dpviz.stream.strategy import available, best_releasable, releasable, strategy  # noqa: E402
+
+RHO = 0.5  # σ² = Δ₂²: the worst-step std is γ₂ itself
+
+
+def per_step(fn, steps: int) -> float:
+    """Seconds per call of ``fn(x)`` over ``steps`` counts (after 1,000 warm-up steps)."""
+    xs = np.random.default_rng(0).poisson(10, steps + 1000).astype(float).tolist()
+    for x in xs[:1000]:
+        fn(x)
+    start = time.perf_counter()
+    for x in xs[1000:]:
+        fn(x)
+    return (time.perf_counter() - start) / steps
+
+
+def errors_table(n: int) -> dict[str, tuple[float, float, float]]:
+    """name → (γ₂, mean variance, build seconds) for every Gaussian mechanism at N (unit event sensitivity)."""
+    noise = Noise.gaussian(RHO)
+    out = {}
+    for name in available("gaussian"):
+        if name == "naive":
+            continue
+        start = time.perf_counter()
+        v = strategy(name, n, "gaussian").per_step_variance(noise)
+        out[name] = (math.sqrt(float(v.max())), float(v.mean()), time.perf_counter() - start)
+    return out
+
+
+def normalised_probe(n: int, n0: int = 512) -> tuple[float, float]:
+    """γ₂ of (D C, B D⁻¹) for the square root C = B = L, D² from the minimax optimum at N0 (dense, smoothed
+    max by log-sum-exp with continuation) stretched to N in i/N; returns (γ₂ at N, γ₂ at N0)."""
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    c0 = sqrt_coefficients(n0)
+    i, j = np.indices((n0, n0))
+    l2 = np.where(i >= j, c0[np.clip(i - j, 0, n0 - 1)], 0.0) ** 2
+
+    def f(x, p):
+        d2 = np.exp(x)
+        col, row = d2 @ l2, l2 @ (1 / d2)
+        lc, lr = np.log(col), np.log(row)
+        wc, wr = np.exp(p * lc - logsumexp(p * lc)), np.exp(p * lr - logsumexp(p * lr))
+        return logsumexp(p * lc) / p + logsumexp(p * lr) / p, (l2 @ (wc / col)) * d2 - (l2.T @ (wr / row)) / d2
+
+    x = np.zeros(n0)
+    for p in (20.0, 100.0, 500.0, 2000.0):
+        x = minimize(f, x, jac=True, args=(p,), method="L-BFGS-B", options={"maxiter": 3000}).x
+    d2_0 = np.exp(x - x[0])
+    small = math.sqrt(float((d2_0 @ l2).max() * (l2 @ (1 / d2_0)).max()))
+    c2 = sqrt_coefficients(n) ** 2
+    d2 = np.interp(np.arange(n) / (n - 1), np.arange(n0) / (n0 - 1), d2_0)
+    col = toeplitz_apply(c2, d2[::-1])[::-1]  # Σ_k c_k² d²_{j+k}
+    row = toeplitz_apply(c2, 1.0 / d2)  # Σ_k c_k² / d²_{i−k}
+    return math.sqrt(float(col.max() * row.max())), small
+
+
+def jax_blt(n: int, path: str | None) -> str:
+    """jax_privacy's BLT at N (max-error optimiser) when it imports; otherwise why not."""
+    if path:
+        sys.path.insert(0, path)
+    try:
+        from jax_privacy.matrix_factorization import buffered_toeplitz as jbt  # type: ignore[import-not-found]
+    except Exception as exc:  # ImportError, or jax failing to start
+        return f"jax_privacy not importable ({type(exc).__name__}: {str(exc)[:80]}); no comparison in this run"
+    names = [a for a in dir(jbt) if "optim" in a.lower() or "max" in a.lower()]
+    return f"jax_privacy imported from {path or 'site-packages'}; buffered_toeplitz exposes {names[:8]}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--horizon", type=int, default=2**20)
+    ap.add_argument("--steps", type=int, default=200_000, help="streaming steps timed")
+    ap.add_argument("--jax-path", default=None, help="a --target folder holding jax_privacy (bench-only)")
+    ap.add_argument("--no-probe", action="store_true", help="skip the normalised square-root probe")
+    args = ap.parse_args()
+    n = args.horizon
+    target = 0.846 + math.log(n) / math.pi
+    lower = 0.701 + math.log(n) / math.pi
+    print(f"N = {n:,} (2^{math.log2(n):.2f}), Gaussian ρ = {RHO} (σ² = Δ₂²), one event: Δ₂ = 1")
+    print(f"γ₂ references: best explicit 0.846 + ln N/π = {target:.4f}, lower bound 0.701 + ln N/π = {lower:.4f}, "
+          f"square root ~ 1 + ln N/π = {1 + math.log(n) / math.pi:.4f}\n")
+
+    start = time.perf_counter()
+    blt8 = BL.optimise_blt.__wrapped__(n, 8, "max")
+    t_blt8 = time.perf_counter() - start
+    start = time.perf_counter()
+    blt4 = BL.optimise_blt.__wrapped__(n, 4, "max")
+    t_blt4 = time.perf_counter() - start
+    start = time.perf_counter()
+    blt_mean = BL.optimise_blt.__wrapped__(n, 8, "mean")
+    t_blt_mean = time.perf_counter() - start
+    start = time.perf_counter()
+    BD.optimise_banded.__wrapped__(n, BD.DEFAULT_BAND, "mean")
+    t_band = time.perf_counter() - start
+
+    table = errors_table(n)
+    fda_mean = table["fenwick-fda"][1]
+    rel = releasable("gaussian")
+    print(f"{'mechanism':<15} {'γ₂':>9} {'γ₂/target':>10} {'mean var':>10} {'mean/FDA':>9} {'build s':>8}  release?")
+    for name, (g2, mean, sec) in sorted(table.items(), key=lambda kv: kv[1][0]):
+        print(f"{name:<15} {g2:9.4f} {g2 / target:10.4f} {mean:10.3f} {mean / fda_mean:9.3f} {sec:8.2f}  "
+              f"{'yes' if name in rel else 'no'}")
+    for label, f in (("blt d=4 (max)", blt4), ("blt d=8 (mean obj.)", blt_mean)):
+        print(f"{label:<15} {f.max_loss:9.4f} {f.max_loss / target:10.4f} {f.mean_loss:10.3f} "
+              f"{f.mean_loss / fda_mean:9.3f}        -  (not registered)")
+    best_max, best_mean = best_releasable("max", "gaussian", n), best_releasable("mean", "gaussian", n)
+    g2_best = table[best_max][0]
+    mean_best = table[best_mean][1]
+    print(f"\nbest releasable, worst step: {best_max}: γ₂ {g2_best:.4f} = {g2_best / target:.4f}× target "
+          f"(goal ≤ 1.02: {'pass' if g2_best <= 1.02 * target else 'MISS'})")
+    print(f"best releasable, mean:       {best_mean}: mean variance {mean_best / fda_mean:.4f}× FDA's "
+          f"(goal ≤ 0.3: {'pass' if mean_best <= 0.3 * fda_mean else 'MISS'})")
+    print(f"BLT optimisation at N (uncached): d=8 max {t_blt8:.2f} s, d=4 max {t_blt4:.2f} s, d=8 mean "
+          f"{t_blt_mean:.2f} s (goal ≤ 10 s: {'pass' if max(t_blt8, t_blt4, t_blt_mean) <= 10 else 'MISS'}); "
+          f"banded b={BD.DEFAULT_BAND} (mean) {t_band:.2f} s")
+
+    print("\nstreaming, one step (plain Python floats; seeded simulation streamers):")
+    for name in ("blt", "banded", "fenwick-fda", "smooth-binary"):
+        if name not in available("gaussian"):
+            continue
+        mech = make_mechanism(name, n, Noise.gaussian(RHO))
+        streamer = mech.streamer(np.random.default_rng(1))
+        t = per_step(streamer.step, min(args.steps, n - 1000))
+        state = {"blt": f"d = {blt8.buffers} buffers", "banded": f"b = {BD.DEFAULT_BAND}"}.get(name, "O(log N)")
+        goal = f" (goal ≤ 2 µs: {'pass' if t <= 2e-6 else 'MISS'})" if name == "blt" else ""
+        print(f"  {name:<14} {t * 1e6:6.2f} µs/step, state {state}{goal}")
+
+    counts = np.random.default_rng(5).poisson(3, n)
+    from dpviz.stream.release import release
+
+    start = time.perf_counter()
+    r = release(counts, Noise.gaussian(RHO, discrete=True), mechanism="blt")
+    t_rel = time.perf_counter() - start
+    print(f"\nblt lattice release at N: {t_rel:.2f} s (k = {r.lattice.bits}, charged Δ₂ {r.sensitivity:.6f} = "
+          f"{r.lattice.base_sensitivity:.6f} + slack {r.lattice.slack:.2e})")
+
+    print("\n" + jax_blt(n, args.jax_path))
+    if not args.no_probe:
+        start = time.perf_counter()
+        g_n, g_small = normalised_probe(n)
+        print(f"\nprobe (analysis only): square root with re-weighted rows (D C, B D⁻¹), D² from the N0 = 512 optimum "
+              f"(γ₂ there {g_small:.4f} vs target {0.846 + math.log(512) / math.pi:.4f}) stretched to N: "
+              f"γ₂ {g_n:.4f} = {g_n / target:.4f}× target ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
