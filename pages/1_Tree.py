@@ -44,7 +44,6 @@ DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
 SYN_KINDS = {"complete": "Complete binary", "random-fanout": "Random fan-out (2-5)",
              "path-like": "Path-like (caterpillar)"}
 SYN_SIZES = [15, 31, 1_000, 10_000, 100_000, 1_000_000]
-FAMILIES = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}
 SPLITS = {"uniform": "uniform (ε/h)", "geometric": "geometric (more to leaves)"}
 VECTORS = {"ones": "All ones", "true": "True counts v", "noisy": "Noisy counts ṽ"}
 DIRECTIONS = {"up": "Upward: G⁻ᵀv (subtree sums)", "down": "Downward: G⁻¹v (sums over ancestors)"}
@@ -229,13 +228,10 @@ with c_data:
 # 2. Privacy ------------------------------------------------------------------------------------------
 with c_noise:
     st.subheader(":material/tune: Privacy")
-    eps = st.select_slider("Privacy budget ε (log scale)", EPS_OPTIONS, value=1.0, key="epsilon",
-                           format_func=lambda v: f"{v:g}")
-    n1, n2 = st.columns(2)
-    family = n1.radio("Noise", list(FAMILIES), key="tree_noise", horizontal=True, format_func=FAMILIES.get)
-    delta = n2.select_slider("δ (Gaussian only)", DELTA_OPTIONS, value=1e-6, key="delta",
-                             format_func=lambda v: f"{v:.0e}", disabled=family != "gaussian")
-    split = n1.radio("Budget split over levels", list(SPLITS), key="split", horizontal=True, format_func=SPLITS.get)
+    choice = ui.privacy_widgets(ui.PrivacyKeys(epsilon="epsilon", noise="tree_noise", delta="delta"),
+                                allow_rho=False, eps_options=EPS_OPTIONS, delta_options=DELTA_OPTIONS)
+    family, eps, delta = choice.family, choice.epsilon, choice.delta if choice.delta is not None else 1e-6
+    split = st.radio("Budget split over levels", list(SPLITS), key="split", horizontal=True, format_func=SPLITS.get)
 try:
     params = dict(epsilon=float(eps), delta=float(delta) if family == "gaussian" else None)
     sim_noise = Noise.from_params(family, **params, discrete=False)

@@ -41,7 +41,6 @@ SYN_LENGTHS = [16, 31, 64, 365, 1_000, 8_760, 100_000]
 SYN_RATES = [0.5, 1.0, 5.0, 10.0, 50.0, 100.0, 1_000.0]
 DEFAULT_MECHS = ["naive", "binary", "honaker", "fenwick-fda"]
 NOISE_KINDS = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}
-GAUSS_PARAMS = {"eps_delta": "(ε, δ)", "rho": "ρ"}
 PLAY_FRAMES = 40  # a play run reveals the stream in about this many frames
 PLAY_INTERVAL = "0.6s"
 
@@ -192,26 +191,13 @@ stem = key[1] if key[0] == "bundled" else ("synthetic" if key[0] == "synthetic" 
 
 # 2. Privacy ---------------------------------------------------------------------------------------
 st.subheader(":material/tune: Privacy")
-n1, n2 = st.columns(2)
-family = n1.radio("Noise type", list(NOISE_KINDS), format_func=NOISE_KINDS.get, key="noise", horizontal=True)
-gparam = n2.radio("Gaussian budget given as", list(GAUSS_PARAMS), format_func=GAUSS_PARAMS.get, key="gauss_param",
-                  horizontal=True, disabled=family != "gaussian",
-                  help="(ε, δ): approximate differential privacy; ρ: zero-concentrated DP (zCDP).")
-use_rho = family == "gaussian" and gparam == "rho"
-eps = st.select_slider("Privacy budget ε (log scale)", EPS_OPTIONS, value=1.0, key="epsilon",
-                       format_func=lambda v: f"{v:g}", disabled=use_rho,
-                       help="Smaller ε = stronger privacy = more noise. Every view below moves with it.")
-n3, n4 = st.columns(2)
-delta = n3.select_slider("Failure probability δ (Gaussian, with ε)", DELTA_OPTIONS, value=1e-6, key="delta",
-                         format_func=lambda v: f"{v:.0e}", disabled=family != "gaussian" or use_rho,
-                         help="The small probability with which the ε guarantee may fail (approximate DP).")
-rho = n4.select_slider("zCDP budget ρ (Gaussian)", RHO_OPTIONS, value=0.5, key="rho",
-                       format_func=lambda v: f"{v:g}", disabled=not use_rho,
-                       help="Zero-concentrated DP budget; smaller ρ = more noise.")
+choice = ui.privacy_widgets(ui.PrivacyKeys(epsilon="epsilon", noise="noise", budget_as="gauss_param", delta="delta",
+                                           rho="rho"),
+                            eps_options=EPS_OPTIONS, delta_options=DELTA_OPTIONS, rho_options=RHO_OPTIONS,
+                            rho_default=0.5)
+family = choice.family
 try:
-    noise = Noise.from_params(family, epsilon=None if use_rho else float(eps),
-                              delta=float(delta) if family == "gaussian" and not use_rho else None,
-                              rho=float(rho) if use_rho else None)
+    noise = choice.noise()
 except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()

@@ -52,7 +52,6 @@ RHO_OPTIONS = [0.0001, 0.001, 0.005, 0.01, 0.015, 0.05, 0.1, 0.5, 1.0]
 SAMPLES = {s.name: s.title for s in CAP.samples}
 DEFAULT_SAMPLE = "titanic" if "titanic" in SAMPLES else next(iter(SAMPLES))
 SOURCES = {"bundled": "Bundled data", "upload": "Upload a CSV"}
-BUDGETS = {"eps_delta": "(ε, δ)", "rho": "ρ (zCDP)"}
 WORKLOADS = {"kway": "All k-way marginals", "pick": "Pick marginals", "upload": "Upload a workload"}
 MECHANISMS = {"rp": "ResidualPlanner", "mwem": "Scalable MWEM"}
 BIN_OPTIONS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20]
@@ -208,16 +207,14 @@ with st.expander(f"**{data.name}**: attributes and their categories", icon=":mat
 
 # 2. Privacy ---------------------------------------------------------------------------------------
 st.subheader(":material/tune: Privacy")
-p1, p2, p3 = st.columns([1, 2, 2])
-budget_kind = p1.radio("Budget", list(BUDGETS), format_func=BUDGETS.get, key="marginals_budget")
-use_rho = budget_kind == "rho"
-eps = p2.select_slider("ε (log scale)", EPS_OPTIONS, value=1.0, key="marginals_epsilon",
-                       format_func=lambda v: f"{v:g}", disabled=use_rho)
-delta = p3.select_slider("δ", DELTA_OPTIONS, value=1e-9, key="marginals_delta", format_func=lambda v: f"{v:.0e}",
-                         disabled=use_rho)
-rho_in = p2.select_slider("ρ (zCDP)", RHO_OPTIONS, value=0.015, key="marginals_rho", format_func=lambda v: f"{v:g}",
-                          disabled=not use_rho)
-budget = {"rho": float(rho_in)} if use_rho else {"epsilon": float(eps), "delta": float(delta)}
+choice = ui.privacy_widgets(ui.PrivacyKeys(epsilon="marginals_epsilon", budget_as="marginals_budget",
+                                           delta="marginals_delta", rho="marginals_rho"),
+                            families=("gaussian",), eps_options=EPS_OPTIONS, delta_options=DELTA_OPTIONS,
+                            delta_default=1e-9, rho_options=RHO_OPTIONS, rho_default=0.015,
+                            eps_help="Smaller ε = stronger privacy = more noise; with δ it becomes a zCDP budget ρ "
+                                     "(ResidualPlanner measures with Gaussian noise).")
+use_rho, eps, delta = choice.uses_rho, choice.epsilon, choice.delta
+budget = {"rho": choice.rho} if use_rho else {"epsilon": eps, "delta": delta}
 try:
     rho = Noise.from_params("gaussian", **budget).budget.as_rho(gaussian_only=False)
 except InputError as exc:

@@ -214,8 +214,9 @@ st.caption("Edge-level DP treats the vertex set (and |V|) as public; the edges a
 
 # 2. Privacy ---------------------------------------------------------------------------------------
 st.subheader(":material/tune: Privacy")
-eps = float(st.select_slider("Privacy budget ε (log scale; total over all steps)", EPS_OPTIONS, value=1.0,
-                             key="graph_epsilon", format_func=lambda v: f"{v:g}"))
+eps = ui.privacy_widgets(ui.PrivacyKeys(epsilon="graph_epsilon"), families=("laplace",), eps_options=EPS_OPTIONS,
+                        eps_help="The total over all of a method's steps (Laplace noise and the exponential "
+                                 "mechanism: pure ε-DP). Smaller ε = stronger privacy = more noise.").epsilon
 st.markdown("**How DRF shares ε** between its three steps (drf-dp and drf; the paper's default is 3 : 7 : 3)")
 s1, s2, s3 = st.columns(3)
 split = (int(s1.select_slider("Choosing split points (ε_D^d)", SHARE_OPTIONS, value=DEFAULT_SPLIT[0],

@@ -25,7 +25,6 @@ ui.page_setup(CAP.name)
 EPS_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]
 SOURCES = {"bundled": "Bundled sample", "upload": "Upload records (CSV)"}
-NOISE_KINDS = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian ((ε, δ)-DP)"}
 ss = st.session_state
 
 st.title(":material/bar_chart: Histogram release")
@@ -61,13 +60,10 @@ key, data = ui.data_source(CAP, SOURCES, ui.UploadSpec(
 st.caption(f"{data.bins.m} bins, {data.total:,} records (the total is private: shown in simulation only).")
 
 st.subheader(":material/shield: Privacy")
-p1, p2 = st.columns(2)
-family = p1.radio("Noise", list(NOISE_KINDS), format_func=NOISE_KINDS.get, key="histogram_noise", horizontal=True)
-eps = p2.select_slider("Privacy budget ε", EPS_OPTIONS, value=1.0, key="histogram_eps")
-delta = None
-if family == "gaussian":
-    delta = p1.select_slider("δ", DELTA_OPTIONS, value=1e-6, key="histogram_delta", format_func=lambda d: f"{d:.0e}")
-params = {"epsilon": float(eps), "delta": delta}
+choice = ui.privacy_widgets(ui.PrivacyKeys(epsilon="histogram_eps", noise="histogram_noise", delta="histogram_delta"),
+                            allow_rho=False, eps_options=EPS_OPTIONS, delta_options=DELTA_OPTIONS)
+family, eps, delta = choice.family, choice.epsilon, choice.delta
+params = {"epsilon": eps, "delta": delta}
 
 st.subheader(":material/account_tree: Strategy and estimator")
 s1, s2, s3 = st.columns(3)

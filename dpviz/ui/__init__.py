@@ -4,6 +4,7 @@ Pages (``pages/*.py``) and the home page (``app.py``) stay thin views: they read
 ``dpviz`` call and hand the results and figures to these pieces (``from dpviz import ui``):
 
 * :mod:`dpviz.ui.charts` — :func:`~dpviz.ui.charts.chart`, the one way a page draws a Plotly figure;
+* :mod:`dpviz.ui.privacy` — :func:`~dpviz.ui.privacy.privacy_widgets`, the Privacy section's widgets on every page;
 * :mod:`dpviz.ui.pages` — every page's file, title and icon (:data:`~dpviz.ui.pages.PAGES`) and
   :func:`~dpviz.ui.pages.page_setup`;
 * :mod:`dpviz.ui.sources` — the Data section every capability page shares (:func:`~dpviz.ui.sources.data_source`:
@@ -16,6 +17,7 @@ nothing in ``dpviz`` imports it.
 """
 
 from dpviz.ui.charts import chart
+from dpviz.ui.privacy import PrivacyChoice, PrivacyKeys, privacy_widgets
 from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup
 from dpviz.ui.release_panel import PREVIEW_ROWS, SESSION_LEDGER_KEY, page_ledger, private_release_panel, session_ledger
 from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, noise_caption, release_heading,
@@ -23,7 +25,7 @@ from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, n
                                with_notice)
 from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_source, handle_upload, load_bundled
 
-__all__ = ["chart", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
+__all__ = ["chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
            "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",
