@@ -256,8 +256,9 @@ if ss.get("tree_methods_big") != big:  # the default of the multiselect depends 
     ss["tree_methods_big"] = big
 methods = st.multiselect("Post-processing methods (simulation: all on the same noise draw)", list(METHODS),
                          key="methods", format_func=lambda m: METHOD_LABELS.get(m, m))
-release_method = st.selectbox("Post-processing of the private release (one method)", list(METHODS),
-                              index=0, key="release_method", format_func=lambda m: METHOD_LABELS.get(m, m))
+release_method = st.selectbox("Method of the private release", list(METHODS),
+                              index=0, key="release_method", format_func=lambda m: METHOD_LABELS.get(m, m),
+                              help="One post-processing method per release (post-processing costs no budget).")
 if big:
     st.caption(":material/speed: PrivTrie-style recursion and the Lee-Wang-Kifer sparse solve are off by "
                f"default on trees above {BIG:,} nodes: they take seconds to minutes here, while GMC "

@@ -220,7 +220,7 @@ methods = st.multiselect("Mechanisms to compare (simulation)", options, key="mec
 release_options = list(releasable(family))
 if ss.get("release_mech") not in release_options:  # sqrt chosen, then Laplace: back to the default
     ss.pop("release_mech", None)
-release_mech = st.selectbox("Mechanism for the private release", release_options,
+release_mech = st.selectbox("Method of the private release", release_options,
                             index=release_options.index("fenwick-fda"), key="release_mech",
                             format_func=lambda m: LABELS.get(m, m),
                             help="One mechanism per release. The square-root factorisation's strategy is real-"

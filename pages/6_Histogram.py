@@ -93,7 +93,9 @@ if methods:
 else:
     st.info("Pick at least one method to compare.", icon=":material/info:")
 
-release_method = st.selectbox("Method to release", METHODS, format_func=METHOD_LABELS.get, key="histogram_release_method")
+release_method = st.selectbox("Method of the private release", METHODS, format_func=METHOD_LABELS.get,
+                              key="histogram_release_method",
+                              help="One method per release (post-processing of the same measurements costs no budget).")
 release_noise = Noise.from_params(family, **params, discrete=True)
 ui.release_heading(CAP, f"{release_noise.describe}, {METHOD_LABELS[release_method]}; columns bin, released, variance, std")
 if key[0] == "bundled":
