@@ -31,7 +31,6 @@ from dpviz.core import cliargs
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.noise import Noise
 from dpviz.core.inputs import require_regular_file
-from dpviz.core.records import per_record_noise, person_metadata, unit_of_privacy
 from dpviz.core.registry import SAMPLE_PREFIX, capability, load_source
 from dpviz.core.structure import (DESCRIBE_NOTICE, STRUCTURE_FROM_DATA_FLAG, STRUCTURE_FROM_DATA_NOTICE,
                                   add_structure_from_data_arg, missing_declaration)
@@ -348,6 +347,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     data = _load(args, _declaration(args, release=False))
     wl = _workload(args.workload, data.domain)
     methods = api.METHODS if args.method == "all" else (args.method,)
+    from dpviz.core.records import per_record_noise  # pyarrow: not at the registrar's import
+
     sim = api.simulate(data, per_record_noise(noise, args.max_contributions), methods, seed, workload=wl,
                        mechanism=args.mechanism, rounds=args.rounds, init_fraction=args.init_fraction,
                        repeats=args.repeats, lnn_options=_lnn_options(args), norm=args.norm)
@@ -415,6 +416,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         _refuse_input(out, dom_file)
     data = _load(args, decl)
     wl = _workload(args.workload, data.domain)
+    from dpviz.core.records import per_record_noise, person_metadata, unit_of_privacy
+
     rel = api.release(data, per_record_noise(noise, args.max_contributions), workload=wl, mechanism=args.mechanism,
                       method=args.method, rounds=args.rounds, init_fraction=args.init_fraction,
                       repeats=args.repeats, lnn_options=_lnn_options(args))
