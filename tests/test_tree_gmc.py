@@ -318,7 +318,7 @@ def loop_boosting(tree, noisy):
 
 def layouts_and_depths(seed: int):
     """Random trees of every shape, complete k-ary trees in BFS order (the perfect layout) and
-    shuffled (the same trees on the CSR layout), and deep caterpillars (the sparse engine)."""
+    shuffled (the same trees on the CSR layout), and deep caterpillars (the deep engine: tree contraction)."""
     yield from ((shape, tree) for _, shape, tree in random_trees(seed, 60, 120))
     rng = np.random.default_rng(seed)
     for k, h in [(1, 6), (2, 7), (3, 5), (4, 4)]:
@@ -375,7 +375,7 @@ def test_boosting_equals_the_level_loop():
     for shape, tree in layouts_and_depths(22):
         noisy = rng.normal(0, 10, tree.n)
         want = loop_boosting(tree, noisy)
-        for _ in range(2):  # the second call on a deep tree uses the cached triangular factors
+        for _ in range(2):  # the second call on a deep tree replays the cached contraction schedule
             np.testing.assert_allclose(baselines.boosting(tree, noisy), want, rtol=1e-12, atol=1e-9,
                                        err_msg=f"{shape} n={tree.n}")
 
