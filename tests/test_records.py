@@ -264,3 +264,18 @@ def test_graph_from_edge_records_equals_read_edges(tmp_path, labelled):
     assert canonical_bytes("x", here) == canonical_bytes("x", ref) == canonical_bytes("x", there)
     assert here.n_nodes == ref.n_nodes and len(here.edges) == len(ref.edges)
     assert set(here.notices) == set(ref.notices)
+
+
+def test_marginals_cli_from_records(tmp_path, capsys):
+    from dpviz.cli import main
+
+    df = _people(np.random.default_rng(12), 500)
+    src = _dataset(df, tmp_path / "ds", 2)
+    out = tmp_path / "m.json"
+    assert main(["marginals", "release", str(src), "--attributes", "region,flag", "--workload", "1", "--rho", "0.5",
+                 "--mechanism", "rp", "--method", "mle", "--structure-from-data", "--person-column", "pid",
+                 "--max-contributions", "2", "--output", str(out), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    meta = json.loads((tmp_path / "m.json.meta.json").read_text())
+    assert meta["sensitivity"]["value"] == 2 * meta["sensitivity"]["per_record"]
+    assert sum(p["rho"] for p in meta["budget_parts"]) == pytest.approx(0.5)
+    assert "at most 2 records" in meta["unit_of_privacy"]
