@@ -252,7 +252,7 @@ def _batches(source: object, columns: list[str], label: str, max_bytes: int,
         data = _dataset(source, label, max_bytes, wording)
         cols = _columns(data.schema.names, columns, label)
         try:
-            yield from data.to_batches(columns=cols, batch_size=1 << 20)
+            yield from data.to_batches(columns=cols, batch_size=1 << 20, batch_readahead=2, fragment_readahead=1)
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"{label}: cannot read the Parquet data ({_short(exc)})") from None
         return
