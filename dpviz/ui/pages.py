@@ -54,7 +54,20 @@ def page_info(name: str) -> PageInfo:
     return page
 
 
+def _leave_folder_mode() -> None:
+    """A fresh server's first visit at a page URL (``/Stream``) runs the page in Streamlit's legacy "pages/
+    folder" mode: the sidebar lists the files ("app", no icons) and ``app.py``'s ``st.navigation`` never runs.
+    Streamlit leaves that mode for good once any ``st.navigation`` call is made; this makes the switch here and
+    reruns, so the same URL is served by ``app.py``'s navigation (titles, icons, the Home page)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_setup(name: str) -> None:
     """``st.set_page_config`` for page ``name`` (title and icon from :data:`PAGES`)."""
+    _leave_folder_mode()
     page = page_info(getattr(name, "name", name))  # a capability page may pass its Capability
     st.set_page_config(page_title=f"dpviz · {page.title}", page_icon=page.icon, layout="wide")
