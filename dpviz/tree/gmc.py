@@ -22,7 +22,7 @@ Stage 1 (structure, independent of the data and of ε): :func:`plan` computes ``
 Stage 2 (per release): :func:`gmc` applies Eq. (36) — two propagations on T⁽¹⁾ — or its
 square-root-free form Eq. (39).
 
-Both stages run over the height blocks in the tree's :class:`~dpviz.tree.propagation.Workspace`
+On shallow trees both stages run over the height blocks in the tree's :class:`~dpviz.tree.propagation.Workspace`
 (index arrays and scratch built once per structure). Stage 2 is three compiled passes: upward over
 the children lists with Mᵀṽ folded in (each finished node sends its parent w_{c→f} z_c − ṽ_c, each
 leaf −ṽ_c), downward over the parent pointers of T⁽¹⁾, and v̄ = ṽ − D M y over all parent
