@@ -92,6 +92,14 @@ def test_contribution_bound_keeps_first_k_in_file_order(tmp_path):
     df.to_csv(tmp_path / "r.csv", index=False)
     got = count_records(tmp_path / "r.csv", ["region"], person="pid", max_contributions=2, max_bytes=10**6)
     assert dict(zip(got.keys["region"].to_pylist(), got.counts.tolist())) == {"a": 2, "b": 2}
+    rng = np.random.default_rng(13)
+    people = _people(rng, 3000)
+    ref = _reference(people, ["region"], 2).to_numpy()
+    for pid in (people["pid"].map(lambda x: f"p{x}"), people["pid"].map(lambda x: f"p{x}").astype("category")):
+        src = tmp_path / f"p{len(list(tmp_path.iterdir()))}.parquet"  # text and dictionary-encoded person ids
+        pq.write_table(pa.Table.from_pandas(people.assign(pid=pid), preserve_index=False), src, row_group_size=700)
+        assert np.array_equal(count_records(src, ["region"], person="pid", max_contributions=2,
+                                            max_bytes=10**8).counts, ref)
 
 
 def test_bad_record_options_are_one_line(tmp_path):
