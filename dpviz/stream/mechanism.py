@@ -132,6 +132,8 @@ class Mechanism:
             return _HonakerStreamer(self, rng)
         if self.name == "smooth-binary":
             return _SmoothBinaryStreamer(self, rng)
+        if self.name == "kary":
+            return _KaryStreamer(self, rng)
         if self.name == "blt":
             return _BLTStreamer(self, rng)
         if self.name == "banded":
@@ -352,6 +354,16 @@ class _SmoothBinaryStreamer(_Streamer):
     def step(self, a_t: float) -> tuple[float, float]:
         self._advance(a_t)
         return self.state.step(self.total, self._node_noise), self.var.item(self.t - 1)
+
+
+class _KaryStreamer(_SmoothBinaryStreamer):
+    """O(k log_k N) state: the block noises of the current parents (:class:`~dpviz.stream.pure.KaryState`)."""
+
+    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
+        from dpviz.stream.pure import KaryState
+
+        _Streamer.__init__(self, mech, rng)
+        self.state = KaryState(mech.strategy.structure)  # type: ignore[attr-defined,assignment]
 
 
 class _SquareRootStreamer(_Streamer):

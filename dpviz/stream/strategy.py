@@ -31,8 +31,11 @@ Mechanisms (``name``: strategy Q → estimator R):
   adds discrete Gaussian noise there (:mod:`dpviz.stream.lattice`); Gaussian (ρ-zCDP) only.
 * ``smooth-binary``: Andersson & Pagh, "A Smooth Binary Mechanism for Efficient Private Continual
   Observation", NeurIPS 2023: a binary tree whose data leaves all have weight w, so every release sums
-  exactly w integer node sums (constant variance, O(log N) memory); (h, w) tuned to the noise's norm,
-  which also makes it the best pure-ε counter here (:mod:`dpviz.stream.smooth_binary`).
+  exactly w integer node sums (constant variance, O(log N) memory); (h, w) tuned to the noise's norm
+  (:mod:`dpviz.stream.smooth_binary`).
+* ``kary``: a k-ary tree (k odd) released through the balanced (negative) digits of t (Andersson, Pagh,
+  Steiner & Torkamani, "Count on Your Elders: Laplace vs Gaussian Noise", FORC 2025): integer block sums,
+  O(k log_k N) state; the best pure-ε counter here (mean variance ~4× below honaker's; :mod:`dpviz.stream.pure`).
 * ``banded`` and ``blt``: real Toeplitz factorisations optimised for the horizon N (:mod:`dpviz.stream.toeplitz`):
   a b-banded C (McMahan et al., "(Amplified) Banded Matrix Factorization", NeurIPS 2023; Kalinin & Lampert,
   "Banded Square Root Matrix Factorization", NeurIPS 2024; :mod:`dpviz.stream.banded`) and a d-buffer
@@ -80,8 +83,8 @@ from dpviz.stream.fenwick import bound_violation, check_horizon, column_chain_su
 from dpviz.stream.weights import fda_weights
 
 MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt", "smooth-binary",
-                                   "banded", "blt")
-RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "smooth-binary")
+                                   "kary", "banded", "blt")
+RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "smooth-binary", "kary")
 """Mechanisms releasable with either noise family: the integer strategies (discrete noise on their answers).
 :func:`releasable` is the full list for one family: it adds the real factorisations (:data:`LATTICE_RELEASABLE`)
 for Gaussian noise (released on the lattice 2^−k ℤ, :mod:`dpviz.stream.lattice`)."""
@@ -95,6 +98,7 @@ LABELS: dict[str, str] = {
     "honaker": "Honaker estimator (binary tree)",
     "sqrt": "Square-root factorisation (Gaussian)",
     "smooth-binary": "Smooth binary (Andersson-Pagh)",
+    "kary": "k-ary tree, balanced digits (pure ε)",
     "banded": "Banded Toeplitz factorisation (Gaussian)",
     "blt": "Buffered-linear-Toeplitz factorisation (Gaussian)",
 }
@@ -384,6 +388,10 @@ def _strategy(name: str, horizon: int, family: Family) -> StreamStrategy:
         from dpviz.stream.smooth_binary import SmoothBinaryStrategy  # here: that module builds on this one
 
         return SmoothBinaryStrategy(name, horizon, family)
+    if name == "kary":
+        from dpviz.stream.pure import KaryStrategy  # here: that module builds on this one
+
+        return KaryStrategy(name, horizon, family)
     if name in ("banded", "blt"):
         if family != "gaussian":
             raise InputError(f"mechanism {name!r}: a real factorisation needs Gaussian noise (ρ-zCDP)")
