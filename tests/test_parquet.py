@@ -124,3 +124,21 @@ def test_cli_reads_parquet_folder(tmp_path, capsys):
     assert out.read_text().count("\n") == 4
     (tmp_path / "gz.csv.gz").write_bytes(gzip.compress(b"node,parent,count\nr,,\na,r,3\nb,r,4\n"))
     assert main(["tree", "simulate", str(tmp_path / "gz.csv.gz"), "--epsilon", "1", "--seed", "1"]) == 0
+
+
+def test_uploads_as_parquet_bytes(tmp_path):
+    """A page's upload (the file's bytes) may be Parquet: every loader takes it."""
+    from dpviz.graph.io import read_edges
+    from dpviz.marginals.io import read_table
+    from dpviz.stream.io import read_stream_csv
+
+    def raw(table: pa.Table) -> bytes:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        return sink.getvalue().to_pybytes()
+
+    assert read_stream_csv(raw(pa.table({"count": [3, 1, 2]}))).counts.tolist() == [3, 1, 2]
+    assert read_table(raw(pa.table({"a": ["x", "y", "x"]}))).domain.sizes == (2,)
+    assert read_edges(raw(pa.table({"u": [0, 1], "v": [1, 2]}))).n_nodes == 3
+    with pytest.raises(InputError, match="above the size cap"):
+        read_stream_csv(raw(pa.table({"count": list(range(1000))})), max_bytes=500)
