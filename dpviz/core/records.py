@@ -21,9 +21,12 @@ of Parquet files (a dataset). This module is the one place such input is read an
   counts in the same order (``tests/test_records.py`` checks both against a pandas reference).
 * **Contribution bound.** With ``person`` and ``max_contributions`` K, a person's records after their first
   K (in file order: files in sorted name order, rows in file order) are **dropped deterministically** before
-  counting; how many were dropped is never returned. A person's kept records depend on that person's rows
-  only, so removing a person changes at most K records and every record-level sensitivity Δ becomes K·Δ
-  (triangle inequality, any norm). :func:`per_record_noise` gives the noise that realises sensitivity K·Δ
+  counting; how many were dropped is never returned (contribution bounding as in Wilson et al.,
+  "Differentially Private SQL with Bounded User Contribution", PoPETs 2020, Sec. 3; persons are keyed by
+  64-bit values, so a hash collision only makes two persons share one bound). A person's kept records depend
+  on that person's rows only, so removing a person changes at most K records and every record-level
+  sensitivity Δ becomes K·Δ (triangle inequality, any norm; cf. group privacy, Dwork & Roth, "The
+  Algorithmic Foundations of Differential Privacy", FnT TCS 2014, Thm. 2.2). :func:`per_record_noise` gives the noise that realises sensitivity K·Δ
   through a capability's record-level strategy (Laplace b = KΔ/ε: ε/K; Gaussian σ = KΔ/√(2ρ): ρ/K²),
   and :func:`person_metadata` states the person-level budget, the sensitivity K·Δ and the unit of privacy
   in a release's ``OUT.meta.json``; the ledger is charged the person-level budget.
