@@ -230,37 +230,55 @@ def kary_structure(horizon: int, family: Family) -> KaryStructure:
 
 class KaryState:
     """The streaming form: ŝ_t = S_t + Σ_j sign(d_j) Σ η_block, block noises drawn at first use (the batch
-    draw order) and kept while their parent (or the next one, for subtracted blocks) is current: O(k log_k N)."""
+    draw order) and kept while their parent (or the next one, for subtracted blocks) is current: O(k log_k N).
+
+    Per level j the signed noise sum of its blocks is kept with its (P_{j+1}, d_j); P_j = the multiple of k^j
+    nearest to t, ⌊(t + (k^j − 1)/2)/k^j⌋ k^j. Within one parent d_j only grows, so a step adds (d_j ≥ 0) or
+    drops (d_j < 0) the few blocks between the old and the new d_j: O(h) plain-Python work per step, amortised.
+    """
 
     def __init__(self, structure: KaryStructure) -> None:
-        self.k, self.h, self.m = structure.arity, structure.levels, (structure.arity - 1) // 2
+        self.k, self.h = structure.arity, structure.levels
         self.n = structure.horizon
+        self.sizes = [self.k**j for j in range(self.h)]
+        self.halves = [(size - 1) // 2 for size in self.sizes]
         self.noise: list[dict[int, float]] = [{} for _ in range(self.h)]
+        self.key: list[tuple[int, int]] = [(-1, 0)] * self.h  # (P_{j+1} in level-j blocks, d_j) per level
+        self.part = [0.0] * self.h  # the level's signed noise sum
         self.t = 0
 
-    def step(self, total: float, draw) -> float:  # noqa: ANN001 - a zero-argument callable
-        self.t += 1
-        t, k, m = self.t, self.k, self.m
-        digits = []
-        r = t
-        for _ in range(self.h):  # balanced digits, O(h)
-            d = (r + m) % k - m
-            digits.append(d)
-            r = (r - d) // k
-        out, upper = total, 0
-        for j in range(self.h - 1, -1, -1):  # top level first: the draw order
-            d, base, size = digits[j], upper * k, k**j
-            cache = self.noise[j]
-            for q in (range(base, base + d) if d > 0 else range(base + d, base)):
-                if q * size >= self.n:  # no step ≤ N in it: not measured (its exact sum is 0)
-                    continue
+    def _blocks(self, j: int, lo: int, hi: int, draw) -> float:  # noqa: ANN001
+        """Σ of the noises of level-j blocks lo ≤ q < hi holding a step ≤ N (drawn now if new, q ascending)."""
+        cache, size, out = self.noise[j], self.sizes[j], 0.0
+        for q in range(lo, hi):
+            if q * size < self.n:
                 z = cache.get(q)
                 if z is None:
                     z = cache[q] = draw()
-                out += z if d > 0 else -z
-            for q in [q for q in cache if q // k < upper - 1]:  # parents before the previous one: never again
-                del cache[q]
-            upper = base + d
+                out += z
+        return out
+
+    def step(self, total: float, draw) -> float:  # noqa: ANN001 - a zero-argument callable
+        self.t += 1
+        t, k = self.t, self.k
+        out, upper = total, 0
+        for j in range(self.h - 1, -1, -1):  # top level first: the draw order
+            p = (t + self.halves[j]) // self.sizes[j]  # P_j in level-j blocks
+            base, d = upper * k, p - upper * k
+            old_base, old_d = self.key[j]
+            if (old_base, old_d) != (base, d):
+                if old_base == base and (d <= 0 or old_d >= 0):  # same parent, d grew: the blocks in between
+                    self.part[j] += self._blocks(j, base + old_d, base + d, draw)  # added, or no longer subtracted
+                else:
+                    if old_base != base:  # a new parent: blocks of parents before the previous one are done
+                        cache = self.noise[j]
+                        for q in [q for q in cache if q // k < upper - 1]:
+                            del cache[q]
+                    self.part[j] = (self._blocks(j, base, base + d, draw) if d > 0
+                                    else -self._blocks(j, base + d, base, draw))
+                self.key[j] = (base, d)
+            out += self.part[j]
+            upper = p
         return out
 
 

@@ -264,6 +264,7 @@ class SmoothBinaryState:
         self.leaf = (1 << self.w) - 1  # ℓ_1: the current data leaf
         self.exact: dict[int, float] = {}
         self.noisy: dict[int, float] = {}
+        self.out = 0.0
         self.first = True
 
     @staticmethod
@@ -282,17 +283,16 @@ class SmoothBinaryState:
             if b > d and not self.first:
                 kept += self.exact[b]
             else:
-                del self.exact[b], self.noisy[b]
+                self.out -= self.noisy.pop(b)
+                del self.exact[b]
         for b in range(cut, -1, -1):  # the new nodes, highest bit first (the batch draw order)
             if e >> b & 1:
                 value = total - kept if b == d else 0.0
                 self.exact[b] = value
-                self.noisy[b] = value + draw()
+                self.noisy[b] = noisy = value + draw()
+                self.out += noisy
         self.leaf, self.first = e, False
-        out = 0.0
-        for b in sorted(self.noisy, reverse=True):  # highest bit first, as the batch form adds them
-            out += self.noisy[b]
-        return out
+        return self.out  # the w noisy nodes of ℓ_{t+1}, kept as a running sum
 
 
 @dataclass(frozen=True, eq=False)
