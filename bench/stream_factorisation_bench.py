@@ -7,9 +7,7 @@
 * one streaming step of the O(d) BLT and O(b) banded streamers (goal ≤ 2 µs for d ≤ 8), Fenwick + FDA beside;
 * one lattice release of ``blt`` at N = 2^20 (discrete Gaussian on 2^-k Z, OS CSPRNG);
 * jax_privacy's BLT in the same run when it imports (``pip install --target DIR jax-privacy`` and
-  ``--jax-path DIR``: a bench-only extra, never in the project's venv), else a note;
-* a probe (analysis only, not a registered mechanism): the square-root factor with its rows re-weighted,
-  (D C, B D⁻¹), D from a small-N optimum stretched to N — how far a non-Toeplitz weighting moves γ₂.
+  ``--jax-path DIR``: a bench-only extra, never in the project's venv), else a note.
 
 Run: ``python bench/stream_factorisation_bench.py [--horizon N] [--jax-path DIR]``.
 """
@@ -60,45 +58,29 @@ def errors_table(n: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
-def normalised_probe(n: int, n0: int = 512) -> tuple[float, float]:
-    """γ₂ of (D C, B D⁻¹) for the square root C = B = L, D² from the minimax optimum at N0 (dense, smoothed
-    max by log-sum-exp with continuation) stretched to N in i/N; returns (γ₂ at N, γ₂ at N0)."""
-    from scipy.optimize import minimize
-    from scipy.special import logsumexp
-
-    c0 = sqrt_coefficients(n0)
-    i, j = np.indices((n0, n0))
-    l2 = np.where(i >= j, c0[np.clip(i - j, 0, n0 - 1)], 0.0) ** 2
-
-    def f(x, p):
-        d2 = np.exp(x)
-        col, row = d2 @ l2, l2 @ (1 / d2)
-        lc, lr = np.log(col), np.log(row)
-        wc, wr = np.exp(p * lc - logsumexp(p * lc)), np.exp(p * lr - logsumexp(p * lr))
-        return logsumexp(p * lc) / p + logsumexp(p * lr) / p, (l2 @ (wc / col)) * d2 - (l2.T @ (wr / row)) / d2
-
-    x = np.zeros(n0)
-    for p in (20.0, 100.0, 500.0, 2000.0):
-        x = minimize(f, x, jac=True, args=(p,), method="L-BFGS-B", options={"maxiter": 3000}).x
-    d2_0 = np.exp(x - x[0])
-    small = math.sqrt(float((d2_0 @ l2).max() * (l2 @ (1 / d2_0)).max()))
-    c2 = sqrt_coefficients(n) ** 2
-    d2 = np.interp(np.arange(n) / (n - 1), np.arange(n0) / (n0 - 1), d2_0)
-    col = toeplitz_apply(c2, d2[::-1])[::-1]  # Σ_k c_k² d²_{j+k}
-    row = toeplitz_apply(c2, 1.0 / d2)  # Σ_k c_k² / d²_{i−k}
-    return math.sqrt(float(col.max() * row.max())), small
-
-
-def jax_blt(n: int, path: str | None) -> str:
-    """jax_privacy's BLT at N (max-error optimiser) when it imports; otherwise why not."""
+def jax_blt(n: int, path: str | None, ours: BL.BLT, ours_seconds: float) -> str:
+    """jax_privacy's BLT optimiser (``buffered_toeplitz.optimize``, max error, single participation) at N, when it
+    imports: its time, its buffers and its γ₂ (its own closed form, and ours on its θ, ω); else why not."""
     if path:
         sys.path.insert(0, path)
     try:
+        import jax  # type: ignore[import-not-found]
+
+        jax.config.update("jax_enable_x64", True)
         from jax_privacy.matrix_factorization import buffered_toeplitz as jbt  # type: ignore[import-not-found]
     except Exception as exc:  # ImportError, or jax failing to start
-        return f"jax_privacy not importable ({type(exc).__name__}: {str(exc)[:80]}); no comparison in this run"
-    names = [a for a in dir(jbt) if "optim" in a.lower() or "max" in a.lower()]
-    return f"jax_privacy imported from {path or 'site-packages'}; buffered_toeplitz exposes {names[:8]}"
+        return (f"jax_privacy not importable ({type(exc).__name__}: {str(exc)[:80]}); no comparison in this run "
+                "(pip install --target DIR jax-privacy, then --jax-path DIR)")
+    start = time.perf_counter()
+    blt = jbt.optimize(n=n, error="max")
+    sec = time.perf_counter() - start
+    theta, omega = np.asarray(blt.buf_decay, dtype=float), np.asarray(blt.output_scale, dtype=float)
+    theirs = math.sqrt(float(jbt.max_loss(blt, n)))
+    check = BL.BLT(n, tuple(theta.tolist()), tuple(omega.tolist())).max_loss
+    return (f"jax_privacy {getattr(sys.modules.get('jax_privacy'), '__version__', '?')} BLT (optimize(n, error='max'), "
+            f"CPU, jit compile included): {theta.size} buffers, γ₂ {theirs:.4f} (dpviz's closed form on its θ, ω: "
+            f"{check:.4f}) in {sec:.1f} s; dpviz blt d={ours.buffers}: γ₂ {ours.max_loss:.4f} in {ours_seconds:.2f} s "
+            f"(γ₂ ratio {ours.max_loss / theirs:.4f}, time ratio {ours_seconds / sec:.4f})")
 
 
 def main() -> int:
@@ -106,7 +88,6 @@ def main() -> int:
     ap.add_argument("--horizon", type=int, default=2**20)
     ap.add_argument("--steps", type=int, default=200_000, help="streaming steps timed")
     ap.add_argument("--jax-path", default=None, help="a --target folder holding jax_privacy (bench-only)")
-    ap.add_argument("--no-probe", action="store_true", help="skip the normalised square-root probe")
     args = ap.parse_args()
     n = args.horizon
     target = 0.846 + math.log(n) / math.pi
@@ -150,13 +131,14 @@ def main() -> int:
           f"banded b={BD.DEFAULT_BAND} (mean) {t_band:.2f} s")
 
     print("\nstreaming, one step (plain Python floats; seeded simulation streamers):")
-    for name in ("blt", "banded", "fenwick-fda", "smooth-binary"):
+    for name in ("blt", "banded", "fenwick-fda", "smooth-binary", "sqrt-weighted"):
         if name not in available("gaussian"):
             continue
         mech = make_mechanism(name, n, Noise.gaussian(RHO))
         streamer = mech.streamer(np.random.default_rng(1))
-        t = per_step(streamer.step, min(args.steps, n - 1000))
-        state = {"blt": f"d = {blt8.buffers} buffers", "banded": f"b = {BD.DEFAULT_BAND}"}.get(name, "O(log N)")
+        t = per_step(streamer.step, min(args.steps if name != "sqrt-weighted" else 20_000, n - 1000))
+        state = {"blt": f"d = {blt8.buffers} buffers", "banded": f"b = {BD.DEFAULT_BAND}",
+                 "sqrt-weighted": "O(t): the dense square root's history"}.get(name, "O(log N)")
         goal = f" (goal ≤ 2 µs: {'pass' if t <= 2e-6 else 'MISS'})" if name == "blt" else ""
         print(f"  {name:<14} {t * 1e6:6.2f} µs/step, state {state}{goal}")
 
@@ -169,13 +151,7 @@ def main() -> int:
     print(f"\nblt lattice release at N: {t_rel:.2f} s (k = {r.lattice.bits}, charged Δ₂ {r.sensitivity:.6f} = "
           f"{r.lattice.base_sensitivity:.6f} + slack {r.lattice.slack:.2e})")
 
-    print("\n" + jax_blt(n, args.jax_path))
-    if not args.no_probe:
-        start = time.perf_counter()
-        g_n, g_small = normalised_probe(n)
-        print(f"\nprobe (analysis only): square root with re-weighted rows (D C, B D⁻¹), D² from the N0 = 512 optimum "
-              f"(γ₂ there {g_small:.4f} vs target {0.846 + math.log(512) / math.pi:.4f}) stretched to N: "
-              f"γ₂ {g_n:.4f} = {g_n / target:.4f}× target ({time.perf_counter() - start:.1f} s)")
+    print("\n" + jax_blt(n, args.jax_path, blt8, t_blt8))
     return 0
 
 

@@ -13,7 +13,7 @@ from dpviz.errors import InputError
 from dpviz.stream import release as R
 from dpviz.stream.mechanism import make_mechanism, simulated_release, unit_errors, with_noise
 from dpviz.stream.release import simulate
-from dpviz.stream.strategy import MECHANISM_NAMES, available, strategy
+from dpviz.stream.strategy import LATTICE_RELEASABLE, MECHANISM_NAMES, available, strategy
 
 NOISES = [Noise.laplace(0.3), Noise.laplace(4.0), Noise.gaussian(0.02), Noise.gaussian_approx(1.0, 1e-6)]
 
@@ -56,7 +56,7 @@ def test_with_noise_reuses_structure_and_checks_family():
         with_noise(mech, Noise.gaussian(1.0))
     with pytest.raises(InputError, match="shape"):
         simulated_release(mech, np.ones(10), np.zeros(10))
-    assert set(MECHANISM_NAMES) - set(available("laplace")) == {"sqrt"}
+    assert set(MECHANISM_NAMES) - set(available("laplace")) == set(LATTICE_RELEASABLE)  # the real factorisations
 
 
 def test_simulate_refuses_discrete_noise_and_release_refuses_continuous():

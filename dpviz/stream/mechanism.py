@@ -138,6 +138,8 @@ class Mechanism:
             return _BLTStreamer(self, rng)
         if self.name == "banded":
             return _BandedStreamer(self, rng)
+        if self.name == "sqrt-weighted":
+            return _WeightedSquareRootStreamer(self, rng)
         return _SquareRootStreamer(self, rng)
 
 
@@ -451,3 +453,13 @@ class _BandedStreamer(_Streamer):
             self.hist.insert(0, y)
         self.acc += y
         return self.total + self.scale * self.acc, self.var.item(self.t - 1)
+
+
+class _WeightedSquareRootStreamer(_SquareRootStreamer):
+    """``sqrt-weighted``: the square root's O(t) history, row k's noise at its own scale σ/d_k."""
+
+    def step(self, a_t: float) -> tuple[float, float]:
+        self._advance(a_t)
+        t = self.t
+        self.z[t - 1] = self._z() * self.mech.node_scales.item(t - 1)
+        return self.total + float(self.c[:t] @ self.z[t - 1 :: -1]), self.var.item(t - 1)

@@ -223,8 +223,14 @@ def release(data: StreamData | Any, noise: Noise, *, rng: np.random.Generator | 
     common = {"seeded": rng is not None, "timestamps": stamps, "time_column": time_column, "choice": choice}
     coefficients = strat.lattice_coefficients
     if coefficients is not None:  # a real factorisation: exact answers on the lattice 2^-k Z
-        lm, lat = lattice_measure(strat.name, coefficients, counts, noise, rng)
-        var = strat.estimator.variance(np.full(lm.values.size, lat.value_variance))  # exact lattice noise variance
+        if strat.lattice_weights is None:
+            lm, lat = lattice_measure(strat.name, coefficients, counts, noise, rng)
+        else:  # row i with noise σ/d_i (sqrt-weighted)
+            from dpviz.stream.weighted import weighted_lattice_measure
+
+            lm, lat = weighted_lattice_measure(strat.name, coefficients, strat.lattice_weights,
+                                               strat.sensitivity(noise.family), counts, noise, rng)
+        var = strat.estimator.variance(np.asarray(lm.variance))  # exact lattice noise variance, per row
         est = Estimate(strat.estimator.name, strat.estimator.apply(lm.values), var)
         return StreamRelease(mechanism, n, int(counts.size), noise, lm, est, lattice=lat, **common)
     m = measure(strat, counts, noise, rng)
