@@ -127,11 +127,16 @@ def test_heatmaps_and_lambda_figure_layout():
     assert len(V.lambda_figure(big).data[0].x) <= V.MAX_POINTS + 2  # long profiles are reduced
 
 
-def test_timestamps_are_sent_as_short_dates():
+def test_timestamps_are_sent_as_epoch_milliseconds_on_a_date_axis():
     n = 5
     mech = make_mechanism("naive", n, Noise.laplace(1.0))
     rel = {"naive": mech.simulate(np.ones(n), np.random.default_rng(0))}
     days = np.arange("2001-01-01", "2001-01-06", dtype="datetime64[D]").astype("datetime64[ns]")
-    assert list(V.release_figure(np.ones(n), rel, days).data[-1].x) == [f"2001-01-0{d}" for d in range(1, 6)]
+    fig = V.release_figure(np.ones(n), rel, days)
+    assert fig.layout.xaxis.type == "date"
+    want = (days.astype("datetime64[ms]") - np.datetime64("1970-01-01T00:00:00", "ms")).astype(float)
+    np.testing.assert_array_equal(np.asarray(fig.data[-1].x, dtype=float), want)
     hours = np.arange(np.datetime64("2011-01-01T00:00"), np.datetime64("2011-01-01T05:00"), np.timedelta64(1, "h"))
-    assert V.release_figure(np.ones(n), rel, hours).data[-1].x[1] == "2011-01-01T01:00"
+    x = np.asarray(V.release_figure(np.ones(n), rel, hours).data[-1].x, dtype=float)
+    assert np.all(np.diff(x) == 3_600_000.0)  # an hour in milliseconds
+    assert V.release_figure(np.ones(n), rel).layout.xaxis.type is None  # steps: a linear axis

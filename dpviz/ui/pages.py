@@ -58,12 +58,18 @@ def _leave_folder_mode() -> None:
     """A fresh server's first visit at a page URL (``/Stream``) runs the page in Streamlit's legacy "pages/
     folder" mode: the sidebar lists the files ("app", no icons) and ``app.py``'s ``st.navigation`` never runs.
     Streamlit leaves that mode for good once any ``st.navigation`` call is made; this makes the switch here and
-    reruns, so the same URL is served by ``app.py``'s navigation (titles, icons, the Home page)."""
+    reruns, so the same URL is served by ``app.py``'s navigation (titles, icons, the Home page). Once per
+    session, on its first run (nothing clicked yet, so the rerun drops no click; AppTest, which re-enters the
+    mode before every run, is switched once too)."""
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    if PagesManager.uses_pages_directory and not st.session_state.get(_NAV_SWITCHED):
+        st.session_state[_NAV_SWITCHED] = True
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+_NAV_SWITCHED = "_dpviz_left_folder_mode"
 
 
 def page_setup(name: str) -> None:

@@ -26,7 +26,7 @@ COLORS: dict[str, str] = {"naive": "#1f77b4", "binary": "#ff7f0e", "fenwick": "#
 def _rgba(hex_colour: str, alpha: float) -> str:
     r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha})"
-MAX_POINTS = 2000
+MAX_POINTS = 1200
 """Longest line drawn per trace; longer series are reduced by :func:`minmax_index` (the page stays fast)."""
 
 
@@ -52,17 +52,19 @@ def minmax_index(y: np.ndarray, max_points: int | None = MAX_POINTS) -> np.ndarr
 
 
 def _x(n: int, timestamps: Sequence | np.ndarray | None) -> np.ndarray:
-    """Steps 1..n, or the timestamps as short ISO strings at the coarsest exact unit (day, minute or
-    second): plotly reads them as dates, and the figure sent to the browser is a third of the size."""
+    """Steps 1..n, or the timestamps as float milliseconds since the Unix epoch (UTC), which a Plotly axis of
+    ``type="date"`` reads as dates: sent as a typed array (8 bytes a point, no date string to parse per point
+    in the browser: a 17,520-step hourly series redraws several times faster than with ISO strings)."""
     if timestamps is None:
         return np.arange(1, n + 1)
     t = np.asarray(timestamps)[:n]
     if not np.issubdtype(t.dtype, np.datetime64):
         return t
-    for unit in ("D", "m", "s"):
-        if np.all(t.astype(f"datetime64[{unit}]") == t):
-            return np.datetime_as_string(t, unit=unit)
-    return np.datetime_as_string(t, unit="ms")
+    return t.astype("datetime64[ms]").astype(np.int64).astype(float)
+
+
+def _dated(timestamps: Sequence | np.ndarray) -> bool:
+    return np.issubdtype(np.asarray(timestamps).dtype, np.datetime64)
 
 
 def release_figure(
@@ -99,7 +101,8 @@ def release_figure(
     data.append({"type": "scatter", "x": x[idx], "y": np.zeros(idx.size) if error else total[idx], "mode": "lines",
                  "name": "true running total", "line": {"color": "black", "dash": "dot"}})
     return go.Figure(data=data, layout={
-        "xaxis": {"title": {"text": "step" if timestamps is None else "time"}},
+        "xaxis": {"title": {"text": "step" if timestamps is None else "time"},
+                  **({} if timestamps is None or not _dated(timestamps) else {"type": "date"})},
         "yaxis": {"title": {"text": "released − true" if error else "running total"}},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, "margin": {"t": 30},
         "uirevision": "release"})
