@@ -50,3 +50,16 @@ def test_a_control_an_earlier_change_removed_is_skipped_not_failed():
     assert goal.endswith("pass (stretch met)") and "not settled" not in now
     assert bl.row(bl.PageResult("Graph", 2.0, [0.4], [("slider “d”", None, "no settled page: Timeout")]))[1].endswith(
         "**not met**")
+
+
+def test_switching_to_another_data_set_is_a_load_printed_without_the_control_goal(capsys):
+    r = bl.PageResult("Graph", 2.0, [0.4], [("select “Graph”", 5.2, bl.NEW_DATA + "→ Netscience"),
+                                            ("radio “Noise”", 0.3, "")])
+    now, goal, values = bl.row(r)
+    assert "new data set 5.2 s (a load, no goal)" in now and "over 1 s" not in now
+    assert goal.endswith("pass (stretch met)") and values["new_data_max_s"] == 5.2
+    assert bl.report([r]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "Graph”" in x)
+    assert "5.20  load" in line and "FAIL" not in line
+    slow = bl.PageResult("Graph", 2.0, [0.4], [("radio “Noise”", 1.3, "")])  # an ordinary control still counts
+    assert bl.report([slow]) == 1
