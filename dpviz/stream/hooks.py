@@ -49,15 +49,16 @@ __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "LEDGER_ARGS", "PLAN_HELP", "PLAN_PARAMS"
 AUDIT_HELP = "a count stream and the same stream with one more event at one step"
 AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--mechanism", {"default": "fenwick-fda",
-                     "help": "naive, binary, fenwick, fenwick-fda (default), honaker, or a real factorisation sqrt, "
-                             "banded, blt (discrete Gaussian on the lattice 2^-k Z at (ε, 1e-6))"}),
+                     "help": "naive, binary, fenwick, fenwick-fda (default), honaker, ..., or a real factorisation sqrt, "
+                             "banded, blt, sqrt-weighted (discrete Gaussian on the lattice 2^-k Z at (ε, 1e-6))"}),
 )
 
 
 def audit_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: int = 2,
                  delta: float = 1e-6) -> AuditTarget:
     """Stream: counts 1 0 2 1 0 3 1 2 and the same with one more event at ``step`` (0-based).
-    Discrete Laplace at ε; a real factorisation (``sqrt``, ``banded``, ``blt``: Gaussian only) runs its lattice
+    Discrete Laplace at ε; a real factorisation (``sqrt``, ``banded``, ``blt``, ``sqrt-weighted``: Gaussian only,
+    :data:`~dpviz.stream.strategy.LATTICE_RELEASABLE`) runs its lattice
     release at the ρ of (ε, ``delta``)."""
     import numpy as np
 
@@ -90,7 +91,7 @@ def audit_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: 
 
 
 # ---- sweep ------------------------------------------------------------------------------------------------
-SWEEP_HELP = "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt, ...) on a count series"
+SWEEP_HELP = "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt, sqrt-weighted, ...) on a count series"
 SWEEP_OPTIONS: dict[str, Any] = {"horizon": None, "count_column": None, "time_column": None}
 SWEEP_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--horizon", {"type": int, "help": "number of releases N (default: the series length)"}),

@@ -161,13 +161,14 @@ def integer_counts(series: Any) -> np.ndarray:
 
 
 def check_release(mechanism: str, noise: Noise) -> None:
-    """Release-mode checks: one releasable mechanism (``sqrt`` with Gaussian noise only) and discrete noise."""
+    """Release-mode checks: one releasable mechanism (the real factorisations with Gaussian noise only) and discrete
+    noise."""
     if not isinstance(noise, Noise):
         raise InputError(f"noise: expected a dpviz.core.noise.Noise, got {type(noise).__name__}")
     if not isinstance(mechanism, str):
         raise InputError("mechanism: a private release runs exactly one mechanism (a name such as 'fenwick-fda')")
     if mechanism in LATTICE_RELEASABLE and noise.family != "gaussian":
-        raise InputError(LAPLACE_REFUSAL)
+        raise InputError(LAPLACE_REFUSAL.replace("mechanism 'sqrt'", f"mechanism {mechanism!r}"))
     if mechanism not in releasable(noise.family):
         raise InputError(f"mechanism: expected one of {', '.join(releasable(noise.family))} for a release, "
                          f"got {mechanism!r}"
