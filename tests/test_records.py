@@ -178,6 +178,11 @@ def test_tree_cli_from_records(tmp_path, capsys):
     assert "X / 0" in set(rel["node"]) and "true" not in rel.columns  # a declared empty leaf is released
     assert main(["tree", "release", str(src), "--levels", "region", "--epsilon", "1", "--output",
                  str(tmp_path / "x.csv")]) == 2  # no declared hierarchy: refused
+    template = tmp_path / "template.csv"  # a declaration template from the records, then released with it
+    assert main(["tree", "describe-structure", str(src), "--levels", "region,state", "--output", str(template)]) == 0
+    assert main(["tree", "release", str(src), "--levels", "region,state", "--hierarchy", str(template), "--epsilon",
+                 "1", "--output", str(tmp_path / "y.csv"), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    assert len(pd.read_csv(tmp_path / "y.csv")) == len(pd.read_csv(template))
     assert main(["tree", "simulate", str(src), "--epsilon", "1", "--max-contributions", "2"]) == 2
 
 

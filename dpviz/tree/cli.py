@@ -211,6 +211,7 @@ def register(groups) -> None:
     desc = verb("describe-structure", "write a declaration template (node,parent) read from a data file, "
                                       "for the curator to review before releasing with --hierarchy")
     _add_input(desc, count_column=True)
+    _add_records(desc)
     desc.add_argument("--output", type=Path, required=True, help="the hierarchy file to write (node,parent)")
     desc.set_defaults(func=_describe_structure)
 
@@ -349,7 +350,8 @@ def _release(args: argparse.Namespace) -> int:
 
 def _describe_structure(args: argparse.Namespace) -> int:
     _output(args)
-    data = _load(args)
+    recs = _records(args)  # records: the levels' values make the template (ids "a / b / c", as --hierarchy joins)
+    data = _load(args) if recs is None else records_tree(args.input, recs.pop("levels"), **recs)
     # ids as they are (no formula escaping): the template is read back as a declaration, and an escaped
     # id would no longer match its counts
     write_tree_csv(describe_structure(data), args.output, inputs=_inputs(args), raw_text=True)
