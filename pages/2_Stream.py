@@ -25,7 +25,7 @@ from dpviz.stream.io import CAPS_HELP, read_stream_csv
 from dpviz.stream.mechanism import make_mechanism, simulated_release, unit_errors
 from dpviz.stream.model import StreamData
 from dpviz.stream.release import release, simulation_table
-from dpviz.stream.strategy import LABELS, RELEASABLE, available, releasable, strategy
+from dpviz.stream.strategy import LABELS, available, best_releasable, releasable, releasable_ranking, strategy
 from dpviz.stream.synthetic import poisson_stream
 from dpviz.viz import stream as vs
 
@@ -39,7 +39,8 @@ SOURCES = {"bundled": "Bundled real series", "synthetic": "Synthetic (Poisson)",
 SAMPLES = {s.name: s.title for s in CAP.samples}  # sample:NAME -> human-readable title
 SYN_LENGTHS = [16, 31, 64, 365, 1_000, 8_760, 100_000]
 SYN_RATES = [0.5, 1.0, 5.0, 10.0, 50.0, 100.0, 1_000.0]
-DEFAULT_MECHS = ["naive", "binary", "honaker", "fenwick-fda"]
+DEFAULT_MECHS = ["naive", "binary", "fenwick-fda", "smooth-binary", "kary"]
+TARGETS = {"max": "worst step", "mean": "mean per step"}
 NOISE_KINDS = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}
 PLAY_FRAMES = 40  # a play run reveals the stream in about this many frames
 PLAY_INTERVAL = "0.6s"
@@ -122,6 +123,11 @@ def lambda_chart(horizon: int, family: str):
 @st.cache_resource(show_spinner=False, max_entries=8)
 def strategy_heatmaps(horizon: int, family: str) -> dict:
     return vs.strategy_heatmaps(strategy("fenwick-fda", horizon, family).weights)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def factor_heatmaps(name: str, horizon: int, family: str) -> dict:
+    return vs.factor_heatmaps(strategy(name, horizon, family))
 
 
 # ---- callbacks -----------------------------------------------------------------------------------
@@ -211,21 +217,29 @@ if "mechanisms" not in ss:
     ss["mechanisms"] = list(DEFAULT_MECHS)
 if ss.get("mechanisms_kind") != family:  # sqrt is Gaussian only: add it on the switch, drop it for Laplace
     sel = [m for m in ss["mechanisms"] if m in options]
-    if family == "gaussian" and "sqrt" not in sel:
-        sel.append("sqrt")
+    gauss_best = best_releasable(ss.get("stream_target", "max"), "gaussian", horizon) if family == "gaussian" else None
+    if gauss_best and gauss_best not in sel:  # the Gaussian release default joins the comparison
+        sel.append(gauss_best)
     ss["mechanisms"] = sel
     ss["mechanisms_kind"] = family
 methods = st.multiselect("Mechanisms to compare (simulation)", options, key="mechanisms",
                          format_func=lambda m: LABELS.get(m, m), help=MECH_HELP)
 release_options = list(releasable(family))
-if ss.get("release_mech") not in release_options:  # sqrt chosen, then Laplace: back to the default
-    ss.pop("release_mech", None)
-release_mech = st.selectbox("Method of the private release", release_options,
-                            index=release_options.index("fenwick-fda"), key="release_mech",
+r1, r2 = st.columns([1, 2])
+target = r1.radio("Release optimised for", list(TARGETS), format_func=TARGETS.get, key="stream_target",
+                  horizontal=True, help="Which error the default release mechanism minimises: the worst released "
+                                        "total (max over t of Var ŝₜ) or the mean over the N totals.")
+best = best_releasable(target, family, horizon)  # analytic, no data: cached per (target, family, N)
+if ss.get("release_mech") not in release_options or ss.get("release_mech") == ss.get("release_mech_auto"):
+    ss["release_mech"] = best  # follows the target until the reader picks another mechanism
+ss["release_mech_auto"] = best
+release_mech = r2.selectbox("Method of the private release", release_options, key="release_mech",
                             format_func=lambda m: LABELS.get(m, m),
-                            help="One mechanism per release. The square-root factorisation's strategy is real-"
-                                 "valued: it is released with discrete Gaussian noise on a fine lattice "
-                                 "(2^-k), so it is offered with Gaussian noise only.")
+                            help="One mechanism per release; the default is the releasable mechanism with the "
+                                 "lowest error for the target on the left. Real-valued factorisations (square "
+                                 "root, banded, BLT) are released with discrete Gaussian noise on a fine lattice "
+                                 "(2^-k), so they are offered with Gaussian noise only.")
+st.caption(vs.release_default_reason(target, family, horizon, releasable_ranking(target, family, horizon), release_mech))
 mechs = {m: make_mechanism(m, horizon, noise) for m in methods}
 table = vs.mse_table(list(mechs.values())) if mechs else None
 if not methods:
@@ -241,7 +255,7 @@ if table is not None:
     if "fenwick-fda" not in mechs:
         st.caption("Select Fenwick + FDA to compare every total with it (Total ÷ FDA).")
     with st.container(border=True):
-        st.markdown(vs.best_summary(list(mechs.values())))
+        st.markdown(vs.best_summary(list(mechs.values()), default=best, target=target, releasable=release_options))
 fda = make_mechanism("fenwick-fda", horizon, noise)  # structure cached per (N, family): only the scale is new
 st.markdown(f"**FDA weights λ** ({NOISE_KINDS[family]}; problem 5.10): the weight of every tree node, coloured "
             "by its level (the weights do not depend on the budget)")
@@ -255,14 +269,32 @@ if horizon > vs.MAX_POINTS:
     st.caption(f"{horizon:,} nodes: about {vs.MAX_POINTS:,} are drawn (the smallest and largest weight in each "
                "bucket of nodes).")
 if horizon <= vs.MATRIX_MAX:
-    figs = strategy_heatmaps(horizon, family)
-    st.markdown("**The matrices** (Eq. 5.8: the release is B Σ⁻¹ (Σ M a + noise); none depends on ε)")
-    tm, tb, ts = st.tabs(["Strategy M", "Reconstruction B", "Weights Σ = diag(λ)"])
-    ui.chart(tm, figs["M"], key="m_heatmap", width="stretch")
-    ui.chart(tb, figs["B"], key="b_heatmap", width="stretch")
-    ui.chart(ts, figs["Σ"], key="sigma_heatmap", width="stretch")
-    st.caption("W = B M: node i of M sums the steps (i − lowbit(i), i]; row t of B adds the nodes on the chain "
-               "t, t − lowbit(t), … (popcount(t) of them). FDA releases Σ M a + noise and undoes Σ in B Σ⁻¹.")
+    mat_options = list(available(family))
+    if ss.get("matrix_mech") not in mat_options:
+        ss["matrix_mech"] = "fenwick-fda"
+    mat_mech = st.selectbox("Matrices of", mat_options, key="matrix_mech", format_func=lambda m: LABELS.get(m, m),
+                            help="Every mechanism here is a factorisation W = R Q of the running-total matrix W: "
+                                 "it measures Q a + noise and releases R (Q a + noise).")
+    if mat_mech == "fenwick-fda":
+        figs = strategy_heatmaps(horizon, family)
+        st.markdown("**The matrices** (Eq. 5.8: the release is B Σ⁻¹ (Σ M a + noise); none depends on ε)")
+        tm, tb, ts = st.tabs(["Strategy M", "Reconstruction B", "Weights Σ = diag(λ)"])
+        ui.chart(tm, figs["M"], key="m_heatmap", width="stretch")
+        ui.chart(tb, figs["B"], key="b_heatmap", width="stretch")
+        ui.chart(ts, figs["Σ"], key="sigma_heatmap", width="stretch")
+        st.caption("W = B M: node i of M sums the steps (i − lowbit(i), i]; row t of B adds the nodes on the chain "
+                   "t, t − lowbit(t), … (popcount(t) of them). FDA releases Σ M a + noise and undoes Σ in B Σ⁻¹.")
+    else:
+        figs = factor_heatmaps(mat_mech, horizon, family)
+        if figs:
+            st.markdown(f"**The matrices of {LABELS.get(mat_mech, mat_mech)}** (W = R Q; none depends on ε)")
+            tq, tr = st.tabs(["Strategy Q", "Reconstruction R"])
+            ui.chart(tq, figs["Q"], key="q_heatmap", width="stretch")
+            ui.chart(tr, figs["R"], key="r_heatmap", width="stretch")
+        else:
+            st.caption(f":material/info: {LABELS.get(mat_mech, mat_mech)} measures "
+                       f"{strategy(mat_mech, horizon, family).size:,} values at N = {horizon:,}: more rows than a "
+                       f"labelled heatmap holds ({vs.MATRIX_MAX}); lower the horizon N to see its matrices.")
 else:
     st.caption(f":material/info: The matrices M, B and Σ are drawn as labelled heatmaps for N ≤ {vs.MATRIX_MAX}: "
                "lower the horizon N to see them.")
@@ -292,11 +324,15 @@ m3.metric("Lowest worst-step error", vs.short_label(best_worst) if best_worst el
           help=(f"{LABELS[best_worst]}: lowest squared error at its worst step, exact (no data)." + WHY)
           if best_worst else "Select a mechanism.")
 m4, m5, m6 = st.columns(3)
-m4.metric("FDA mean squared error", vs.human_number(fda.per_step_variance().mean()),
-          help="Fenwick + FDA: exact mean squared error per released total, total / N (Eq. 5.9 divided by N).")
-m5.metric("FDA error, this draw (RMSE)", _empirical_rmse("fenwick-fda"),
-          help="Fenwick + FDA: root mean squared error of this simulated draw over the N totals.")
-m6.metric("Naive error, this draw (RMSE)", _empirical_rmse("naive"),
+default_mech = make_mechanism(release_mech, horizon, noise)  # the release's mechanism, at the simulation's noise
+m4.metric("Release: mean error (MSE)", vs.human_number(default_mech.per_step_variance().mean()),
+          help=f"{LABELS[release_mech]} (the release mechanism above): exact mean squared error per released "
+               "total, total / N, at this budget (no data).")
+m5.metric("Release: this draw (RMSE)",
+          _empirical_rmse(release_mech) if release_mech in releases else "not simulated",
+          help=f"{LABELS[release_mech]}: root mean squared error of this simulated draw over the N totals "
+               "(select it under Mechanisms to compare to simulate it).")
+m6.metric("Naive: this draw (RMSE)", _empirical_rmse("naive"),
           help="Naive: root mean squared error of this simulated draw over the N totals.")
 
 st.markdown("**Continual release, simulated** (every selected mechanism on this seed, against the truth)")

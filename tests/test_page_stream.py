@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.stream.fenwick import workload_matrix
 from dpviz.stream.io import CAPS_HELP, MAX_STEPS, read_stream_csv
-from dpviz.stream.strategy import LABELS, RELEASABLE
+from dpviz.stream.strategy import LABELS, best_releasable, releasable
 from dpviz.viz.stream import MAX_POINTS
 from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes)
@@ -20,9 +20,9 @@ PAGE = "pages/2_Stream.py"
 DATA = ROOT / "tests" / "data"
 BAD_FILES = ["stream_bad_nonnumeric.csv", "stream_bad_negative.csv", "stream_bad_empty.csv"]
 TOO_LONG = b"count\n" + b"1\n" * (MAX_STEPS + 1)
-FDA_RMSE = "FDA error, this draw (RMSE)"
-FDA_MSE = "FDA mean squared error"
-NAIVE_RMSE = "Naive error, this draw (RMSE)"
+FDA_RMSE = "Release: this draw (RMSE)"  # the release default (smooth binary for Laplace, worst step)
+FDA_MSE = "Release: mean error (MSE)"
+NAIVE_RMSE = "Naive: this draw (RMSE)"
 
 
 def num(text: str) -> float:
@@ -82,7 +82,7 @@ def test_loads_bundled_flights(at):
     assert m["Horizon N"] == "181" and at.number_input(key="horizon").value == 181
     assert num(m[FDA_RMSE]) > 0 and num(m[FDA_MSE]) > 0
     assert chart_keys(at) == {"release_chart", "variance_chart", "lambda_chart"}  # no heatmaps for N > 64
-    assert table_mechanisms(at) == [LABELS[m] for m in ("naive", "binary", "honaker", "fenwick-fda")]
+    assert table_mechanisms(at) == [LABELS[m] for m in ("naive", "binary", "fenwick-fda", "smooth-binary", "kary")]
     df = at.dataframe[0].value
     assert {"total MSE", "mean MSE", "max MSE", "ratio to FDA"} <= set(df.columns)
     assert df.loc[df["mechanism"] == LABELS["fenwick-fda"], "ratio to FDA"].item() == pytest.approx(1.0)
@@ -90,7 +90,7 @@ def test_loads_bundled_flights(at):
     assert not at.error
     assert at.get("download_button")[0].proto.label.startswith("Simulated series (CSV")
     variance = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "variance_chart" in c.proto.id)
-    assert variance["layout"]["yaxis"]["type"] == "log" and len(variance["data"]) == 4
+    assert variance["layout"]["yaxis"]["type"] == "log" and len(variance["data"]) == 5
 
 
 def test_simulation_epsilon_move_rescales_one_draw(at):
@@ -141,19 +141,20 @@ def test_noise_curve_ticks_are_human(at):
 
 
 def test_summary_says_which_error_and_why_the_default_differs(at):
-    """Issue 19: "Lowest total MSE: Naive" with no word on why the release default is Fenwick + FDA."""
+    """Issue 19: "Lowest total MSE: Naive" with no word on why the release default differs."""
     m = metrics(at)
-    assert m["Lowest mean error"] == "Naive" and m["Lowest worst-step error"] == "Naive"
+    assert m["Lowest mean error"] == "k-ary tree" and m["Lowest worst-step error"] == "Smooth binary"
     text = summary(at)
     assert "**Lowest mean error per step**" in text and "**Lowest worst-step error**" in text
-    assert "Why the default differs" in text and "ten times longer" in text and "costs no privacy" in text
-    ok(at.radio(key="noise").set_value("gaussian").run())  # sqrt is best with Gaussian noise: say it is releasable
-    assert metrics(at)["Lowest mean error"] == "Square-root factorisation"
-    assert "release box" in summary(at) and "lattice" in summary(at)
-    ok(at.radio(key="noise").set_value("laplace").run())
-    ok(at.selectbox(key="stream_sample").set_value("bike").run())  # long series: the default is best on both
-    assert metrics(at)["Lowest mean error"] == "Fenwick + FDA" and metrics(at)["Lowest worst-step error"] == "Fenwick + FDA"
-    assert "Why the default differs" not in summary(at)
+    assert "The release default for the worst-step error, " + LABELS["smooth-binary"] in text
+    assert "Why the default differs" in text and "is lower on the mean error" in text and "costs no privacy" in text
+    ok(at.multiselect(key="mechanisms").set_value(["naive", "fenwick-fda"]).run())  # short horizon: Naive ahead
+    assert metrics(at)["Lowest mean error"] == "Naive" and "ten times longer" in summary(at)
+    ok(at.multiselect(key="mechanisms").set_value(["naive", "fenwick-fda", "smooth-binary", "kary"]).run())
+    ok(at.radio(key="stream_target").set_value("mean").run())
+    assert "The release default for the mean error, " + LABELS["kary"] in summary(at)
+    ok(at.selectbox(key="stream_sample").set_value("bike").run())  # long series: the default is best on the mean
+    assert metrics(at)["Lowest mean error"] == "k-ary tree"
 
 
 def test_matrices_in_tabs_and_teaching_expander(at):
@@ -323,8 +324,9 @@ def test_synthetic_stream(at):
 
 def test_gaussian_options(at):
     ok(at.radio(key="noise").set_value("gaussian").run())
-    assert "sqrt" in at.multiselect(key="mechanisms").value
-    assert LABELS["sqrt"] in table_mechanisms(at)
+    best = best_releasable("max", "gaussian", 181)  # the Gaussian release default joins the comparison
+    assert best in at.multiselect(key="mechanisms").value and LABELS[best] in table_mechanisms(at)
+    assert at.selectbox(key="release_mech").value == best
     assert not at.select_slider(key="delta").disabled and at.select_slider(key="rho").disabled
     g = metrics(at)[FDA_RMSE]
     ok(at.select_slider(key="delta").set_value(1e-3).run())
@@ -335,8 +337,8 @@ def test_gaussian_options(at):
     r = metrics(at)[FDA_MSE]
     ok(at.select_slider(key="rho").set_value(0.05).run())
     assert num(metrics(at)[FDA_MSE]) == pytest.approx(10 * num(r), rel=1e-3)
-    ok(at.radio(key="noise").set_value("laplace").run())
-    assert "sqrt" not in at.multiselect(key="mechanisms").value and LABELS["sqrt"] not in table_mechanisms(at)
+    ok(at.radio(key="noise").set_value("laplace").run())  # Gaussian-only factorisations leave the comparison
+    assert best not in at.multiselect(key="mechanisms").value and LABELS[best] not in table_mechanisms(at)
 
 
 def test_new_noise_draw_changes_seed_and_numbers(at):
@@ -413,15 +415,25 @@ def test_page_follows_the_skeleton_and_shows_the_simulation_banner(at):
 
 
 def test_release_mechanism_choice(at):
+    """The release default is the best releasable mechanism for the chosen target error, and says why."""
     box = at.selectbox(key="release_mech")
-    assert box.value == "fenwick-fda" and list(box.options) == [LABELS[m] for m in RELEASABLE]
+    assert box.value == best_releasable("max", "laplace", 181) and list(box.options) == [
+        LABELS[m] for m in releasable("laplace")]
     assert LABELS["sqrt"] not in box.options  # Laplace: sqrt has no pure-ε release
+    why = next(c.value for c in at.caption if c.value.startswith("Default:"))
+    assert "lowest worst-step error at N = 181" in why and LABELS[box.value] in why
+    ok(at.radio(key="stream_target").set_value("mean").run())  # the default follows the target
+    assert at.selectbox(key="release_mech").value == best_releasable("mean", "laplace", 181)
+    ok(at.selectbox(key="release_mech").set_value("fenwick-fda").run())  # a reader's choice is kept ...
+    ok(at.select_slider(key="epsilon").set_value(0.5).run())
+    assert at.selectbox(key="release_mech").value == "fenwick-fda"
+    assert "Your choice, Fenwick + FDA" in next(c.value for c in at.caption if c.value.startswith("Default:"))
     ok(at.radio(key="noise").set_value("gaussian").run())
     gauss = at.selectbox(key="release_mech")
     assert LABELS["sqrt"] in gauss.options  # Gaussian: released on the 2^-k lattice (dpviz.stream.lattice)
     ok(gauss.set_value("sqrt").run())
     ok(at.radio(key="noise").set_value("laplace").run())
-    assert at.selectbox(key="release_mech").value == "fenwick-fda"  # back to the default, never a refusal
+    assert at.selectbox(key="release_mech").value == best_releasable("mean", "laplace", 181)  # never a refusal
 
 
 def test_private_release_of_sqrt_on_the_lattice(at):
@@ -532,3 +544,18 @@ def test_browser_play_and_upload(page, streamlit_server):
     wait_idle(page)
     expect(metric_value(page, "Horizon N")).to_have_text("181")  # the earlier file is dropped: bundled flights
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
+
+
+def test_matrices_of_any_mechanism(at):
+    """Issue 20: the matrix heatmaps show the new mechanisms too (W = R Q for each), not only FDA's M, B, Σ."""
+    ok(at.number_input(key="horizon").set_value(31).run())
+    assert {"m_heatmap", "b_heatmap", "sigma_heatmap"} <= chart_keys(at)
+    ok(at.selectbox(key="matrix_mech").set_value("kary").run())
+    figs = {k: next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if k in c.proto.id)
+            for k in ("q_heatmap", "r_heatmap")}
+    q = np.asarray(plotly_z(at, next(i for i, c in enumerate(at.get("plotly_chart")) if "q_heatmap" in c.proto.id)),
+                   dtype=float)
+    r = np.asarray(plotly_z(at, next(i for i, c in enumerate(at.get("plotly_chart")) if "r_heatmap" in c.proto.id)),
+                   dtype=float)
+    np.testing.assert_allclose(r @ q, np.tril(np.ones((31, 31))), atol=1e-9)
+    assert "m_heatmap" not in chart_keys(at) and LABELS["kary"] in figs["q_heatmap"]["layout"]["title"]["text"]

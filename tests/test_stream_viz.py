@@ -103,16 +103,30 @@ def test_mse_table_without_fda_has_no_empty_ratio_column():
 def test_best_summary_names_the_error_and_the_reason():
     lap = [make_mechanism(m, 181, Noise.laplace(1.0)) for m in ("naive", "honaker", "fenwick-fda")]
     assert V.best_mechanisms(lap) == ("naive", "naive")
-    text = V.best_summary(lap)
+    text = V.best_summary(lap, default="fenwick-fda", target="mean")
     assert "Lowest mean error per step" in text and "Lowest worst-step error" in text and "(182)" in text
     assert "Why the default differs" in text and "N = 1,810" in text
     ratio = float(text.split("would be ")[1].split("×")[0])
     assert 0 < ratio < 1  # ten times longer, FDA is ahead of Naive on the mean
     long = [make_mechanism(m, 4095, Noise.laplace(1.0)) for m in ("naive", "honaker", "fenwick-fda")]
-    assert V.best_mechanisms(long) == ("fenwick-fda", "fenwick-fda") and "Why the default" not in V.best_summary(long)
+    assert V.best_mechanisms(long) == ("fenwick-fda", "fenwick-fda")
+    assert "Why the default" not in V.best_summary(long, default="fenwick-fda")
+    pair = [make_mechanism(m, 181, Noise.laplace(1.0)) for m in ("smooth-binary", "kary")]
+    text = V.best_summary(pair, default="smooth-binary", target="max")  # kary: lower mean, not the target
+    assert "the default minimises the worst-step error" in text and "lower on the mean error" in text
     gauss = [make_mechanism(m, 181, Noise.gaussian(0.5)) for m in ("naive", "sqrt", "fenwick-fda")]
-    assert V.best_mechanisms(gauss) == ("sqrt", "sqrt") and "lattice" in V.best_summary(gauss)
+    text = V.best_summary(gauss, default="fenwick-fda", releasable=("naive", "fenwick-fda"))
+    assert V.best_mechanisms(gauss) == ("sqrt", "sqrt") and "cannot be released with this noise" in text
     assert V.best_summary([]) == ""
+
+
+def test_release_default_reason_names_the_target_the_runner_up_and_a_costlier_choice():
+    ranking = (("kary", 76.0), ("smooth-binary", 144.0), ("naive", 182.0))
+    text = V.release_default_reason("mean", "laplace", 181, ranking, "naive")
+    assert text.startswith("Default: **" + V.LABELS["kary"] + "**") and "mean per-step error at N = 181" in text
+    assert "1.89× its variance" in text and "Your choice, " + V.LABELS["naive"] + ", has 2.39×" in text
+    tie = V.release_default_reason("max", "laplace", 181, (("smooth-binary", 144.0), ("kary", 144.0)), "smooth-binary")
+    assert "ties with it" in tie and "Your choice" not in tie
 
 
 def test_heatmaps_and_lambda_figure_layout():
@@ -140,3 +154,17 @@ def test_timestamps_are_sent_as_epoch_milliseconds_on_a_date_axis():
     x = np.asarray(V.release_figure(np.ones(n), rel, hours).data[-1].x, dtype=float)
     assert np.all(np.diff(x) == 3_600_000.0)  # an hour in milliseconds
     assert V.release_figure(np.ones(n), rel).layout.xaxis.type is None  # steps: a linear axis
+
+
+@pytest.mark.parametrize("name", ["naive", "fenwick-fda", "honaker", "smooth-binary", "kary", "sqrt", "blt"])
+def test_factor_matrices_multiply_to_the_running_total_matrix(name):
+    from dpviz.stream.strategy import strategy
+
+    fam = "gaussian" if name in ("sqrt", "blt") else "laplace"
+    q, r = V.factor_matrices(strategy(name, 13, fam))
+    np.testing.assert_allclose(r @ q, np.tril(np.ones((13, 13))), atol=1e-9)  # W = R Q
+    figs = V.factor_heatmaps(strategy(name, 13, fam))
+    if q.shape[0] > V.MATRIX_MAX:  # smooth binary measures 91 values at N = 13: too many rows to label
+        assert figs == {}
+    else:
+        assert set(figs) == {"Q", "R"} and "W = R Q" in figs["R"].layout.title.text

@@ -208,7 +208,8 @@ def for_display(table: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 
 DEFAULT_RELEASE = "fenwick-fda"
 _SHORT = {"naive": "Naive", "binary": "Binary tree", "fenwick": "Fenwick (λ = 1)", "fenwick-fda": "Fenwick + FDA",
-          "honaker": "Honaker", "sqrt": "Square-root factorisation"}
+          "honaker": "Honaker", "sqrt": "Square root", "smooth-binary": "Smooth binary", "kary": "k-ary tree",
+          "banded": "Banded Toeplitz", "blt": "BLT", "sqrt-weighted": "Square root, re-weighted"}
 
 
 def short_label(name: str) -> str:
@@ -231,12 +232,15 @@ def best_mechanisms(mechanisms: Sequence[Mechanism]) -> tuple[str, str]:
     return min(means, key=means.get), min(worst, key=worst.get)
 
 
-def best_summary(mechanisms: Sequence[Mechanism], *, default: str = DEFAULT_RELEASE, max_horizon: int = 1 << 20) -> str:
+def best_summary(mechanisms: Sequence[Mechanism], *, default: str = DEFAULT_RELEASE, target: str = "mean",
+                 releasable: Sequence[str] | None = None, max_horizon: int = 1 << 20) -> str:
     """Markdown: which selected mechanism has the lowest mean and the lowest worst-step error (analytic,
-    no data) and, when that is not the release default (Fenwick + FDA), why the default differs.
+    no data) and, when that is not the release default (``default``: the best releasable mechanism for the
+    ``target`` error, ``"max"`` or ``"mean"``), why the default differs. ``releasable``: the names a release
+    accepts with this noise (default: every name).
 
-    For Naive the text quotes Fenwick + FDA's mean error at ten times this horizon (the growth that
-    the default is chosen for), computed from the same structures.
+    For Naive the text quotes the default's mean error at ten times this horizon (the growth that the tree
+    and factorisation mechanisms are chosen for), computed from the same structures.
     """
     if not mechanisms:
         return ""
@@ -246,13 +250,14 @@ def best_summary(mechanisms: Sequence[Mechanism], *, default: str = DEFAULT_RELE
     lines = [f"**Lowest mean error per step** (mean MSE = total / N): **{LABELS[mean_best]}** "
              f"({human_number(by[mean_best].mean())}). **Lowest worst-step error** (largest MSE over the "
              f"{n:,} steps): **{LABELS[worst_best]}** ({human_number(by[worst_best].max())})."]
+    what = "worst-step" if target == "max" else "mean"
     if default in by:
         d = by[default]
-        lines.append(f"The release default, {LABELS[default]}: mean {human_number(d.mean())}, "
+        lines.append(f"The release default for the {what} error, {LABELS[default]}: mean {human_number(d.mean())}, "
                      f"worst step {human_number(d.max())}.")
     why = []
     others = {mean_best, worst_best} - {default}
-    growth = "(log N)³" if noise.family == "laplace" else "(log N)²"  # Δ₁² · popcount vs Δ₂² · popcount
+    growth = "(log N)³" if noise.family == "laplace" else "(log N)²"
     if "naive" in others:
         longer = min(10 * n, max_horizon)
         ratio = _mean_ratio(noise, default, "naive", longer) if longer > n else None
@@ -261,21 +266,17 @@ def best_summary(mechanisms: Sequence[Mechanism], *, default: str = DEFAULT_RELE
         why.append("Naive adds fresh noise to every count, so the error of the t-th total grows in proportion "
                    f"to t; the tree mechanisms pay a log N sensitivity up front (Theorem 5.1) and their error "
                    f"grows only like {growth} (§5.4.1). On a horizon this short Naive is still ahead." + at)
-    if "sqrt" in others:
-        than = (f" (its mean error is {by['sqrt'].mean() / by[default].mean():.2g}× that of {short_label(default)})"
-                if default in by else "")
-        why.append(f"The square-root factorisation is built for Gaussian noise and is lower here{than}; it can be "
-                   "released too — on the fine lattice 2⁻ᵏℤ with discrete Gaussian noise (pick it in the release "
-                   "box). The default stays Fenwick + FDA: an integer strategy released with exact discrete noise "
-                   "under both noise types, pure ε-DP Laplace included.")
-    rest = others - {"naive", "sqrt"}
-    if rest:
-        names = " and ".join(LABELS[m] for m in sorted(rest))
-        why.append(f"{names} is lower on one of the two errors at this N: FDA's weights are optimal among "
-                   "weightings of the Fenwick tree (problem 5.10), not among all mechanisms.")
-    if worst_best != default and mean_best == default:
-        why.append("FDA minimises the total (hence the mean) squared error, problem (5.10) — not the worst "
-                   "step; its worst step jumps when N is a power of two (the last total is then one big node).")
+    for m in sorted(others - {"naive"}):
+        if releasable is not None and m not in releasable:
+            why.append(f"{LABELS[m]} cannot be released with this noise (simulation only here).")
+            continue
+        lower = [e for e, b in (("mean", mean_best), ("worst-step", worst_best)) if b == m]
+        if what in lower:  # the lowest among the selected on the target error: the default is not selected
+            why.append(f"{LABELS[m]} is the lowest on the {what} error among the mechanisms selected; the default, "
+                       f"{LABELS.get(default, default)}, is lower still (select it above to compare).")
+        else:
+            why.append(f"{LABELS[m]} is lower on the {' and '.join(lower)} error; the default minimises the {what} "
+                       "error (choose “Release optimised for” above to change it, or pick it in the release box).")
     if why:
         lines.append("**Why the default differs:** " + " ".join(why) + " Choosing a mechanism from this table "
                      "costs no privacy: these errors depend on N and the noise only, never on the data.")
@@ -305,6 +306,53 @@ def strategy_heatmaps(lam: np.ndarray) -> dict[str, go.Figure]:
                       row_name="released total at step", col_name="node", colorbar="1 = total uses this node"),
         "Σ": _heatmap(np.diag(lam), "Weights Σ = diag(λ): how loudly each node is measured (Eq. 5.8)",
                       row_name="node", col_name="node", colorbar="weight λᵢ"),
+    }
+
+
+def release_default_reason(target: str, family: str, horizon: int, ranking: Sequence[tuple[str, float]],
+                           chosen: str) -> str:
+    """Why the release default is what it is: the best releasable mechanism for the target error, its margin
+    over the runner-up, and what the chosen one costs when the reader picked another."""
+    what = "worst-step" if target == "max" else "mean per-step"
+    (best, v0), rest = ranking[0], ranking[1:]
+    text = (f"Default: **{LABELS.get(best, best)}**, the releasable mechanism with the lowest {what} error at "
+            f"N = {horizon:,} with {'Laplace' if family == 'laplace' else 'Gaussian'} noise (exact variances, no data)")
+    if rest:
+        nxt, v1 = rest[0]
+        text += (f"; the next best, {LABELS.get(nxt, nxt)}, "
+                 + ("ties with it" if v1 <= 1.005 * v0 else f"has {v1 / v0:.2f}× its variance"))
+    if chosen != best:
+        vc = dict(ranking).get(chosen)
+        if vc is not None:
+            text += f". Your choice, {LABELS.get(chosen, chosen)}, has {vc / v0:.2f}× the {what} variance of the default"
+    return text + "."
+
+
+def factor_matrices(strat) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, R) of a mechanism W = R Q as dense matrices for a small horizon (N <= MATRIX_MAX): Q's column j is
+    what one unit count at step j adds to the measured values (unweighted; FDA's λ only scales their noise),
+    R's column i is how measured value i enters the released totals."""
+    n = strat.horizon
+    if n > MATRIX_MAX:
+        raise ValueError(f"factor_matrices: N = {n} is above {MATRIX_MAX}")
+    eye = np.eye(n)
+    q = np.stack([np.asarray(strat.answer(eye[j]), dtype=float) for j in range(n)], axis=1)
+    r = np.asarray(strat.estimator.apply(np.eye(strat.size)), dtype=float).T
+    return q, r
+
+
+def factor_heatmaps(strat) -> dict[str, go.Figure]:
+    """The strategy Q and the reconstruction R of any mechanism (W = R Q; the released totals are R (Q a + η));
+    empty when the mechanism measures more than MATRIX_MAX values (too many rows to label)."""
+    if strat.size > MATRIX_MAX:
+        return {}
+    q, r = factor_matrices(strat)
+    label = LABELS.get(strat.name, strat.name)
+    return {
+        "Q": _heatmap(q, f"Strategy Q of {label}: what each measured value adds up",
+                      row_name="measured value", col_name="step", colorbar="weight of the step"),
+        "R": _heatmap(r, f"Reconstruction R of {label}: how the totals are rebuilt (W = R Q)",
+                      row_name="released total at step", col_name="measured value", colorbar="coefficient"),
     }
 
 
