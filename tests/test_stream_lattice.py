@@ -140,7 +140,7 @@ def test_release_metadata_states_the_lattice():
 
 
 def test_releasable_lists():
-    assert "sqrt" not in RELEASABLE and LATTICE_RELEASABLE == ("sqrt", "banded", "blt", "sqrt-weighted")
+    assert "sqrt" not in RELEASABLE and LATTICE_RELEASABLE == ("sqrt", "banded", "blt", "sqrt-weighted", "blt-weighted")
     assert releasable("gaussian") == RELEASABLE + LATTICE_RELEASABLE and releasable(Noise.laplace(1.0)) == RELEASABLE
     with pytest.raises(InputError, match="discrete Gaussian noise only"):
         release(np.array([1, 2]), Noise.laplace(1.0, discrete=True), mechanism="sqrt")

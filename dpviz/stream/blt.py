@@ -212,7 +212,7 @@ def optimise_blt(horizon: int, buffers: int = DEFAULT_BUFFERS, objective: Object
     if isinstance(buffers, bool) or not isinstance(buffers, int) or not 1 <= buffers <= 32:
         raise InputError(f"buffers: expected 1..32, got {buffers!r}")
     d = min(buffers, max(1, (n.bit_length() + 1) // 2))  # more buffers than ~log2(N)/2 gain nothing
-    if n <= 2:  # c_1 alone matters; c = (1, 0): b = (1, 1) is optimal for N = 2 up to the scale
+    if n == 1:  # c = (1): nothing to optimise
         return BLT(n, (), (), objective)
     x0 = _start(d, n)
     lo = [math.log(1e-3 / n)] * d + [-40.0] * d

@@ -9,7 +9,8 @@
 
 ``--mechanism`` names the strategy (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt,
 sqrt-weighted, ...;
-``release`` without it takes the best releasable one for ``--target max|mean``); the noise flags are the shared ones of :mod:`dpviz.core.cliargs`.
+``release`` without it takes the best releasable one for ``--target max|mean``); the noise flags are the
+shared ones of :mod:`dpviz.core.cliargs`.
 
 **Caps, checked before any work.** The horizon N and the rows of an input file are capped at
 :data:`~dpviz.stream.fenwick.MAX_STEPS` (``--max-steps``), an input file at
@@ -72,8 +73,8 @@ def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
     r.add_argument("input", help=source_help.replace("a count column", "an integer count column"))
     r.add_argument("--mechanism", default=None, choices=MECHANISM_NAMES,
                    help="strategy (default: the best releasable one for --target at this horizon and noise, named in "
-                        "the output and the metadata's mechanism_choice; sqrt, banded, blt, sqrt-weighted: discrete "
-                        "Gaussian on the lattice 2^-k Z, give --rho or --epsilon/--delta)")
+                        "the output and the metadata's mechanism_choice; sqrt, banded, blt, sqrt-weighted, "
+                        "blt-weighted: discrete Gaussian on the lattice 2^-k Z, give --rho or --epsilon/--delta)")
     r.add_argument("--target", choices=("max", "mean"), default="max",
                    help="without --mechanism: pick the mechanism with the least worst-step (max, default) or mean "
                         "per-step analytic variance")

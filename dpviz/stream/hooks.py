@@ -50,7 +50,7 @@ AUDIT_HELP = "a count stream and the same stream with one more event at one step
 AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--mechanism", {"default": "fenwick-fda",
                      "help": "naive, binary, fenwick, fenwick-fda (default), honaker, ..., or a real factorisation sqrt, "
-                             "banded, blt, sqrt-weighted (discrete Gaussian on the lattice 2^-k Z at (ε, 1e-6))"}),
+                             "banded, blt, sqrt-weighted, blt-weighted (discrete Gaussian on the 2^-k Z lattice at (ε, 1e-6))"}),
 )
 
 
@@ -91,7 +91,8 @@ def audit_target(epsilon: float = 1.0, *, mechanism: str = "fenwick-fda", step: 
 
 
 # ---- sweep ------------------------------------------------------------------------------------------------
-SWEEP_HELP = "stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt, sqrt-weighted, ...) on a count series"
+SWEEP_HELP = ("stream mechanisms (naive, binary, fenwick, fenwick-fda, honaker, sqrt, banded, blt, sqrt-weighted, "
+              "blt-weighted, ...) on a count series")
 SWEEP_OPTIONS: dict[str, Any] = {"horizon": None, "count_column": None, "time_column": None}
 SWEEP_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--horizon", {"type": int, "help": "number of releases N (default: the series length)"}),

@@ -140,6 +140,8 @@ class Mechanism:
             return _BandedStreamer(self, rng)
         if self.name == "sqrt-weighted":
             return _WeightedSquareRootStreamer(self, rng)
+        if self.name == "blt-weighted":
+            return _WeightedBLTStreamer(self, rng)
         return _SquareRootStreamer(self, rng)
 
 
@@ -463,3 +465,16 @@ class _WeightedSquareRootStreamer(_SquareRootStreamer):
         t = self.t
         self.z[t - 1] = self._z() * self.mech.node_scales.item(t - 1)
         return self.total + float(self.c[:t] @ self.z[t - 1 :: -1]), self.var.item(t - 1)
+
+
+class _WeightedBLTStreamer(_BLTStreamer):
+    """``blt-weighted``: the BLT's O(d) buffers, row k's noise entering at its own scale σ/d_k (a table lookup)."""
+
+    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
+        super().__init__(mech, rng)
+        self.node_scale = mech.node_scales  # σ/d_k, cached with the mechanism
+
+    def step(self, a_t: float) -> tuple[float, float]:
+        self._advance(a_t)
+        self.acc += self.update(self._z() * self.node_scale.item(self.t - 1))
+        return self.total + self.acc, self.var.item(self.t - 1)

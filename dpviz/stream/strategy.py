@@ -44,7 +44,8 @@ Mechanisms (``name``: strategy Q → estimator R):
   B = W C⁻¹; O(b) / O(d) state per step. Released like ``sqrt`` on the lattice; Gaussian only.
 * ``sqrt-weighted``: the square root with re-weighted rows, W = (L D⁻¹)(D L), D minimising the worst-step
   error (the FDA idea of Eq. 5.8 on the square root; :mod:`dpviz.stream.weighted`): the best worst-step
-  error here; released on the lattice with noise σ/d_i per row; Gaussian only.
+  error here; released on the lattice with noise σ/d_i per row; Gaussian only. ``blt-weighted``: the same
+  weights on the BLT strategy, O(d) streaming state.
 
 **Weighted measurement and discrete noise.** The weighted Fenwick mechanism measures λ_i c_i with
 noise of scale b = Δ/ε (Laplace) or σ = Δ₂/√(2ρ) (Gaussian), Δ the largest column norm of ΣM. That
@@ -86,12 +87,13 @@ from dpviz.stream.fenwick import bound_violation, check_horizon, column_chain_su
 from dpviz.stream.weights import fda_weights
 
 MECHANISM_NAMES: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "sqrt", "smooth-binary",
-                                   "kary", "banded", "blt", "sqrt-weighted")
+                                   "kary", "banded", "blt", "sqrt-weighted",
+                                   "blt-weighted")
 RELEASABLE: tuple[str, ...] = ("naive", "binary", "fenwick", "fenwick-fda", "honaker", "smooth-binary", "kary")
 """Mechanisms releasable with either noise family: the integer strategies (discrete noise on their answers).
 :func:`releasable` is the full list for one family: it adds the real factorisations (:data:`LATTICE_RELEASABLE`)
 for Gaussian noise (released on the lattice 2^−k ℤ, :mod:`dpviz.stream.lattice`)."""
-LATTICE_RELEASABLE: tuple[str, ...] = ("sqrt", "banded", "blt", "sqrt-weighted")
+LATTICE_RELEASABLE: tuple[str, ...] = ("sqrt", "banded", "blt", "sqrt-weighted", "blt-weighted")
 """Real-valued factorisations released on the lattice 2^−k ℤ with discrete Gaussian noise (ρ-zCDP only)."""
 LABELS: dict[str, str] = {
     "naive": "Naive (noisy increments)",
@@ -105,6 +107,7 @@ LABELS: dict[str, str] = {
     "banded": "Banded Toeplitz factorisation (Gaussian)",
     "blt": "Buffered-linear-Toeplitz factorisation (Gaussian)",
     "sqrt-weighted": "Square root, re-weighted rows (Gaussian)",
+    "blt-weighted": "BLT, re-weighted rows (Gaussian)",
 }
 UNIT_OF_PRIVACY: str = capability("stream").unit_of_privacy
 
@@ -408,12 +411,12 @@ def _strategy(name: str, horizon: int, family: Family) -> StreamStrategy:
         from dpviz.stream.toeplitz import ToeplitzStrategy  # here: that module builds on this one
 
         return ToeplitzStrategy(name, horizon, family)
-    if name == "sqrt-weighted":
+    if name in ("sqrt-weighted", "blt-weighted"):
         if family != "gaussian":
             raise InputError(f"mechanism {name!r}: a real factorisation needs Gaussian noise (ρ-zCDP)")
-        from dpviz.stream.weighted import WeightedSqrtStrategy  # here: that module builds on this one
+        from dpviz.stream.weighted import WeightedBLTStrategy, WeightedSqrtStrategy  # here: they build on this module
 
-        return WeightedSqrtStrategy(name, horizon, family)
+        return (WeightedSqrtStrategy if name == "sqrt-weighted" else WeightedBLTStrategy)(name, horizon, family)
     raise InputError(f"mechanism: expected one of {', '.join(MECHANISM_NAMES)}, got {name!r}")
 
 

@@ -12,6 +12,8 @@ worst step share, are measured more precisely) comes within about 1.5% of the is
 factorisation" figure 0.846 + ln N/π at N = 2^16..2^20 (1.013× and 1.015× measured), where the square root is
 1.05× and 1.04×. No Toeplitz factorisation optimised here (BLT with up to 8 buffers, banded, the full Toeplitz
 at N ≤ 64) went below the square root's worst-step error: the gain needs the non-Toeplitz D.
+``blt-weighted`` puts the same weights on the BLT strategy (:mod:`dpviz.stream.blt`, the square root to ~10^-4):
+the same worst-step error with O(d) streaming state.
 
 **Weights.** :func:`row_weights` minimises a log-sum-exp smoothing of log γ₂(d) (sharpness 20 → 2000, L-BFGS,
 dense N×N, exact gradient) for N ≤ :data:`DENSE_MAX`; a longer horizon takes the N0 = :data:`DENSE_MAX` optimum
@@ -53,7 +55,7 @@ from dpviz.stream.lattice import (
 from dpviz.stream.strategy import StreamStrategy, _padded, check_family
 from dpviz.stream.toeplitz import ToeplitzEstimator
 
-__all__ = ["DENSE_MAX", "FLOAT_MARGIN", "row_weights", "weighted_gamma2", "WeightedSqrtStrategy",
+__all__ = ["DENSE_MAX", "FLOAT_MARGIN", "row_weights", "weighted_gamma2", "WeightedSqrtStrategy", "WeightedBLTStrategy",
            "WeightedLattice", "weighted_lattice_measure"]
 
 DENSE_MAX = 512
@@ -103,18 +105,21 @@ def row_weights(horizon: int) -> np.ndarray:
     return _row_weights(check_horizon(horizon))
 
 
-def _weighted_norms(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(‖D L e_j‖₂², ‖row_t(L D⁻¹)‖₂²) for every j, t, by FFT."""
+def _weighted_norms(weights: np.ndarray, strategy: np.ndarray | None = None,
+                    decoder: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(‖D C e_j‖₂², ‖row_t(B D⁻¹)‖₂²) for every j, t, by FFT; C = B = L (the square root) unless given."""
     d2 = np.square(np.asarray(weights, dtype=float))
-    c2 = sqrt_coefficients(d2.size) ** 2
+    root = sqrt_coefficients(d2.size)
+    c2 = np.square(root if strategy is None else np.asarray(strategy, dtype=float))
+    b2 = np.square(root if decoder is None else np.asarray(decoder, dtype=float))
     col = toeplitz_apply(c2, d2[::-1])[::-1]  # Σ_k c_k² d²_{j+k}
-    row = toeplitz_apply(c2, 1.0 / d2)  # Σ_k c_k² / d²_{t−k}
+    row = toeplitz_apply(b2, 1.0 / d2)  # Σ_k b_k² / d²_{t−k}
     return col, row
 
 
-def weighted_gamma2(weights: np.ndarray) -> float:
-    """γ₂(d) = max column norm of D L × max row norm of L D⁻¹."""
-    col, row = _weighted_norms(weights)
+def weighted_gamma2(weights: np.ndarray, strategy: np.ndarray | None = None, decoder: np.ndarray | None = None) -> float:
+    """γ₂(d) = max column norm of D C × max row norm of B D⁻¹ (C = B = L unless given)."""
+    col, row = _weighted_norms(weights, strategy, decoder)
     return math.sqrt(float(col.max()) * float(row.max()))
 
 
@@ -132,6 +137,7 @@ class WeightedSqrtStrategy(StreamStrategy):
 
     @property
     def lattice_coefficients(self) -> np.ndarray:
+        """C's coefficients (the square root's: C = B = L)."""
         return self.estimator.coefficients
 
     @property
@@ -148,7 +154,7 @@ class WeightedSqrtStrategy(StreamStrategy):
 
     @cached_property
     def _l2(self) -> float:
-        return math.sqrt(float(_weighted_norms(self.weights)[0].max()))
+        return math.sqrt(float(_weighted_norms(self.weights, self.lattice_coefficients)[0].max()))
 
     def sensitivity(self, family: Family | None = None) -> float:
         if check_family(family or self.family) != "gaussian":
@@ -156,7 +162,29 @@ class WeightedSqrtStrategy(StreamStrategy):
         return self._l2
 
     def answer(self, data: Any) -> np.ndarray:
-        return toeplitz_apply(self.estimator.coefficients, _padded(data, self.horizon))
+        return toeplitz_apply(self.lattice_coefficients, _padded(data, self.horizon))
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedBLTStrategy(WeightedSqrtStrategy):
+    """``blt-weighted``: the same row weights on the BLT strategy C (:func:`dpviz.stream.blt.blt`, the square root
+    to ~10^-4 in the worst step), decoder B D⁻¹ with the BLT decoder B: the worst-step error of ``sqrt-weighted``
+    with the BLT's O(d) streaming state (the noise of row k enters the d buffers at its scale σ/d_k)."""
+
+    @cached_property
+    def factor(self) -> Any:
+        from dpviz.stream.blt import blt
+
+        return blt(self.horizon)
+
+    @property
+    def lattice_coefficients(self) -> np.ndarray:
+        return self.factor.coefficients
+
+    @cached_property
+    def estimator(self) -> ToeplitzEstimator:
+        return ToeplitzEstimator(self.horizon, readonly(np.array(self.factor.decoder, dtype=float)),
+                                 "blt-weighted-decoder")
 
 
 @dataclass(frozen=True)
