@@ -495,7 +495,11 @@ else:
         st.caption(f"GReM-LNN: {info.get('iterations', 0):,} iterations, {info.get('restarts', 0)} restarts, "
                    f"final step size {info.get('step', 0.0):.3g}; {why} "
                    f"({'converged' if info.get('converged') else 'not converged'}).")
-        if hist:
+        if hist and st.toggle("Show GReM-LNN's convergence: the dual objective and the negative mass per iteration",
+                              key="marginals_show_lnn",
+                              help="Dual ascent (Alg. 6 of the paper, corrected): the objective should level off and the "
+                                   "negative mass fall to zero. Off by default: one chart less to redraw on every "
+                                   "ε move."):
             ui.chart(st, vm.lnn_convergence_figure(hist), key="marginals_lnn_chart", width="stretch")
 
     long = lambda: vm.marginals_long_table(domain, {"true": sim.truth} | {names[m]: r.marginals

@@ -48,6 +48,7 @@ from dpviz.viz import graph as vg
 
 CAP = capability("graph")
 ui.page_setup(CAP.name)
+INSPECT_VIEWS = {"relabel": "Step 1: relabelling", "decompose": "Steps 2–4: decomposition and reconstruction"}
 EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0]
 SHARE_OPTIONS = list(range(1, 11))
 DEFAULT_SPLIT = (3, 7, 3)  # ε_D^d : ε_D^c : ε_R (the paper's 3 : 7 : 3)
@@ -307,27 +308,30 @@ st.dataframe(vg.budget_frame(rel.steps, eps), hide_index=True, key="graph_budget
                                 "Share of ε", format="percent", min_value=0.0, max_value=1.0,
                                 help="this sub-budget's part of the total ε")})
 
-a1, a2 = st.columns(2)
 sim_key = (data_key, inspect, eps, _split_for(inspect, split), seed)  # every input of the inspected release
-ui.chart(a1, input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
-if rel.order is not None:
-    ui.chart(a2, figure("relabelled", sim_key, lambda: vg.adjacency_figure(
-        graph.edges, n, order=rel.order, labels=graph.labels, title=f"True adjacency, relabelled by {inspect} "
-                                                                    "(Step 1)")),
-        key="graph_adj_relabelled", width="stretch")
-    history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
-    if history and st.toggle("Show how Step 1 converged: q(L) per iteration of Alg. 1", key="graph_show_labelling",
-                             help="The relabelling objective q(L) (Eq. 1) after each iteration. Off by default: "
-                                  "one chart less to redraw on every ε move."):
-        ui.chart(st, figure("labelling", sim_key, lambda: vg.labelling_figure(
-            history, title="Step 1 (Alg. 1): q(L) per iteration" + (" on the noisy degrees" if rel.private
-                                                                     else " on the true degrees"))),
-            key="graph_labelling_chart", width="stretch")
-    st.caption("Alg. 1 moves high-degree vertices to the middle rows (Eq. 1), so dense and sparse blocks form. "
-               + ("drf-dp orders by noisy degrees (budget ε_R): the order is private."
-                  if rel.private else f"The published DRF orders by the true degrees with no budget: {NOT_PRIVATE_LABEL}."))
-else:
-    a2.info(f"{label} does not relabel the vertices: its matrix is in the input order.", icon=":material/info:")
+view = st.radio("Show", list(INSPECT_VIEWS), format_func=INSPECT_VIEWS.get, key="graph_view", horizontal=True,
+                index=1, help="One step of the method at a time (each view follows ε): fewer charts to redraw "
+                              "on every ε move.")
+if view == "relabel":
+    a1, a2 = st.columns(2)
+    ui.chart(a1, input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
+    if rel.order is not None:
+        ui.chart(a2, figure("relabelled", sim_key, lambda: vg.adjacency_figure(
+            graph.edges, n, order=rel.order, labels=graph.labels, title=f"True adjacency, relabelled by {inspect} "
+                                                                        "(Step 1)")),
+            key="graph_adj_relabelled", width="stretch")
+        history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
+        if history and st.toggle("Show how Step 1 converged: q(L) per iteration of Alg. 1", key="graph_show_labelling",
+                                 help="The relabelling objective q(L) (Eq. 1) after each iteration."):
+            ui.chart(st, figure("labelling", sim_key, lambda: vg.labelling_figure(
+                history, title="Step 1 (Alg. 1): q(L) per iteration" + (" on the noisy degrees" if rel.private
+                                                                         else " on the true degrees"))),
+                key="graph_labelling_chart", width="stretch")
+        st.caption("Alg. 1 moves high-degree vertices to the middle rows (Eq. 1), so dense and sparse blocks form. "
+                   + ("drf-dp orders by noisy degrees (budget ε_R): the order is private."
+                      if rel.private else f"The published DRF orders by the true degrees with no budget: {NOT_PRIVATE_LABEL}."))
+    else:
+        a2.info(f"{label} does not relabel the vertices: its matrix is in the input order.", icon=":material/info:")
 
 
 def _remember_depth() -> None:
@@ -366,7 +370,8 @@ def decomposition_view() -> None:
                    + (")." if rel.private else f"; the published DRF copies true edges — {NOT_PRIVATE_LABEL})."))
 
 
-decomposition_view()
+if view == "decompose":
+    decomposition_view()
 
 sim_stem = f"{stem}.{inspect}.eps{eps:g}.seed{seed}"
 d1, d2 = st.columns(2)

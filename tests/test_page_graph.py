@@ -84,10 +84,13 @@ def test_default_load_karate_all_methods(at):
     assert not table.isin(["None", "nan", "inf"]).any().any()
     assert any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf is selected: the warning is shown
     assert "graph_budget_chart" not in chart_keys(at)  # the table's share bars say it: one figure fewer
-    assert {"graph_degree_chart", "graph_adj_input", "graph_adj_relabelled",
-            "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
-    assert "graph_labelling_chart" not in chart_keys(at)  # Step 1's q(L) history waits for its toggle
-    ok(at.toggle(key="graph_show_labelling").set_value(True).run())
+    # one step at a time (issue 19: fewer charts per ε move): Steps 2-4 by default, Step 1 on its view
+    assert {"graph_degree_chart", "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
+    assert not {"graph_adj_input", "graph_adj_relabelled", "graph_labelling_chart"} & chart_keys(at)
+    ok(at.radio(key="graph_view").set_value("relabel").run())
+    assert {"graph_adj_input", "graph_adj_relabelled"} <= chart_keys(at)
+    assert not {"graph_partition_chart", "graph_adj_released", "graph_labelling_chart"} & chart_keys(at)
+    ok(at.toggle(key="graph_show_labelling").set_value(True).run())  # Step 1's q(L) history waits for its toggle
     assert "graph_labelling_chart" in chart_keys(at)
     # the degree chart: the true distribution first, then one series per method
     names = [t["name"] for t in chart(at, "graph_degree_chart")["data"]]
@@ -179,14 +182,17 @@ def test_chosen_depth_is_kept_when_epsilon_moves(at):
 
 
 def test_every_view_follows_epsilon(at):
-    ok(at.toggle(key="graph_show_labelling").set_value(True).run())
-    before = {k: chart(at, k)["data"] for k in ("graph_degree_chart", "graph_adj_relabelled",
-                                                "graph_labelling_chart", "graph_partition_chart",
-                                                "graph_adj_released")}
+    before = {k: chart(at, k)["data"] for k in ("graph_degree_chart", "graph_partition_chart", "graph_adj_released")}
     ok(at.select_slider(key="graph_epsilon").set_value(5.0).run())
     for key, data in before.items():
         assert chart(at, key)["data"] != data, key
-    assert chart(at, "graph_adj_input")["data"] == chart(at, "graph_adj_input")["data"]
+    ok(at.radio(key="graph_view").set_value("relabel").run())
+    ok(at.toggle(key="graph_show_labelling").set_value(True).run())
+    before = {k: chart(at, k)["data"] for k in ("graph_adj_input", "graph_adj_relabelled", "graph_labelling_chart")}
+    ok(at.select_slider(key="graph_epsilon").set_value(1.0).run())
+    for key in ("graph_adj_relabelled", "graph_labelling_chart"):
+        assert chart(at, key)["data"] != before[key], key
+    assert chart(at, "graph_adj_input")["data"] == before["graph_adj_input"]  # the true graph: no ε in it
 
 
 def test_figures_are_light_and_titles_clear_the_axes(at):
@@ -194,13 +200,14 @@ def test_figures_are_light_and_titles_clear_the_axes(at):
     bottom, so no title collides with an axis title; the 0/1 matrix says "edge" / "no edge"."""
     for c in at.get("plotly_chart"):
         assert len(c.proto.spec) < 120_000, c.proto.id
-    for key in ("graph_adj_input", "graph_adj_relabelled", "graph_adj_released"):
-        fig = chart(at, key)
+    part = chart(at, "graph_partition_chart")
+    released = chart(at, "graph_adj_released")
+    ok(at.radio(key="graph_view").set_value("relabel").run())
+    for fig in (chart(at, "graph_adj_input"), chart(at, "graph_adj_relabelled"), released):
         assert fig["layout"]["xaxis"].get("side", "bottom") == "bottom"
         assert fig["layout"]["title"]["yref"] == "container"
         heat = fig["data"][0]
         assert heat["colorbar"]["ticktext"] == ["no edge", "edge"] and "texttemplate" not in heat
-    part = chart(at, "graph_partition_chart")
     assert part["layout"]["xaxis"].get("side", "bottom") == "bottom"
     assert "released edges" in part["data"][0]["colorbar"]["title"]["text"]
     assert any("What am I looking at?" in e.proto.label for e in at.expander)
@@ -210,6 +217,7 @@ def test_figures_are_light_and_titles_clear_the_axes(at):
 
 # ---- data upload ----------------------------------------------------------------------------------
 def test_upload_good_then_malformed_clears_the_earlier_upload(at):
+    ok(at.radio(key="graph_view").set_value("relabel").run())  # the input adjacency is on Step 1's view
     ok(at.radio(key="graph_source").set_value("upload").run())
     assert any("still showing karate" in i.value for i in at.info) and metrics(at)["Vertices |V|"] == "34"
     upload_graph(at)

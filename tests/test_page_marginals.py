@@ -224,6 +224,8 @@ def test_lnn_convergence_chart(at):
     info = sim.results["lnn"].info
     assert any(c.value.startswith(f"GReM-LNN: {info['iterations']} iterations") for c in at.caption)
     assert len(info["history"]) >= 1
+    assert "marginals_lnn_chart" not in chart_keys(at)  # behind its toggle: one chart less per ε move
+    ok(at.toggle(key="marginals_show_lnn").set_value(True).run())
     fig = chart(at, "marginals_lnn_chart")
     assert [t["name"] for t in fig["data"]] == ["dual objective", "negative mass"]
     assert len(decode_plotly_array(fig["data"][0]["x"])) >= 1
