@@ -92,7 +92,7 @@ def test_streaming_state_is_o_of_d_and_equals_batch():
     st = mech.streamer(np.random.default_rng(3))
     out = np.array([st.step(x) for x in a])
     np.testing.assert_allclose(out[:, 0], batch.prefix_sums, atol=1e-9 * (1 + np.abs(batch.prefix_sums).max()))
-    assert st.buffers == mech.strategy.factor.buffers <= B.DEFAULT_BUFFERS and len(st.buf) == 8  # O(d) state, not O(N)
+    assert len(st.poles) == mech.strategy.factor.buffers <= B.DEFAULT_BUFFERS  # O(d) state, not O(N)
 
 
 def test_release_on_the_lattice_charges_the_rounded_strategy():
@@ -152,14 +152,20 @@ def test_cli_release_default_names_the_chosen_mechanism(tmp_path, capsys):
                      "--output", str(tmp_path / "v.csv")]) == 0
 
 
-def test_unrolled_update_equals_the_general_one():
-    from dpviz.stream.mechanism import _blt_update, _blt_update8
-
-    f = _random_blt(np.random.default_rng(7), 50, 5)
-    fast, _ = _blt_update8(f.theta, f.omega)
-    slow, state = _blt_update(f.theta, f.omega)
-    z = np.random.default_rng(8).normal(size=50).tolist()
-    np.testing.assert_allclose([fast(v) for v in z], [slow(v) for v in z], rtol=1e-12, atol=1e-14)
-    assert len(state) == 5
-    impulse, _ = _blt_update8(f.theta, f.omega)  # the impulse response's running sums are the decoder b
-    np.testing.assert_allclose(np.cumsum([impulse(1.0)] + [impulse(0.0) for _ in range(49)]), f.decoder, atol=1e-12)
+def test_streamer_equals_the_scalar_blt_recursion():
+    """The streamer's block parallel form (poles of C⁻¹) = the BLT's defining recursion y_t = z_t − Σ ω_i S_i,
+    S_i ← θ_i S_i + y_t, step by step, across several blocks."""
+    n = 9000  # > 2 blocks of 4096
+    mech = make_mechanism("blt", n, Noise.gaussian(0.5))
+    f = mech.strategy.factor
+    st = mech.streamer(np.random.default_rng(4))
+    got = np.array([st.step(0)[0] for _ in range(n)])
+    z = np.random.default_rng(4).normal(size=n) * mech.base_scale
+    state, want, acc = [0.0] * f.buffers, [], 0.0
+    for v in z.tolist():
+        y = v - sum(w * s for w, s in zip(f.omega, state))
+        state = [t * s + y for t, s in zip(f.theta, state)]
+        acc += y
+        want.append(acc)
+    np.testing.assert_allclose(got, want, atol=1e-9)
+    assert len(st.poles) == f.buffers and len(st.block) <= st.BLOCK  # O(d) state plus one block, whatever N

@@ -388,53 +388,51 @@ class _SquareRootStreamer(_Streamer):
         return self.total + float(self.c[:t] @ self.z[t - 1 :: -1]), self.var.item(t - 1)
 
 
-def _blt_update8(theta: Sequence[float], omega: Sequence[float]):
-    """y = z − Σ_i ω_i S_i, then S_i ← θ_i S_i + y, unrolled for up to 8 buffers (unused ones: θ = ω = 0, inert):
-    constants in closure cells, the state in one list, no loop or allocation but the state tuple."""
-    t0, t1, t2, t3, t4, t5, t6, t7 = list(theta) + [0.0] * (8 - len(theta))
-    w0, w1, w2, w3, w4, w5, w6, w7 = list(omega) + [0.0] * (8 - len(omega))
-    state = [0.0] * 8
-
-    def update(z: float) -> float:
-        s0, s1, s2, s3, s4, s5, s6, s7 = state
-        y = z - (w0 * s0 + w1 * s1 + w2 * s2 + w3 * s3 + w4 * s4 + w5 * s5 + w6 * s6 + w7 * s7)
-        state[:] = (t0 * s0 + y, t1 * s1 + y, t2 * s2 + y, t3 * s3 + y, t4 * s4 + y, t5 * s5 + y, t6 * s6 + y,
-                    t7 * s7 + y)
-        return y
-
-    return update, state
-
-
-def _blt_update(theta: Sequence[float], omega: Sequence[float]):
-    """The same update for any number of buffers (list comprehensions)."""
-    th, om = list(theta), list(omega)
-    state = [0.0] * len(th)
-
-    def update(z: float) -> float:
-        y = z - sum([w * s for w, s in zip(om, state)])
-        state[:] = [t * s + y for t, s in zip(th, state)]
-        return y
-
-    return update, state
-
-
 class _BLTStreamer(_Streamer):
-    """O(d) state and work per step (Dvijotham et al., FOCS 2024): the released total is s_t + σ Σ_{j≤t} y_j
-    with y = C⁻¹ z, y_t = z_t − Σ_i ω_i S_i and then S_i ← θ_i S_i + y_t (:mod:`dpviz.stream.blt`). Plain
-    Python floats; up to 8 buffers unrolled (:func:`_blt_update8`)."""
+    """O(d) state (Dvijotham et al., FOCS 2024): the released total is s_t + σ (B z)_t, B = W C⁻¹ (:mod:`dpviz.stream.blt`).
+
+    The noise part σ (B z)_t does not depend on the counts, so it is produced a block of :attr:`BLOCK` variates at a
+    time (the variates :meth:`_z` would draw, in the same order) in the BLT's parallel form: C⁻¹ is a BLT with real
+    distinct poles λ_j (Thm 3.3), (C⁻¹ u)_t = u_t + Σ_j ω'_j Σ_{k≥1} λ_j^{k−1} u_{t−k}, i.e. d first-order filters
+    (``scipy.signal.lfilter``, one state each) and one running sum. A step is plain Python: the count checks, one
+    read of the block, one addition. Memory: d filter states and one block, whatever N."""
 
     def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
         super().__init__(mech, rng)
         factor = mech.strategy.factor  # type: ignore[attr-defined]
-        make = _blt_update8 if len(factor.theta) <= 8 else _blt_update
-        self.update, self.buf = make(factor.theta, factor.omega)
         self.buffers = len(factor.theta)
+        lam, weight = factor.inverse if self.buffers else (np.zeros(0), np.zeros(0))
+        self.poles = [(float(lj), float(wj), np.zeros(1)) for lj, wj in zip(lam, weight)]
         self.acc = 0.0
+        self.block: list[float] = []
+        self.k = 0
+
+    def _unit_scales(self, start: int, k: int) -> np.ndarray | float:
+        """The noise scale of steps start..start+k−1 (one base scale; per row for ``blt-weighted``)."""
+        return self.scale
+
+    def _refill(self) -> None:
+        from scipy.signal import lfilter
+
+        k = min(self.BLOCK, self._left)
+        u = self.mech.noise.standard(self.rng, k) * self._unit_scales(self.t - 1, k)
+        self._left -= k
+        y = u.copy()
+        for j, (lj, wj, zi) in enumerate(self.poles):  # O(d) first-order filters, vectorised over the block
+            f, zf = lfilter([0.0, 1.0], [1.0, -lj], u, zi=zi)
+            y += wj * f
+            self.poles[j] = (lj, wj, zf)
+        acc = self.acc + np.cumsum(y)
+        self.acc = float(acc[-1])
+        self.block, self.k = acc.tolist(), 0
 
     def step(self, a_t: float) -> tuple[float, float]:
         self._advance(a_t)
-        self.acc += self.update(self._z())
-        return self.total + self.scale * self.acc, self.var.item(self.t - 1)
+        if self.k == len(self.block):
+            self._refill()
+        noise = self.block[self.k]
+        self.k += 1
+        return self.total + noise, self.var.item(self.t - 1)
 
 
 class _BandedStreamer(_Streamer):
@@ -468,13 +466,7 @@ class _WeightedSquareRootStreamer(_SquareRootStreamer):
 
 
 class _WeightedBLTStreamer(_BLTStreamer):
-    """``blt-weighted``: the BLT's O(d) buffers, row k's noise entering at its own scale σ/d_k (a table lookup)."""
+    """``blt-weighted``: the BLT's O(d) filters, row k's noise entering at its own scale σ/d_k."""
 
-    def __init__(self, mech: Mechanism, rng: np.random.Generator) -> None:
-        super().__init__(mech, rng)
-        self.node_scale = mech.node_scales  # σ/d_k, cached with the mechanism
-
-    def step(self, a_t: float) -> tuple[float, float]:
-        self._advance(a_t)
-        self.acc += self.update(self._z() * self.node_scale.item(self.t - 1))
-        return self.total + self.acc, self.var.item(self.t - 1)
+    def _unit_scales(self, start: int, k: int) -> np.ndarray | float:
+        return self.mech.node_scales[start : start + k]
