@@ -41,7 +41,8 @@ def boosting(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.n
     z[v] = ṽ[v] at leaves, else z[v] = (k^ℓ - k^{ℓ-1})/(k^ℓ - 1) ṽ[v] + (k^{ℓ-1} - 1)/(k^ℓ - 1) Σ_{u∈C_v} z[u];
     h̄[root] = z[root], h̄[u] = z[u] + (h̄[f_u] - Σ_{s∈C_{f_u}} z[s]) / k.
     Each pass is one compiled step per height block (the workspace steps of
-    :mod:`dpviz.tree.propagation`); on deep trees each pass is one sparse triangular solve instead:
+    :mod:`dpviz.tree.propagation`); on deep trees each pass is one tree-contraction sweep instead
+    (:mod:`dpviz.tree.sweeps`, O(n) work in O(log n) vectorised rounds):
     z = G⁻ᵀ v' with node weights 1/b_ℓ and v' = (a_ℓ/b_ℓ) ṽ on internal nodes (1 and ṽ on leaves),
     then h̄ = G⁻¹ c with edge weights 1/k and c_u = z_u - Σ_{s∈C_{f_u}} z_s / k. Ignores ``d`` (the
     estimator assumes equal noise on all nodes).
@@ -59,7 +60,7 @@ def boosting(tree: Tree, noisy: np.ndarray, d: np.ndarray | None = None) -> np.n
     else:  # written with k^{-ℓ} so tall trees do not overflow
         a_coef = (1.0 - 1.0 / k) / (1.0 - k ** (-ell))
         b_coef = (1.0 - k ** (1.0 - ell)) / (k * (1.0 - k ** (-ell)))
-    if tree.is_deep:  # h ~ n: two sparse triangular solves (factors kept per tree) instead of h steps
+    if tree.is_deep:  # h ~ n: two contraction sweeps (dpviz.tree.sweeps; the schedule kept per tree) instead of h steps
         w_level, v_level = np.ones(h + 1), np.ones(h + 1)  # by height; leaves (ℓ = 1) keep ṽ
         w_level[2:] = 1.0 / b_coef[2:]
         v_level[2:] = a_coef[2:] / b_coef[2:]
