@@ -40,6 +40,8 @@ ROWS = [
     Row("tree_io.release", "`tree release` of a 10⁶-node CSV, ids 0..n−1, in process (`bench/tree_io_bench.py`; "
         "the goal's measure)", "6.0–6.2 s (43×), 574 MB",
         "formatting 3·10⁶ shortest round-trip floats alone is 0.3 s"),
+    Row("tree_io.release_deep", "the same size, a deep tree (height ~3.9·10⁴: node i hangs from i − U{1..50}), "
+        "in process (issue 21: deep trees in O(n))", "9.8× pyarrow (two sparse LU factorisations; issue 21)"),
     Row("tree_io.release_labelled", "the same CSV with string ids (hashed), in process", "—"),
     Row("tree_io.release_process", "the same CSV as a fresh `python -m dpviz` process (startup included, as the "
         "issue measured it)", "6.1 s, 660 MB (issue 11)"),
