@@ -16,10 +16,12 @@
 The result is a :class:`StreamRelease` (a :class:`dpviz.core.release.Release`): ``values`` (the released
 running totals), ``budget`` (one part: the whole budget), ``table()`` (the released totals and their
 analytic variances only) and ``metadata()`` (built by :func:`dpviz.core.release.release_metadata`; nothing
-in it is computed from the counts). ``sqrt``, ``banded`` and ``blt`` (real factorisations: C a is not an
-integer vector) are released on the lattice 2^−k ℤ with discrete Gaussian noise (:mod:`dpviz.stream.lattice`: the strategy
-rounded to the lattice, the answers computed exactly, the ℓ₂ sensitivity charged with the rounding slack
-√N·2^−k); its metadata states the lattice. A Laplace (pure ε) release of ``sqrt`` is refused.
+in it is computed from the counts). The real factorisations (``sqrt``, ``banded``, ``blt``, ``sqrt-weighted``,
+``blt-weighted``: C a is not an integer vector) are released on the lattice 2^−k ℤ with discrete Gaussian noise
+(:mod:`dpviz.stream.lattice`, :mod:`dpviz.stream.weighted`: the strategy rounded to the lattice, the answers
+computed exactly, the ℓ₂ sensitivity charged with the rounding slack); the metadata states the lattice. A Laplace
+(pure ε) release of a real factorisation is refused. With no mechanism named, :func:`release` takes the best
+releasable one for its ``target`` (worst step or mean) and says why in the metadata (``mechanism_choice``).
 
 **Simulation** — **not a private release**: :func:`simulate` draws seeded continuous noise, runs several
 mechanisms on one seed and is compared with the truth (the machinery: :mod:`dpviz.stream.mechanism`).
@@ -106,7 +108,7 @@ class StreamRelease:
     estimate: Estimate
     seeded: bool = False
     lattice: Lattice | None = None
-    """The lattice 2^−k ℤ of a real-valued factorisation's release (``sqrt``, ``banded``, ``blt``); None for
+    """The lattice 2^−k ℤ of a real-valued factorisation's release (``sqrt``, ``banded``, ``blt``, ...); None for
     integer strategies."""
     choice: dict[str, Any] | None = None
     """Why this mechanism, when :func:`release` chose it (no mechanism named): the target and the ranking of
