@@ -19,7 +19,8 @@ from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 MATRIX_MAX = HEATMAP_MAX
 COLORS: dict[str, str] = {"naive": "#1f77b4", "binary": "#ff7f0e", "fenwick": "#8c564b", "fenwick-fda": "#d62728",
-                          "honaker": "#2ca02c", "sqrt": "#9467bd"}
+                          "honaker": "#2ca02c", "sqrt": "#9467bd", "smooth-binary": "#17becf", "kary": "#e377c2",
+                          "banded": "#bcbd22", "blt": "#7f7f7f", "sqrt-weighted": "#393b79", "blt-weighted": "#8c6d31"}
 """One colour per mechanism, the same in every figure (noise curves, simulated release)."""
 
 
