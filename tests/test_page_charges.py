@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from dpviz.stream.strategy import best_releasable
+
 from dpviz.core.registry import load_sample
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
@@ -70,7 +72,7 @@ def test_three_draws_charge_three_epsilon_to_the_session_ledger(at):
     assert m[SPENT] == "3" and m[COUNT] == "3" and m[LEFT] == "no budget"
     rows = releases(session_path(at))
     assert [(r.capability, r.mechanism, r.charge_epsilon, r.status) for r in rows] == \
-        [("stream", "fenwick-fda", 1.0, "written")] * 3
+        [("stream", best_releasable("max", "laplace", 181), 1.0, "written")] * 3  # the page's release default
     assert {r.dataset for r in rows} == {flights_id().sha256}  # the CLI's identity of the same data
     # the recorded SHA-256 is the download's: the CSV of the release shown
     assert rows[-1].output_sha256 == hashlib.sha256(to_csv_text(held_table(at)).encode()).hexdigest()

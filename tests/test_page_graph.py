@@ -297,7 +297,7 @@ def test_browser_graph_page_renders(page, streamlit_server):
         expect(page.get_by_role("heading", name=re.compile(rf"{name}$"))).to_be_visible()
     expect(metric_value(page, "Vertices |V|")).to_have_text("34")
     expect(metric_value(page, "Edges |E|")).to_have_text("78")
-    charts = wait_plotly(page, 6, timeout=60_000)  # the budget chart became the table's share bars
+    charts = wait_plotly(page, 3, timeout=60_000)  # degree, decomposition, reconstruction (Step 1 on its own view)
     expect(charts.filter(has_text="Degree distribution")).to_have_count(1)
     expect(charts.filter(has_text="decomposition")).to_have_count(1)
     expect(page.locator("[data-testid=stDataFrame]")).not_to_have_count(0)

@@ -133,8 +133,9 @@ def test_dots_from_the_sweep_agree_with_the_lines(county):
     for row in s.itertuples():
         c = next(c for c in sc if c.mechanism == row.mechanism)
         assert row.value == pytest.approx(float(c.rmse(1.0)), rel=0.15)
-    m = dots(stream_curves(64, metric="mean"), 64, (1.0,), trials=30, seed=2, options={"metric": "mean"})
-    assert len(m) == 5 and (m["trials"] == 30).all()
+    sm = stream_curves(64, metric="mean")
+    m = dots(sm, 64, (1.0,), trials=30, seed=2, options={"metric": "mean"})
+    assert len(m) == len(sm) >= 5 and (m["trials"] == 30).all()  # one dot per mechanism (Laplace: 7 now)
     from dpviz.marginals.samples import load_titanic_sample
     from dpviz.marginals.hooks import marginals_curves
     from dpviz.planner.specs import curves_for
