@@ -45,8 +45,8 @@ def _check_against_generic(n, noise, method="barrier"):
 
 
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
-def test_fda_equals_generic_optimum_all_n_up_to_128(noise):
-    worst = max(_check_against_generic(n, noise) for n in range(1, 129))
+def test_fda_equals_generic_optimum_all_n_up_to_64(noise):  # 100, 128, 255, 256, 1000: the tests below
+    worst = max(_check_against_generic(n, noise) for n in range(1, 65))
     assert worst <= 1e-8
 
 
