@@ -27,10 +27,11 @@ run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false \
 	  $(if $(LEDGER),-- --ledger '$(LEDGER)')
 
-# All tests, including the browser (e2e) layer, on PYTEST_WORKERS processes (pytest-xdist; 2 = this box's cores).  pytest exit code 5 = "no tests collected":
+# All tests, including the browser (e2e) layer, on PYTEST_WORKERS processes (pytest-xdist; 2 = this box's cores;
+# worksteal: an idle worker takes queued tests from the other, so the long browser tests do not end on one).  pytest exit code 5 = "no tests collected":
 # it is a failure here, never success.
 test: $(STAMP)
-	@OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS); rc=$$?; \
+	@OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected NO tests (exit 5) -> failing" >&2; fi; \
 	exit $$rc
 
