@@ -57,6 +57,28 @@ def errors_table(n: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
+def jax_toeplitz(n: int, path: str | None, ours: dict) -> str:
+    """jax_privacy's optimal Toeplitz strategy for max error (``toeplitz.optimal_max_error_strategy_coefs``: C with
+    A = C C, so the decoder is C too and γ₂ = ‖c‖₂²) at N, against dpviz's sqrt and the best releasable mechanism."""
+    if path and path not in sys.path:
+        sys.path.insert(0, path)
+    try:
+        import jax  # type: ignore[import-not-found]
+
+        jax.config.update("jax_enable_x64", True)
+        from jax_privacy.matrix_factorization import toeplitz as jtz  # type: ignore[import-not-found]
+    except Exception as exc:  # ImportError, or jax failing to start
+        return f"jax_privacy Toeplitz: not importable ({type(exc).__name__}); no comparison in this run"
+    start = time.perf_counter()
+    c = np.asarray(jtz.optimal_max_error_strategy_coefs(n), dtype=float)
+    sec = time.perf_counter() - start
+    theirs = float(np.sum(c * c))  # max column norm of C times max row norm of the decoder C: both ‖c‖₂
+    best = min(ours, key=lambda k: ours[k][0])
+    return (f"jax_privacy Toeplitz (optimal_max_error_strategy_coefs, {sec:.2f} s): γ₂ {theirs:.4f}; dpviz sqrt "
+            f"{ours['sqrt'][0]:.4f} (ratio {ours['sqrt'][0] / theirs:.6f}); dpviz's best, {best}: {ours[best][0]:.4f} "
+            f"(ratio {ours[best][0] / theirs:.4f})")
+
+
 def jax_blt(n: int, path: str | None, ours: BL.BLT, ours_seconds: float) -> str:
     """jax_privacy's BLT optimiser (``buffered_toeplitz.optimize``, max error, single participation) at N, when it
     imports: its time, its buffers and its γ₂ (its own closed form, and ours on its θ, ω); else why not."""
@@ -87,6 +109,8 @@ def main() -> int:
     ap.add_argument("--horizon", type=int, default=2**20)
     ap.add_argument("--steps", type=int, default=200_000, help="streaming steps timed")
     ap.add_argument("--jax-path", default=None, help="a --target folder holding jax_privacy (bench-only)")
+    ap.add_argument("--no-jax-blt", action="store_true",
+                    help="skip jax_privacy's BLT optimisation (about 5 minutes at N = 2^20 on this box)")
     args = ap.parse_args()
     n = args.horizon
     target = 0.846 + math.log(n) / math.pi
@@ -151,7 +175,9 @@ def main() -> int:
     print(f"\nblt lattice release at N: {t_rel:.2f} s (k = {r.lattice.bits}, charged Δ₂ {r.sensitivity:.6f} = "
           f"{r.lattice.base_sensitivity:.6f} + slack {r.lattice.slack:.2e})")
 
-    print("\n" + jax_blt(n, args.jax_path, blt8, t_blt8))
+    print("\n" + jax_toeplitz(n, args.jax_path, table))
+    if not args.no_jax_blt:
+        print(jax_blt(n, args.jax_path, blt8, t_blt8))
     return 0
 
 
