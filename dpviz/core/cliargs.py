@@ -25,7 +25,7 @@ from dpviz.core.noise import (FAMILIES, MAX_RELEASE_EPSILON, MAX_RELEASE_RHO, MA
 from dpviz.errors import InputError
 from dpviz.core.charging import add_ledger_arg
 
-__all__ = ["add_noise_args", "noise_from_args", "checked_noise", "add_simulate_args", "add_release_args",
+__all__ = ["positive_int", "add_records_args", "add_noise_args", "noise_from_args", "checked_noise", "add_simulate_args", "add_release_args",
            "add_seed_arg", "seed_arg", "seed_from_args", "refuse_seed", "add_ledger_arg", "EPSILON_BOUND_HELP"]
 
 EPSILON_BOUND_HELP = (f"a release refuses ε > {MAX_RELEASE_EPSILON:g} (ρ > {MAX_RELEASE_RHO:g}): the noise would "
@@ -114,3 +114,33 @@ def refuse_seed(args: argparse.Namespace, capability: str) -> None:
     if getattr(args, "seed", None) is not None:
         raise InputError(f"--seed: a private release draws fresh noise from the OS CSPRNG and takes no seed; "
                          f"for reproducible noise use `python -m dpviz {capability} simulate ... --seed N`")
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type``: a whole number >= 1 (0, negatives and words exit 2 before any work)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def add_records_args(p: argparse.ArgumentParser, *, needs: str, person: bool = True) -> None:
+    """The records flags every counting command shares (:func:`dpviz.core.records.count_records`):
+    ``--person-column`` and ``--max-contributions`` (a person's first K records kept, sensitivity × K) unless
+    ``person`` is False, and ``--workers N`` | ``--scheduler ADDRESS`` (count on Dask). ``needs``: the flag that
+    turns records on, named in the help (e.g. "with --levels")."""
+    if person:
+        p.add_argument("--person-column", default=None, metavar="ID", help=f"{needs}: the column naming the person")
+        p.add_argument("--max-contributions", type=positive_int, default=None, metavar="K",
+                       help=f"{needs} and --person-column: keep a person's first K records (file order; the rest "
+                            "dropped, never counted or published); the sensitivity is multiplied by K and the unit "
+                            "of privacy is the person")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                       help=f"{needs}: count on a local Dask cluster of N workers (Parquet input)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help=f"{needs}: count on the Dask scheduler at ADDRESS (tcp://host:8786; Parquet input the "
+                            "workers can read)")

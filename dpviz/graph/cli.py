@@ -132,12 +132,8 @@ def _read_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-nodes", type=int, default=gio.MAX_NODES, help=f"vertex cap (default {gio.MAX_NODES:,})")
     p.add_argument("--max-line-bytes", type=int, default=gio.MAX_LINE_BYTES,
                    help=f"line length cap in bytes, checked while reading (default {gio.MAX_LINE_BYTES:,})")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="read the edge table as records: its distinct rows counted on a local Dask cluster of N "
-                            "workers (Parquet input; ids not integers are numbered in sorted order)")
-    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="the same on the Dask scheduler at ADDRESS (tcp://host:8786)")
+    cliargs.add_records_args(p, needs="read the edge table as records (its distinct rows; ids not integers "
+                                       "numbered in sorted order)", person=False)
 
 
 # ----------------------------------------------------------------------------------------------- helpers

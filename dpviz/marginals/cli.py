@@ -142,16 +142,7 @@ def _data_args(p: argparse.ArgumentParser, *, workload: bool = True) -> None:
                    help=f"CSV data-row cap, checked while reading (default {MAX_ROWS:,})")
     p.add_argument("--max-columns", type=int, default=None,
                    help=f"cap on the CSV columns kept, checked on the header (default {MAX_COLUMNS:,})")
-    p.add_argument("--person-column", default=None, metavar="ID",
-                   help="records: the column naming the person (with --max-contributions)")
-    p.add_argument("--max-contributions", type=int, default=None, metavar="K",
-                   help="records: keep a person's first K records (file order; the rest dropped, never counted or "
-                        "published); the sensitivity is multiplied by K and the unit of privacy is the person")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="count the records on a local Dask cluster of N workers (Parquet input)")
-    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="count the records on the Dask scheduler at ADDRESS (tcp://host:8786; Parquet input)")
+    cliargs.add_records_args(p, needs="records")
 
 
 def _budget_args(p: argparse.ArgumentParser) -> None:

@@ -149,15 +149,7 @@ def _column_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--structure-from-data", action="store_true",
                    help="with --bucket, in a release: read the time range from the events instead of --start/--end. "
                         "NOT private; the output says so")
-    p.add_argument("--person-column", default=None, metavar="ID", help="with --bucket: the column naming the person")
-    p.add_argument("--max-contributions", type=_cap, default=None, metavar="K",
-                   help="with --bucket and --person-column: keep a person's first K events (file order; the rest "
-                        "dropped, never counted or published); the sensitivity is multiplied by K")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_cap, default=None, metavar="N",
-                       help="with --bucket: count on a local Dask cluster of N workers (Parquet input)")
-    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="with --bucket: count on the Dask scheduler at ADDRESS (tcp://host:8786)")
+    cliargs.add_records_args(p, needs="with --bucket")
 
 
 def _default_family(mechanisms: str) -> str:

@@ -22,6 +22,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +134,30 @@ class StreamEstimator:
     @property
     def size(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class StructureEstimator(StreamEstimator):
+    """R y of a mechanism whose blocks a ``structure`` object describes (smooth binary, k-ary tree): R y is
+    ``structure.apply``; Var(ŝ_t) applies |R| to the per-query variances (``structure.abs_apply``, or ``apply``
+    when R is 0/1 and has no ``abs_apply``)."""
+
+    structure: Any
+
+    @property
+    def horizon(self) -> int:  # type: ignore[override]
+        return self.structure.horizon
+
+    @property
+    def size(self) -> int:
+        return self.structure.size
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        return self.structure.apply(values)
+
+    def _variance(self, query_variance: np.ndarray) -> np.ndarray:
+        v = np.broadcast_to(np.asarray(query_variance, dtype=float), (self.size,))
+        return getattr(self.structure, "abs_apply", self.structure.apply)(v)
 
 
 @dataclass(frozen=True, eq=False)

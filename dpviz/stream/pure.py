@@ -61,7 +61,7 @@ import numpy as np
 
 from dpviz.core.noise import Family
 from dpviz.errors import InputError
-from dpviz.stream.estimators import StreamEstimator, readonly
+from dpviz.stream.estimators import StreamEstimator, StructureEstimator, readonly
 from dpviz.stream.strategy import StreamStrategy, as_series, check_family
 
 __all__ = ["MAX_ARITY", "balanced_digits", "kary_parameters", "KaryStructure", "kary_structure", "KaryState",
@@ -283,25 +283,11 @@ class KaryState:
 
 
 @dataclass(frozen=True, eq=False)
-class KaryEstimator(StreamEstimator):
+class KaryEstimator(StructureEstimator):
     """ŝ = R y with R's rows the signed block sets of the balanced digits; Var(ŝ_t) = Σ of their variances."""
 
     structure: KaryStructure
     name: str = "kary-balanced-digits"
-
-    @property
-    def horizon(self) -> int:  # type: ignore[override]
-        return self.structure.horizon
-
-    @property
-    def size(self) -> int:
-        return self.structure.size
-
-    def apply(self, values: np.ndarray) -> np.ndarray:
-        return self.structure.apply(values)
-
-    def _variance(self, query_variance: np.ndarray) -> np.ndarray:
-        return self.structure.abs_apply(np.broadcast_to(np.asarray(query_variance, dtype=float), (self.size,)))
 
 
 @dataclass(frozen=True, eq=False)

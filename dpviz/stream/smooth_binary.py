@@ -65,7 +65,7 @@ import numpy as np
 
 from dpviz.core.noise import Family
 from dpviz.errors import InputError
-from dpviz.stream.estimators import StreamEstimator
+from dpviz.stream.estimators import StreamEstimator, StructureEstimator
 from dpviz.stream.strategy import StreamStrategy, as_series, check_family
 
 __all__ = ["smooth_parameters", "weight_w_leaves", "SmoothBinaryStructure", "smooth_structure", "SmoothBinaryState",
@@ -296,27 +296,12 @@ class SmoothBinaryState:
 
 
 @dataclass(frozen=True, eq=False)
-class SmoothBinaryEstimator(StreamEstimator):
+class SmoothBinaryEstimator(StructureEstimator):
     """ŝ_t = Σ of the w nodes on ℓ_{t+1}'s path (R has w ones per row, in distinct columns), so
     Var(ŝ_t) = Σ of their query variances (= w·v for one noise scale: the paper's constant variance)."""
 
     structure: SmoothBinaryStructure
     name: str = "smooth-binary-path"
-
-    @property
-    def horizon(self) -> int:  # type: ignore[override]
-        return self.structure.horizon
-
-    @property
-    def size(self) -> int:
-        return self.structure.size
-
-    def apply(self, values: np.ndarray) -> np.ndarray:
-        return self.structure.apply(values)
-
-    def _variance(self, query_variance: np.ndarray) -> np.ndarray:
-        v = np.broadcast_to(np.asarray(query_variance, dtype=float), (self.size,))
-        return self.structure.apply(v)
 
 
 @dataclass(frozen=True, eq=False)

@@ -71,23 +71,12 @@ MATRICES = {
 }
 
 
-def _positive_int(text: str) -> int:
-    """argparse ``type``: an integer >= 1 (so 0 and negatives exit 2 before any work)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def _add_input(p: argparse.ArgumentParser, help: str = INPUT_HELP, *, count_column: bool = True) -> None:
     """The input file and its caps (stated in --help, raised by these flags)."""
     p.add_argument("input", help=help)
-    p.add_argument("--max-nodes", type=_positive_int, default=MAX_NODES, metavar="N",
+    p.add_argument("--max-nodes", type=cliargs.positive_int, default=MAX_NODES, metavar="N",
                    help=f"refuse a tree of more than N nodes, counted while reading (default {MAX_NODES:,})")
-    p.add_argument("--max-bytes", type=_positive_int, default=MAX_BYTES, metavar="N",
+    p.add_argument("--max-bytes", type=cliargs.positive_int, default=MAX_BYTES, metavar="N",
                    help=f"refuse a file of more than N bytes, before reading it (default {MAX_BYTES:,})")
     if count_column:
         p.add_argument("--count-column", metavar="NAME", default=None,
@@ -101,16 +90,7 @@ def _add_records(p: argparse.ArgumentParser) -> None:
                    help="count records: the input holds one row per person and these level columns (top to "
                         "bottom); each row adds 1 to its leaf (no count column). The unit of privacy becomes the "
                         "record, or the person with --max-contributions")
-    p.add_argument("--person-column", metavar="ID", default=None, help="with --levels: the column naming the person")
-    p.add_argument("--max-contributions", type=_positive_int, default=None, metavar="K",
-                   help="with --levels and --person-column: keep a person's first K records (file order; the rest "
-                        "dropped, never counted or published); the sensitivity is multiplied by K")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive_int, default=None, metavar="N",
-                       help="with --levels: count on a local Dask cluster of N workers (Parquet input)")
-    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                       help="with --levels: count on the Dask scheduler at ADDRESS (tcp://host:8786; Parquet "
-                            "input the workers can read)")
+    cliargs.add_records_args(p, needs="with --levels")
 
 
 def _records(args: argparse.Namespace) -> dict | None:
@@ -190,7 +170,7 @@ def register(groups) -> None:
     sim.add_argument("--method", choices=[*METHODS, "all"], default="gmc",
                      help="post-processing; 'all' compares every method on the same noise draw")
     cliargs.add_simulate_args(sim)
-    sim.add_argument("--queries", type=_positive_int, default=10_000,
+    sim.add_argument("--queries", type=cliargs.positive_int, default=10_000,
                      help=f"random leaf ranges for rmse_RQ, 1..{MAX_QUERIES:,}")
     sim.add_argument("--output", type=Path,
                      help="write node,parent,true,noisy,released (holds the truth: a simulation) + OUT.meta.json")
@@ -225,13 +205,13 @@ def register(groups) -> None:
                                      f"anything is allocated and refused above --max-nodes (default {MAX_NODES:,}) "
                                      "or above the memory this machine has available.")
     gen.add_argument("--kind", choices=["complete", "random-fanout", "path-like"], default="complete")
-    gen.add_argument("--k", type=_positive_int, default=2, help="fan-out (complete)")
-    gen.add_argument("--height", type=_positive_int, default=10, help="levels (complete)")
-    gen.add_argument("--nodes", type=_positive_int, default=10_000, help="size (random-fanout, path-like)")
+    gen.add_argument("--k", type=cliargs.positive_int, default=2, help="fan-out (complete)")
+    gen.add_argument("--height", type=cliargs.positive_int, default=10, help="levels (complete)")
+    gen.add_argument("--nodes", type=cliargs.positive_int, default=10_000, help="size (random-fanout, path-like)")
     gen.add_argument("--lam", type=float, default=10.0,
                      help="Poisson mean of the leaf counts (> 0; leaves × λ at most 2^53)")
     cliargs.add_seed_arg(gen, default=0, help="seed of the structure and the counts (a non-negative integer)")
-    gen.add_argument("--max-nodes", type=_positive_int, default=MAX_NODES, metavar="N",
+    gen.add_argument("--max-nodes", type=cliargs.positive_int, default=MAX_NODES, metavar="N",
                      help=f"refuse a tree of more than N nodes (default {MAX_NODES:,})")
     gen.add_argument("--output", type=Path, required=True)
     gen.set_defaults(func=_generate)
@@ -245,7 +225,7 @@ def register(groups) -> None:
     _add_input(pg)
     pg.add_argument("--vector", choices=["ones", "true"], default="true", help="v: all ones or the true counts")
     pg.add_argument("--direction", choices=["up", "down"], default="up")
-    pg.add_argument("--steps", type=_positive_int, default=None,
+    pg.add_argument("--steps", type=cliargs.positive_int, default=None,
                     help="stop after this many height levels, 1..h (teaching; default: all)")
     pg.add_argument("--output", type=Path, required=True, help="node,parent,value (empty = not reached)")
     pg.set_defaults(func=_propagate)
@@ -254,7 +234,7 @@ def register(groups) -> None:
     _add_input(mat)
     mat.add_argument("--which", choices=list(MATRICES), default="G")
     mat.add_argument("--k", type=int, default=0, help="k-order subtree: keep the leading n_k rows/columns")
-    mat.add_argument("--max-nnz", type=_positive_int, default=None, metavar="N",
+    mat.add_argument("--max-nnz", type=cliargs.positive_int, default=None, metavar="N",
                      help="refuse a matrix of more than N non-zeros (default 50,000,000; G⁻¹ has Σ depth)")
     mat.add_argument("--output", type=Path, required=True)
     mat.set_defaults(func=_matrix)
