@@ -406,6 +406,41 @@ def test_canonical_bytes_equal_the_python_reference_on_odd_labels_and_counts():
         assert canonical_bytes("y", TreeData(shuffled, x)) == canonical_bytes("x", data)
 
 
+def test_decimal_order_is_the_string_order_of_the_ids():
+    from dpviz.tree.io import decimal_order
+
+    for n in (0, 1, 2, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 12_345):
+        assert decimal_order(n).tolist() == sorted(range(n), key=str)
+
+
+def test_canonical_bytes_of_unlabelled_trees_equal_the_python_reference(monkeypatch):
+    """The lines of a tree with ids 0..n-1 are made in their sorted order as fixed-width byte blocks (no sort
+    of the lines): the same bytes as the Python reference on many random small trees, rows shuffled (DOH
+    order differs from the input order), counts from 0 to 2^53, blocks of a few lines; a count that is
+    not a non-negative integer takes the general path."""
+    import dpviz.tree.io as tio
+    from dpviz.tree.model import TreeData, tree_from_parents
+
+    rng = np.random.default_rng(21)
+    monkeypatch.setattr(tio, "_LINE_ROWS", 7)  # several blocks even for small trees
+    for case in range(80):
+        n = int(rng.integers(1, 130))
+        p = fanout_parents(n, rng) if n > 1 else np.array([-1])
+        perm = rng.permutation(n) if case % 3 else np.arange(n)
+        inv = np.argsort(perm)
+        q = np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1)
+        tree = tree_from_parents(q)
+        top = [10, 10**4, 2**53][case % 3]
+        x = rng.integers(0, top, tree.m, endpoint=True).astype(float)
+        data = TreeData(tree, x)
+        assert tio._canonical_unlabelled(tree, x) is not None
+        assert tio.canonical_bytes("x", data) == _canonical_reference(data), case
+    tree = tree_from_parents(np.array([-1, 0, 0, 1]))
+    for x in (np.array([1.5, 2.0]), np.array([-1.0, 2.0]), np.array([np.nan, 1.0])):
+        assert tio._canonical_unlabelled(tree, x) is None
+        assert tio.canonical_bytes("x", TreeData(tree, x)) == _canonical_reference(TreeData(tree, x))
+
+
 def test_canonical_bytes_of_a_large_path_tree_without_pandas():
     """The ledger hash of a 10^5-node path-like tree: vectorised (Arrow kernels, no Python per node) and
     pandas stays unimported (it is computed in every charged ``tree release``)."""

@@ -265,10 +265,14 @@ def canonical_bytes(source: str | Path, data: TreeData) -> bytes:
     to the file format and the row order (``source`` does not enter it). Built with Arrow kernels: the
     bytes equal ``sorted(json.dumps([str(id), str(parent), count], ensure_ascii=False,
     separators=(",", ":")))`` joined by newlines, as the ledger has always hashed them (UTF-8 byte order
-    is code-point order, so the byte sort is Python's string sort)."""
+    is code-point order, so the byte sort is Python's string sort). A tree with ids ``0..n-1`` and integer
+    counts skips the sort: its lines are made in their order (:func:`_canonical_unlabelled`, same bytes)."""
     if hasattr(data, "canonical_bytes"):  # a release counted from records: the records (core.records)
         return data.canonical_bytes()
     tree = data.tree
+    fast = _canonical_unlabelled(tree, data.x) if tree.label_source is None else None
+    if fast is not None:
+        return fast
     ids = _json_escaped(_id_strings(tree))  # a parent is its node's id: escaped once
     parents = pa.concat_arrays([_const("", 1), ids.take(arrow.from_numpy(np.asarray(tree.parent[1:], np.int64)))])
     counts = pa.concat_arrays([_const("null", tree.n1), _json_number_array(data.x)])
@@ -279,3 +283,77 @@ def canonical_bytes(source: str | Path, data: TreeData) -> bytes:
         lines = lines.cast(pa.large_string())
     # no line is a prefix of another (each is one whole JSON array), so the newline does not change the order
     return arrow.value_bytes(lines.take(pc.sort_indices(lines))).tobytes()
+
+
+def decimal_order(n: int) -> np.ndarray:
+    """``0..n-1`` sorted as decimal strings (``sorted(range(n), key=str)``) without a string sort: each
+    number padded with zeros on the right to the width of ``n - 1`` (a shorter string that is a prefix of
+    another pads to the same key and comes first: its length breaks the tie). The keys of each length are
+    increasing, so the stable sort (timsort) merges a handful of runs."""
+    if n <= 1:
+        return np.zeros(max(n, 0), np.int64)
+    width = len(str(n - 1))
+    length = np.ones(n, np.int64)
+    for k in range(1, width):  # at most 10 digits (2^31 nodes)
+        length[10**k:] += 1
+    pad = 10 ** np.arange(width, -1, -1, dtype=np.int64)  # pad[L] = 10^(width - L)
+    key = np.arange(n, dtype=np.int64) * pad[length]
+    key *= width + 1
+    key += length
+    return np.argsort(key, kind="stable")
+
+
+_LINE_ROWS = 1 << 16  # lines assembled per block (a few MB: stays in cache)
+
+
+def _put_digits(buf: np.ndarray, col: int, width: int, v: np.ndarray) -> None:
+    """The decimal digits of ``v`` (non-negative integers below 10^width) right-aligned in the ``width``
+    columns of ``buf`` from ``col``; leading zeros become 0 bytes (dropped by the caller)."""
+    rest = v.astype(np.uint64 if int(v.max(initial=0)) >= 2**32 else np.uint32)
+    for k in range(width - 1, -1, -1):
+        rest, digit = np.divmod(rest, 10)
+        digit += 48
+        if k < width - 1:  # a leading zero: nothing left of the number at this place
+            digit[v < 10 ** (width - 1 - k)] = 0
+        buf[:, col + k] = digit
+
+
+def _canonical_unlabelled(tree: Tree, x: np.ndarray) -> bytes | None:
+    """:func:`canonical_bytes` of a tree whose ids are its input positions ``0..n-1`` and whose counts are
+    integers in ``0..2^53``, or None (another count: the general path). An id is digits only and the ``"``
+    after it sorts below every digit, so the lines sort as their ids do as strings (:func:`decimal_order`):
+    they are made directly in that order, no sort of the lines. Each block of lines is a fixed-width byte
+    matrix (``["`` id ``","`` parent ``",`` count ``]`` newline, numbers right-aligned, ``null`` for an inner
+    node's count) whose unused bytes (0) are dropped."""
+    n, n1 = tree.n, tree.n1
+    x = np.asarray(x, dtype=float)
+    if x.size and not (np.all(x >= 0) and np.all(x == np.floor(x)) and float(x.max()) <= 2.0**53):
+        return None
+    pos = decimal_order(n)  # input positions (= ids), in the lines' order
+    doh = _input_positions(tree)[pos]  # their DOH numbers
+    par = tree.parent[doh]
+    par_id = tree.order[np.maximum(par, 0)]
+    leaf = doh >= n1
+    count = np.zeros(n, np.int64)
+    count[leaf] = x[doh[leaf] - n1]
+    d = len(str(n - 1))
+    dc = max(4, len(str(int(count.max(initial=0)))))
+    w = 9 + 2 * d + dc
+    template = np.zeros(w, np.uint8)
+    for col, char in ((0, "["), (1, '"'), (2 + d, '"'), (3 + d, ","), (4 + d, '"'), (5 + 2 * d, '"'),
+                      (6 + 2 * d, ","), (7 + 2 * d + dc, "]"), (8 + 2 * d + dc, "\n")):
+        template[col] = ord(char)
+    null = np.zeros(dc, np.uint8)
+    null[:4] = np.frombuffer(b"null", np.uint8)
+    parts = []
+    for a in range(0, n, _LINE_ROWS):
+        b = min(n, a + _LINE_ROWS)
+        buf = np.empty((b - a, w), np.uint8)
+        buf[:] = template
+        _put_digits(buf, 2, d, pos[a:b])
+        _put_digits(buf, 5 + d, d, par_id[a:b])
+        buf[par[a:b] < 0, 5 + d : 5 + 2 * d] = 0  # the root: no parent
+        _put_digits(buf, 7 + 2 * d, dc, count[a:b])
+        buf[~leaf[a:b], 7 + 2 * d : 7 + 2 * d + dc] = null
+        parts.append(buf[buf != 0])
+    return b"".join(parts)  # one copy (the arrays are contiguous buffers)
