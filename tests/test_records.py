@@ -87,6 +87,19 @@ def test_dask_equals_in_process_and_reference(tmp_path):
     assert here.keys["ts"].type == pa.int64() and here.keys["ts"].equals(day.keys["ts"])
 
 
+def test_dask_reduction_tree_over_many_partitions_equals_reference(tmp_path):
+    """19 partitions: the partial counts are merged in a tree of depth 2 (fan-in 8), some partitions lacking
+    groups that others have; the result equals the in-process count and the pandas reference."""
+    rng = np.random.default_rng(11)
+    df = _people(rng, 700)
+    src = _dataset(df, tmp_path / "ds", 19)
+    for by in (["state", "region"], ["flag"]):
+        there = count_records(src, by, max_bytes=10**8, dask="synchronous")
+        here = count_records(src, by, max_bytes=10**8)
+        assert np.array_equal(there.counts, _reference(df, by).to_numpy())
+        assert np.array_equal(here.counts, there.counts) and all(here.keys[c].equals(there.keys[c]) for c in by)
+
+
 def test_contribution_bound_keeps_first_k_in_file_order(tmp_path):
     df = pd.DataFrame({"pid": [1, 1, 2, 1, 2, 1], "region": ["a", "b", "a", "c", "b", "a"]})
     df.to_csv(tmp_path / "r.csv", index=False)

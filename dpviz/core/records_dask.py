@@ -1,6 +1,11 @@
-"""Records → counts on Dask (:func:`dpviz.core.records.count_records` with ``dask=``): a ``dask.dataframe``
-group-by over a Parquet dataset, of which only the count vector (one row per group) comes back.
+"""Records → counts on Dask (:func:`dpviz.core.records.count_records` with ``dask=``): a group-by over a
+Parquet dataset read by ``dask.dataframe.read_parquet``, of which only the count vector (one row per group)
+comes back.
 
+Without a contribution bound each partition is counted where it is read (an Arrow group-by, as in-process) and
+the partial counts are summed per group on the workers, 8 partitions' groups at a time (a reduction tree): a
+worker holds one partition and a few partial counts, so memory is bounded by the partition size and the number
+of groups, not by the rows (and no pandas group-by on text keys, 5× slower than the Arrow one at 10^7 rows).
 Each partition's key columns are turned into grouping keys by the same function as in-process
 (:func:`dpviz.core.records._prepare`: text keys, a bucketed time as int64 seconds), so both paths count the
 same groups under the same keys. A contribution bound keeps a person's first K records in dataset order
@@ -41,16 +46,33 @@ def _keys_partition(df, by: Sequence[str], bucket, person: str | None):
     return keys.to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def _partial_counts(df, by: Sequence[str], bucket):
-    """One partition's (by..., count): aggregated on the stored keys, then only its groups turned into text."""
-    import pandas as pd
-
+def _partial_counts(df, by: Sequence[str], bucket) -> pa.Table:
+    """One partition's (by..., count) as an Arrow table: aggregated on the stored keys, then only its groups
+    turned into text (the in-process rule)."""
     from dpviz.core.records import _aggregate
 
     table = pa.Table.from_pandas(df, preserve_index=False)
     part = _aggregate(_prepare(table, by, bucket, text=False), by, None)
-    keys = _prepare(part, by, bucket).append_column(COUNT, part.column(COUNT))
-    return keys.to_pandas(types_mapper=pd.ArrowDtype)
+    return _prepare(part, by, bucket).append_column(COUNT, part.column(COUNT))
+
+
+def _merge_counts(parts: Sequence[pa.Table], by: Sequence[str]) -> pa.Table:
+    """Partial counts of several partitions summed per group (one Arrow group-by)."""
+    from dpviz.core.records import _aggregate
+
+    return _aggregate(pa.concat_tables(parts), by, COUNT) if len(parts) > 1 else parts[0]
+
+
+def _tree_sum(parts: list, by: Sequence[str], fan_in: int = 8):
+    """The delayed partial counts merged ``fan_in`` at a time on the workers (a reduction tree of depth
+    log_fan_in(partitions)): no task holds more than ``fan_in`` partitions' groups, and only the final counts
+    come back."""
+    import dask
+
+    merge = dask.delayed(_merge_counts, pure=True)
+    while len(parts) > 1:
+        parts = [merge(parts[i:i + fan_in], list(by)) for i in range(0, len(parts), fan_in)]
+    return parts[0]
 
 
 def _meta(by: Sequence[str], bucket, person: str | None):
@@ -90,12 +112,10 @@ def dask_counts(source: str | os.PathLike, by: Sequence[str], *, bucket, person:
                     raise InputError(f"--scheduler {str(address)[:120]!r}: cannot connect ({exc})") from None
         try:
             ddf = dd.read_parquet([str(f) for f in files], columns=columns, dtype_backend="pyarrow")
-            if person is None:  # each partition counted where it is read; the groups summed across them
-                import pandas as pd
-
-                meta = _meta(by, bucket, None).assign(**{COUNT: pd.Series([], dtype=pd.ArrowDtype(pa.int64()))})
-                parts = ddf.map_partitions(_partial_counts, list(by), bucket, meta=meta)
-                sizes = parts.groupby(list(by))[COUNT].sum().compute()
+            if person is None:  # each partition counted where it is read; the groups summed on the workers
+                count = dask.delayed(_partial_counts, pure=True)
+                table = _tree_sum([count(part, list(by), bucket) for part in ddf.to_delayed()], by).compute()
+                return _typed(table, by, bucket)
             else:  # a person's first K records (dataset order), then the rows counted
                 keys = ddf.map_partitions(_keys_partition, list(by), bucket, person, meta=_meta(by, bucket, person))
                 keys = keys.assign(**{_RANK: keys.groupby(person).cumcount()})
@@ -105,8 +125,11 @@ def dask_counts(source: str | os.PathLike, by: Sequence[str], *, bucket, person:
             raise
         except (pa.ArrowInvalid, OSError, ValueError) as exc:
             raise InputError(f"{label}: the Dask count failed ({str(exc).splitlines()[0][:160]})") from None
-    frame = sizes.rename(COUNT).reset_index()
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    return _typed(pa.Table.from_pandas(sizes.rename(COUNT).reset_index(), preserve_index=False), by, bucket)
+
+
+def _typed(table: pa.Table, by: Sequence[str], bucket) -> pa.Table:
+    """(by..., count) with the in-process types: text keys, a bucketed time int64, int64 counts."""
     out = {c: table.column(c).combine_chunks().cast(pa.int64() if bucket is not None and c == bucket[0] else
                                                     pa.string()) for c in by}
     out[COUNT] = table.column(COUNT).combine_chunks().cast(pa.int64())
