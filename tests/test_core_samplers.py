@@ -188,6 +188,24 @@ def test_per_element_scales_give_per_element_distributions(kind: str) -> None:
     assert chi2_p(y[0], PMF[kind], 20.0) > P_SEEDED and chi2_p(y[1], PMF[kind], 0.5) > P_SEEDED
 
 
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_an_array_of_equal_scales_draws_as_its_one_value(kind: str) -> None:
+    """An all-equal scale array (a tree's per-node scales under the uniform split) is sampled as one scale:
+    the same samples, word for word, as the per-element engine on that array, and a value that differs
+    anywhere keeps the per-element path."""
+    make = samplers._gaussian_params if kind == "gaussian" else samplers._laplace_params
+    n = 3000
+    for s in (0.3, 3.0, 40.0, 1e5):
+        got = SAMPLER[kind](np.full(n, s), n, np.random.default_rng(7))
+        draw = samplers._word_source(np.random.default_rng(7))
+        ref = samplers._sample_flat(np.full(n, s), make, draw, n)
+        assert np.array_equal(got, ref), s
+        assert np.array_equal(got, SAMPLER[kind](s, n, np.random.default_rng(7)))
+    assert samplers._per_element(np.full(5, 2.0), "scale", (5,)).ndim == 0
+    assert samplers._per_element(np.array([[2.0], [2.0]]), "scale", (2, 3)).ndim == 0
+    assert samplers._per_element(np.array([2.0, 2.0, 3.0]), "scale", (3,)).shape == (3,)
+
+
 def laplace_cdf(k: np.ndarray, t: np.ndarray) -> np.ndarray:
     """P(X <= k) of the discrete Laplace, elementwise."""
     k = np.asarray(k, dtype=float)

@@ -204,14 +204,21 @@ def _positive(values: Any, name: str, upper: float = math.inf) -> np.ndarray:
 
 
 def _per_element(values: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """Checked parameter: a 0-d array (one value for all) or a flat array with one value per element."""
+    """Checked parameter: a 0-d array (one value for all) or a flat array with one value per element.
+
+    An array whose values are all equal (e.g. a tree's per-node scales under the uniform split) becomes
+    its one value: the same draws and samples (the per-element constants are the same numbers), without
+    building them per element."""
     arr = _positive(values, name, MAX_SCALE)
     if arr.ndim == 0:
         return arr
     try:
-        return np.broadcast_to(arr, shape).ravel()
+        flat = np.broadcast_to(arr, shape).ravel()
     except ValueError:
         raise InputError(f"{name} of shape {arr.shape} cannot be broadcast to size {shape}") from None
+    if arr.size and np.all(arr == arr.flat[0]):
+        return np.asarray(arr.flat[0])
+    return flat
 
 
 # --------------------------------------------------------------------------- proposal parameters
