@@ -82,6 +82,9 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
         with charge(args, CAP, args.input, data, noise, args.method):
             write_release(table, args.output, meta, inputs=[src])
 
+    ``data`` is what the capability loaded from ``source`` — or, for a release counted from records (tree
+    ``--levels``, stream ``--bucket``), a :class:`dpviz.core.records.RecordsSource`: the release is then
+    charged to the records file, one dataset whichever capability counts it (:mod:`dpviz.ledger.identity`).
     The gate is the ledger's :func:`dpviz.ledger.charge` (its docstring has the contract: outputs checked
     first, exit 3 over budget, the charge stands if the body fails)."""
     from dpviz.core.registry import RELEASE_GATE, resolve

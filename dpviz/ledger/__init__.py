@@ -5,7 +5,9 @@ compositors); this ledger is one SQLite file (:mod:`dpviz.ledger.store`) that ev
 of every capability charges **before** it writes its output, so a dataset's budget holds across runs,
 shells and concurrent processes.
 
-* **Dataset** — identified by the SHA-256 of its canonical content (:mod:`dpviz.ledger.identity`).
+* **Dataset** — identified by the SHA-256 of its canonical content (:mod:`dpviz.ledger.identity`); a
+  release counted from records charges the records file (capability ``records``: one dataset, one budget,
+  whichever capability counts it; ``ledger set-budget FILE`` without ``--capability``).
 * **Charge** — pure ε for Laplace releases, ρ for Gaussian ones; totals reported both ways
   (:mod:`dpviz.ledger.accounts`).
 * **Where** — ``--ledger PATH``, else ``$DPVIZ_LEDGER``, else the default under the user's data
@@ -101,7 +103,8 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
               f"`python -m dpviz ledger set-budget`)", file=sys.stderr)
     with open_ledger(where.path, create=True) as led:
         try:
-            receipt = led.charge(ds, cost, mechanism=mechanism, source=str(source), output=Path(args.output))
+            receipt = led.charge(ds, cost, mechanism=mechanism, source=str(source), output=Path(args.output),
+                                 capability=capability)
         except BudgetExceeded as exc:
             print(f"dpviz: error: ledger {where.path}: {exc}", file=sys.stderr, flush=True)
             raise SystemExit(EXIT_BUDGET) from None

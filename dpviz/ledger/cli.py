@@ -5,9 +5,13 @@
 * ``show [DATA]`` — every dataset (spent both ways, remaining), or one dataset and its releases.
 * ``export --output F`` — everything as JSON (``.json``) or one row per release (``.csv``).
 
-DATA is ``sample:NAME``, a file with ``--capability`` (parsed as that capability's ``release`` parses
-it), or a dataset id (at least 6 leading hex digits) shown by ``ledger show``. Every ``release`` command
-charges the ledger itself (``--ledger``). This module imports nothing heavy at import time.
+DATA is ``sample:NAME``; a records file or folder without ``--capability`` (a CSV, gzip CSV, Parquet file
+or folder of Parquet files that releases count — ``tree --levels``, ``stream --bucket``, ``marginals``:
+one dataset whichever capability counts it, :func:`dpviz.ledger.identity.records_identity`); a pre-counted
+file with ``--capability`` (parsed as that capability's ``release`` parses it: tree counts, a stream's
+series, a histogram, a graph's edge list); or a dataset id (at least 6 leading hex digits) shown by
+``ledger show``. Every ``release`` command charges the ledger itself (``--ledger``). This module imports
+nothing heavy at import time.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from dpviz.core.registry import tool
 
 __all__ = ["register"]
 
-DATA_HELP = ("sample:NAME, a data file (with --capability), or a dataset id from `ledger show` "
-             "(at least 6 leading hex digits)")
+DATA_HELP = ("sample:NAME; a records file or folder (CSV, gzip CSV, Parquet file or folder; no --capability: one "
+             "dataset whichever capability counts it); a pre-counted file with --capability; or a dataset id from "
+             "`ledger show` (at least 6 leading hex digits)")
 
 
 def register(groups: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -73,7 +78,8 @@ def _data_args(p: argparse.ArgumentParser) -> None:
     in registry order), then --ledger."""
     from dpviz.ledger.identity import ledger_args
 
-    p.add_argument("--capability", choices=_names(), help="how to parse a DATA file")
+    p.add_argument("--capability", choices=_names(),
+                   help="how to parse a pre-counted DATA file (without it a file or folder is a records dataset)")
     seen: set[str] = set()
     dests: list[str] = []
     for cap in _names():
@@ -86,10 +92,11 @@ def _data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _identify(args: argparse.Namespace):
-    """DATA as a DatasetId (a sample or a parsed file), or None when DATA is a dataset id."""
+    """DATA as a DatasetId (a sample, a records file or folder, or a parsed file), or None when DATA is a
+    dataset id."""
     from dpviz.core.registry import SAMPLE_PREFIX
     from dpviz.errors import InputError
-    from dpviz.ledger.identity import identify, load_for_ledger, sample_capability
+    from dpviz.ledger.identity import identify, load_for_ledger, records_identity, sample_capability
 
     spec = str(args.data)
     if spec.startswith(SAMPLE_PREFIX):
@@ -99,8 +106,12 @@ def _identify(args: argparse.Namespace):
     elif os.path.lexists(spec):
         cap = args.capability
         if cap is None:
-            raise InputError(f"DATA {spec}: a file needs --capability ({', '.join(_names())}) to be parsed "
-                             "as its release command parses it")
+            given = [d for d in args.load_options if getattr(args, d) is not None]
+            if given:
+                flag = "--" + given[0].replace("_", "-")
+                raise InputError(f"{flag}: parses a pre-counted file and needs --capability; a records file is one "
+                                 "dataset without options")
+            return records_identity(spec)
     elif len(spec) >= 6 and all(c in "0123456789abcdefABCDEF" for c in spec):
         return None
     else:
@@ -130,7 +141,7 @@ def _writable(args: argparse.Namespace):
 
 def cmd_set_budget(args: argparse.Namespace) -> int:
     from dpviz.ledger.accounts import DatasetBudget
-    from dpviz.ledger.identity import DatasetId
+    from dpviz.ledger.identity import RECORDS, DatasetId
     from dpviz.ledger.store import open_ledger
     from dpviz.ledger.views import dataset_lines
 
@@ -143,6 +154,10 @@ def cmd_set_budget(args: argparse.Namespace) -> int:
             ds = DatasetId(row.id, row.capability, row.name, row.canonical)
         row = led.set_budget(ds, budget)
     print(f"ledger {where.path}: budget of {row.name} set to {budget.describe}")
+    if row.capability == RECORDS:
+        print(f"{RECORDS}: every release counted from this file's records (tree --levels, stream --bucket, marginals; "
+              "any columns) spends from it; for a pre-counted file (tree counts, a stream's series, a histogram, an "
+              "edge list) pass --capability")
     print("\n".join(dataset_lines(row)))
     rep = row.report()
     if rep["epsilon_spent"] > budget.epsilon * (1 + 1e-12) or (row.spent.gauss_rho > 0 and budget.delta is None):

@@ -13,8 +13,11 @@ Every "Draw a private release" on a page is charged *before* its output is shown
   on the page (:func:`set_budget`).
 
 A dataset is identified by the SHA-256 of its canonical content, as on the CLI
-(:mod:`dpviz.ledger.identity`): an upload is identified by what it parses to (marginals: by its
-records, from the uploaded bytes), never by a server path. No path typed in a browser is ever opened:
+(:mod:`dpviz.ledger.identity`): an upload is identified by what it parses to, never by a server path. An
+upload of **records** (a CSV, gzip CSV or Parquet file of one row per person, event or edge, counted on
+the page: every marginals upload, a tree by levels, a stream of events) is the records dataset of its
+bytes (:func:`page_records_dataset`): the identity ``python -m dpviz ledger set-budget FILE`` and every
+CLI release counted from the same file charge, whichever capability counts it. No path typed in a browser is ever opened:
 the only ledger paths are the server's configuration and the session's own temporary folder.
 
 This module never imports Streamlit (``ui.py`` does the drawing).
@@ -35,11 +38,12 @@ from dpviz.core.registry import SAMPLE_PREFIX
 from dpviz.errors import InputError
 from dpviz.ledger import LEDGER_ENV, ledger_path
 from dpviz.ledger.accounts import Charge, DatasetBudget
-from dpviz.ledger.identity import DatasetId, canonical_description, page_canonical_bytes
+from dpviz.ledger.identity import (DatasetId, canonical_description, counted_from_records, page_canonical_bytes,
+                                   records_identity)
 from dpviz.ledger.store import DatasetRow, Receipt, check_ledger_path, open_ledger
 
 __all__ = ["PageLedger", "SessionLedger", "ledger_flag", "server_ledger", "source_label", "page_dataset",
-           "standing", "charge_draw", "record_output", "set_budget", "LEDGER_FLAG"]
+           "page_records_dataset", "standing", "charge_draw", "record_output", "set_budget", "LEDGER_FLAG"]
 
 LEDGER_FLAG = "--ledger"
 SESSION_FILE = "ledger.sqlite3"
@@ -136,10 +140,24 @@ def identity_key(key: tuple) -> Hashable:
 def page_dataset(capability: str, key: tuple, data: Any) -> DatasetId:
     """The :class:`DatasetId` of a page's data: the SHA-256 of the canonical form the CLI computes for the
     same content (so a page draw and a CLI release of one file spend from one budget). ``data`` is what the
-    page loaded (stream: the full count series, before the horizon); a marginals upload passes its bytes."""
+    page loaded (stream: the full count series, before the horizon); a marginals upload passes its bytes
+    (the records dataset of those bytes: :func:`page_records_dataset`)."""
     label = source_label(key)
+    if key[0] == "upload" and isinstance(data, (bytes, bytearray, memoryview)) and counted_from_records(
+            capability, label):
+        return page_records_dataset(key, data)
     digest = hashlib.sha256(page_canonical_bytes(capability, label, data)).hexdigest()
     return DatasetId(digest, capability, label, canonical_description(capability))
+
+
+def page_records_dataset(key: tuple | str, raw: bytes | bytearray | memoryview) -> DatasetId:
+    """The :class:`DatasetId` of an uploaded records file (``raw``: its bytes as uploaded — a CSV, gzip CSV or
+    Parquet file), named by the page's source ``key`` (:func:`source_label`, e.g. ``upload:people.parquet``;
+    or that label itself): the same dataset as the file on the CLI, whichever capability counts it
+    (:func:`dpviz.ledger.identity.records_identity`). Charge a draw counted from the upload's records to it
+    with :func:`charge_draw` (``capability=`` the page's capability)."""
+    label = key if isinstance(key, str) else source_label(key)
+    return records_identity(bytes(raw), name=label)
 
 
 def _usable(where: PageLedger, *, write: bool) -> bool:
@@ -158,13 +176,16 @@ def standing(where: PageLedger, ds: DatasetId) -> DatasetRow | None:
         return led.find(ds)
 
 
-def charge_draw(where: PageLedger, ds: DatasetId, noise: Any, mechanism: str, *, output: str) -> Receipt:
+def charge_draw(where: PageLedger, ds: DatasetId, noise: Any, mechanism: str, *, output: str,
+                capability: str | None = None) -> Receipt:
     """Charge one page release made with ``noise`` to ``ds`` in ``where`` (created if absent), committed
     before it returns. Raises :class:`dpviz.ledger.store.BudgetExceeded` (nothing charged) when it does
-    not fit the dataset's budget, InputError when the ledger cannot be used."""
+    not fit the dataset's budget, InputError when the ledger cannot be used. ``capability``: the page's, as
+    the release row names it (default ``ds.capability``; give it for a ``records`` dataset)."""
     _usable(where, write=True)
     with open_ledger(where.path, create=True) as led:
-        return led.charge(ds, Charge.of_noise(noise), mechanism=mechanism, source=ds.name, output=output)
+        return led.charge(ds, Charge.of_noise(noise), mechanism=mechanism, source=ds.name, output=output,
+                          capability=capability)
 
 
 def record_output(where: PageLedger, receipt: Receipt, text: str) -> str:

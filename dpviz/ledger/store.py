@@ -408,8 +408,11 @@ class Ledger:
                           row["budget_set_utc"], self._spent(row["id"]))
 
     # ------------------------------------------------------------------------------------- writing
-    def charge(self, ds: DatasetId, charge: Charge, *, mechanism: str, source: str, output: str | Path) -> Receipt:
-        """Charge one release to ``ds`` (see the module docstring); BudgetExceeded if it does not fit."""
+    def charge(self, ds: DatasetId, charge: Charge, *, mechanism: str, source: str, output: str | Path,
+               capability: str | None = None) -> Receipt:
+        """Charge one release to ``ds`` (see the module docstring); BudgetExceeded if it does not fit. The
+        release row names ``capability`` (default ``ds.capability``): what made the release, e.g. a tree
+        counted from a ``records`` dataset."""
         pause = float(os.environ.get(PAUSE_IN_CHARGE_ENV) or 0)
         with self._write() as con:
             self._ensure_dataset(ds)
@@ -429,9 +432,9 @@ class Ledger:
                 "INSERT INTO releases (dataset, time_utc, capability, source, mechanism, family, accounting, epsilon, "
                 "delta, rho, charge_epsilon, charge_rho, output, status, pid, dpviz_version) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'charged', ?, ?)",
-                (ds.sha256, _now(), ds.capability, str(source), mechanism, charge.family, charge.accounting,
-                 stated.epsilon, stated.delta, stated.rho, charge.epsilon, charge.rho, _output_label(output),
-                 os.getpid(), dpviz.__version__))
+                (ds.sha256, _now(), capability or ds.capability, str(source), mechanism, charge.family,
+                 charge.accounting, stated.epsilon, stated.delta, stated.rho, charge.epsilon, charge.rho,
+                 _output_label(output), os.getpid(), dpviz.__version__))
             release_id = int(cur.lastrowid)
         return Receipt(release_id, ds, charge, spent.plus(charge), budget, self.path)
 

@@ -310,7 +310,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         check_release(args.mechanism, noise)
     check_destination(args.output, [_input_path(args.input)])
     data, n = _load(args, STEP_BYTES["release"])
-    from dpviz.core.records import per_record_noise, person_metadata
+    from dpviz.core.records import RecordsSource, per_record_noise, person_metadata
     rel = release(data, per_record_noise(noise, args.max_contributions), mechanism=args.mechanism, horizon=n,
                   target=args.target)
     meta = rel.metadata() if args.bucket is None else person_metadata(
@@ -319,7 +319,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         meta["time_range"] = ({"declared": [args.start, args.end]} if args.start else
                               {"read_from_data": "structure read from the data: not private"})
     # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
-    with ledger.charge(args, CAP, args.input, data, noise, rel.mechanism):
+    charged = data if args.bucket is None else RecordsSource(args.input, args.max_bytes)  # events: the records
+    with ledger.charge(args, CAP, args.input, charged, noise, rel.mechanism):
         path = write_release(rel.table(), args.output, meta, inputs=[_input_path(args.input)],
                              raw_text=args.raw_text)
     var = VarianceSummary.of(rel.variance)
