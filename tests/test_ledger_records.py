@@ -146,13 +146,14 @@ def test_folder_csv_gzip_and_uploads(tmp_path):
     csv_path = tmp_path / "people.csv"
     df.to_csv(csv_path, index=False)
     (tmp_path / "people.csv.gz").write_bytes(gzip.compress(csv_path.read_bytes()))
-    assert records_identity(tmp_path / "people.csv.gz").sha256 == records_identity(csv_path).sha256 != base.sha256
+    assert len({records_identity(tmp_path / "people.csv.gz").sha256, records_identity(csv_path).sha256,
+                base.sha256}) == 3  # the bytes as stored: a gzip of the CSV, the CSV, the Parquet file
     # the page: the uploaded bytes give the CLI's dataset (Parquet, CSV, gzip CSV), named by the upload
     key = ("upload", "people.parquet", "digest")
     page = page_records_dataset(key, one.read_bytes())
     assert (page.sha256, page.capability, page.name) == (base.sha256, RECORDS, "upload:people.parquet")
     assert page_records_dataset("upload:x.csv.gz", (tmp_path / "people.csv.gz").read_bytes()).sha256 == \
-        records_identity(csv_path).sha256
+        records_identity(tmp_path / "people.csv.gz").sha256
     assert page_dataset("marginals", ("upload", "people.csv", "d"), csv_path.read_bytes()).sha256 == \
         identify("marginals", str(csv_path)).sha256 == records_identity(csv_path).sha256
 
@@ -195,3 +196,21 @@ def test_pre_counted_identities_are_unchanged(cap, spec):
     path = spec if spec.startswith("sample:") else str(DATA / spec)
     ds = identify(cap, path, load_for_ledger(cap, path))
     assert (ds.capability, ds.sha256) == (cap, PINNED[(cap, spec)])
+
+
+def test_set_budget_on_a_parquet_folder_binds_a_release_from_it(tmp_path, capsys):
+    df = _people(seed=5)
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    _parquet(df.iloc[:120], folder / "part-0.parquet")
+    _parquet(df.iloc[120:], folder / "part-1.parquet")
+    led = tmp_path / "l.sqlite3"
+    assert main(["ledger", "set-budget", str(folder), "--epsilon", "0.5", "--ledger", str(led)]) == 0
+    assert "records: every release counted from this file's records" in capsys.readouterr().out
+    assert _tree(src=folder, out=tmp_path / "t.csv", led=led, eps="0.6") == 3
+    assert not (tmp_path / "t.csv").exists()
+    assert _tree(src=folder, out=tmp_path / "t.csv", led=led, eps="0.5") == 0
+    capsys.readouterr()
+    assert main(["ledger", "show", str(folder), "--ledger", str(led)]) == 0
+    out = capsys.readouterr().out
+    assert f"records: {folder.resolve()}" in out and "tree" in out
