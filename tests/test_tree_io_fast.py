@@ -441,6 +441,27 @@ def test_canonical_bytes_of_unlabelled_trees_equal_the_python_reference(monkeypa
         assert tio.canonical_bytes("x", TreeData(tree, x)) == _canonical_reference(TreeData(tree, x))
 
 
+def test_canonical_bytes_ahead_gives_the_same_bytes_once():
+    """``tree release`` starts the ledger's identity beside the release (canonical_bytes_ahead); the ledger's
+    call takes that result (the same bytes), once; an error surfaces at that call."""
+    import dpviz.tree.io as tio
+    from dpviz.tree.model import TreeData, tree_from_parents
+
+    rng = np.random.default_rng(4)
+    for labels in (None, np.array([f"n{i}" for i in range(40)], dtype=object)):
+        data = TreeData(tree_from_parents(fanout_parents(40, rng), labels=labels), np.zeros(0))
+        data = TreeData(data.tree, rng.integers(0, 9, data.tree.m).astype(float))
+        tio.canonical_bytes_ahead(data)
+        assert data in tio._AHEAD
+        assert tio.canonical_bytes("x", data) == _canonical_reference(data)
+        assert data not in tio._AHEAD
+        assert tio.canonical_bytes("x", data) == _canonical_reference(data)
+    bad = TreeData(data.tree, np.zeros(3))  # wrong number of counts: the worker's error, raised by the call
+    tio.canonical_bytes_ahead(bad)
+    with pytest.raises(Exception):
+        tio.canonical_bytes("x", bad)
+
+
 def test_canonical_bytes_of_a_large_path_tree_without_pandas():
     """The ledger hash of a 10^5-node path-like tree: vectorised (Arrow kernels, no Python per node) and
     pandas stays unimported (it is computed in every charged ``tree release``)."""

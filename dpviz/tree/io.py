@@ -25,6 +25,7 @@ to 2⁵³ each and in total (:data:`dpviz.tree.reading.MAX_COUNT`).
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ from dpviz.tree.reading import MAX_BYTES, MAX_NODES, read_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "load", "load_tree_file", "node_columns",
+__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "load", "load_tree_file", "node_columns",
            "node_table", "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
 
 
@@ -269,6 +270,29 @@ def canonical_bytes(source: str | Path, data: TreeData) -> bytes:
     counts skips the sort: its lines are made in their order (:func:`_canonical_unlabelled`, same bytes)."""
     if hasattr(data, "canonical_bytes"):  # a release counted from records: the records (core.records)
         return data.canonical_bytes()
+    ahead = _AHEAD.pop(data, None)
+    if ahead is not None:  # started by canonical_bytes_ahead while the release ran
+        return ahead.result()
+    return _canonical_bytes(data)
+
+
+_AHEAD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def canonical_bytes_ahead(data: TreeData) -> None:
+    """Start :func:`canonical_bytes` of ``data`` on a worker thread, so that it runs beside the release
+    (its NumPy and Arrow kernels release the GIL); the next ``canonical_bytes(source, data)`` call (the
+    ledger's, as the release is charged) takes the result, or its error. ``tree release`` calls this right
+    after loading."""
+    from concurrent.futures import ThreadPoolExecutor  # only the CLI's release path: kept off import time
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="dpviz-canonical")
+    _AHEAD[data] = pool.submit(_canonical_bytes, data)
+    pool.shutdown(wait=False)
+
+
+def _canonical_bytes(data: TreeData) -> bytes:
+    """:func:`canonical_bytes` of a loaded tree (see there)."""
     tree = data.tree
     fast = _canonical_unlabelled(tree, data.x) if tree.label_source is None else None
     if fast is not None:
