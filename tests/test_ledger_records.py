@@ -214,3 +214,22 @@ def test_set_budget_on_a_parquet_folder_binds_a_release_from_it(tmp_path, capsys
     assert main(["ledger", "show", str(folder), "--ledger", str(led)]) == 0
     out = capsys.readouterr().out
     assert f"records: {folder.resolve()}" in out and "tree" in out
+
+
+def test_a_hooks_module_may_say_which_files_are_records(tmp_path, monkeypatch):
+    import sys
+
+    from dpviz.core.registry import capability
+
+    src = tmp_path / "ages.csv"
+    src.write_text("age\n23\n35\n35\n")
+    from dpviz.histogram.io import load
+
+    data = load(str(src), structure_from_data=True)
+    before = identify("histogram", str(src), data)
+    assert before.capability == "histogram"  # no rule: the capability's own form
+    hooks = sys.modules[capability("histogram").hook("audit_target").__module__]
+    monkeypatch.setattr(hooks, "counted_from_records", lambda source, data: not str(source).endswith(".counts.csv"),
+                        raising=False)
+    assert identify("histogram", str(src), data) == records_identity(src)
+    assert identify("histogram", "sample:education", None).sha256 == PINNED[("histogram", "sample:education")]
