@@ -405,7 +405,7 @@ def _slow_depth_height(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return depth, height
 
 
-@pytest.mark.parametrize("level_loop_max", [2048, 2])  # 2: every tree takes the pointer-jumping path
+@pytest.mark.parametrize("level_loop_max", [2048, 2])  # 2: every tree takes the deep (contraction) path
 def test_tree_from_parents_matches_a_python_loop(monkeypatch, level_loop_max):
     from dpviz.tree import model
 

@@ -10,7 +10,7 @@ from dpviz.tree.generation import consistency_matrix, generation_matrix
 from dpviz.tree.gmc import gmc, output_variance, pivots, plan
 from dpviz.tree.model import tree_from_parents
 from dpviz.tree.propagation import downward, upward, workspace
-from dpviz.tree.sweeps import contraction, down_affine, up_affine, up_pivots
+from dpviz.tree.sweeps import contraction, down_affine, up_affine, up_max, up_pivots
 
 SHAPES = ("path", "star", "caterpillar", "broom", "recursive", "fanout", "band")
 
@@ -87,6 +87,71 @@ def test_affine_sweeps_match_the_node_by_node_recursions():
         np.testing.assert_allclose(down_affine(c, a), ref_down(p, a, np.ones(p.size)), rtol=1e-12, atol=1e-11)
         out = a.copy()
         assert up_affine(c, out, k, out=out) is out
+
+
+def test_max_sweep_and_a_renamed_schedule_match_the_node_by_node_recursion():
+    """up_max (subtree maxima, exact on integers) against the recursion; a schedule renamed by a permutation
+    that keeps the root (Contraction.relabel) serves the renamed tree: the same sums and maxima."""
+    for rng, p in cases(9):
+        c = contraction(p)
+        a = rng.integers(-1000, 1000, p.size).astype(np.int32)
+        ref = a.copy()
+        for i in range(p.size - 1, 0, -1):
+            ref[p[i]] = max(ref[p[i]], ref[i])
+        got = up_max(c, a)
+        assert got.dtype == np.int32 and np.array_equal(got, ref)
+        np.testing.assert_array_equal(up_max(c, a.astype(float)), ref)
+        new = np.r_[0, 1 + rng.permutation(p.size - 1)].astype(np.int32)  # node i is called new[i]
+        renamed = c.relabel(new)
+        a2 = np.empty_like(a)
+        a2[new] = a
+        assert np.array_equal(up_max(renamed, a2)[new], ref)
+        x = rng.normal(size=p.size)
+        x2 = np.empty_like(x)
+        x2[new] = x
+        np.testing.assert_allclose(up_affine(renamed, x2)[new], ref_up(p, x, np.ones(p.size)), rtol=1e-12,
+                                   atol=1e-11)
+        np.testing.assert_allclose(down_affine(renamed, x2)[new], ref_down(p, x, np.ones(p.size)), rtol=1e-12,
+                                   atol=1e-11)
+
+
+def test_a_deep_tree_carries_its_schedule_into_the_deep_engine(monkeypatch):
+    """tree_from_parents finds a deep tree's depths and heights by contracting its internal nodes in BFS order
+    and keeps that schedule (renamed to DOH numbers) for the deep engine: on shuffled rows, the depths and
+    heights are the slow recursion's, and BuildTree, GMC and the variance agree with a freshly built
+    schedule and the dense references."""
+    from dpviz.tree import model
+
+    monkeypatch.setattr(model, "LEVEL_LOOP_MAX", 2)  # small trees take the deep path too
+    rng = np.random.default_rng(10)
+    checked = 0
+    for j in range(40):
+        n = int(rng.integers(3, 120))
+        p = parents(rng, n, SHAPES[j % len(SHAPES)])
+        perm = rng.permutation(n) if j % 2 else np.arange(n)
+        inv = np.argsort(perm)
+        q = np.where(p[perm] >= 0, inv[np.maximum(p[perm], 0)], -1)
+        tree = tree_from_parents(q)
+        if tree.h <= 3:  # two levels or fewer: the level loop ends before the deep path
+            continue
+        assert tree.schedule is not None and tree.schedule.n == tree.n1
+        removed = np.sort(np.concatenate([tree.schedule.rake, tree.schedule.splice]))
+        assert np.array_equal(removed, np.arange(1, tree.n1))
+        fresh = contraction(tree.parent[: tree.n1])
+        a = rng.normal(size=tree.n1)
+        par = tree.parent[: tree.n1]
+        np.testing.assert_allclose(up_affine(tree.schedule, a), ref_up(par, a, np.ones(tree.n1)), rtol=1e-12,
+                                   atol=1e-11)
+        np.testing.assert_allclose(up_affine(tree.schedule, a), up_affine(fresh, a), rtol=1e-12, atol=1e-11)
+        assert workspace(tree).contraction is tree.schedule
+        v = np.zeros(tree.n)
+        v[tree.n1:] = rng.poisson(3.0, tree.m)
+        np.testing.assert_allclose(upward(tree, v, engine="sparse"), upward(tree, v, engine="levels"), atol=1e-9)
+        noisy = v + rng.normal(size=tree.n)
+        np.testing.assert_allclose(gmc(plan(tree, engine="sparse"), noisy, engine="sparse"),
+                                   gmc(plan(tree, engine="levels"), noisy, engine="levels"), rtol=1e-9, atol=1e-9)
+        checked += 1
+    assert checked >= 25
 
 
 def test_pivot_sweep_matches_the_recursion_with_weighted_variances():

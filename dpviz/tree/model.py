@@ -51,6 +51,10 @@ class Tree:
     label_source: Any = field(repr=False, default=None)
     """The ids in DOH order as given (a NumPy array, or Arrow strings); read them as ``labels``/``label_array``."""
     block_start: np.ndarray = field(repr=False, default=None)  # type: ignore[assignment]
+    schedule: Any = field(repr=False, default=None)
+    """The tree-contraction schedule of T⁽¹⁾ (:class:`dpviz.tree.sweeps.Contraction`, DOH numbers) when
+    :func:`tree_from_parents` built one to find the depths and heights of a deep tree, else None (the deep
+    engine then builds it on first use)."""
 
     # ---- sizes ---------------------------------------------------------------------------
     @property
@@ -178,7 +182,8 @@ def tree_from_parents(
     is already in BFS order, as every generator here writes it: one chunked pass, :func:`_bfs_shape`,
     then proves the array a valid tree), then depths and heights in BFS positions — one NumPy pass per
     depth level for shallow trees (none when every leaf is on the last level: height = h + 1 − depth),
-    pointer jumping (⌈log₂ h⌉ passes of O(n)) for deep ones — and a stable radix sort by height for the
+    tree contraction of the internal nodes for deep ones (O(n) work in O(log n) rounds; its schedule is kept
+    as ``Tree.schedule`` for the deep engine) — and a stable radix sort by height for the
     DOH numbering.
     """
     p = np.asarray(parent)
@@ -221,7 +226,7 @@ def tree_from_parents(
         )
     levels = None
     if bfs is None:
-        depth, height, levels = _depths_heights(p, gapless=shape == "gapless")
+        depth, height, levels, sched = _depths_heights(p, gapless=shape == "gapless")
     else:  # relabel to BFS positions (parents non-decreasing, before their children), then back
         pos = np.empty(n, INDEX)
         pos[bfs] = np.arange(n, dtype=INDEX)
@@ -230,12 +235,13 @@ def tree_from_parents(
         q = pos[q]
         q[0] = -1
         del pos
-        d_b, h_b, _ = _depths_heights(q)
+        d_b, h_b, _, sched = _depths_heights(q)
         del q
         depth, height = np.empty(n, np.int32), np.empty(n, np.int32)
         depth[bfs], height[bfs] = d_b, h_b
         del d_b, h_b
     h = int(height[root])
+    doh = None  # DOH number of each input row (None: the same)
     if levels is not None or not np.any(height[1:] > height[:-1]):  # already in DOH order (complete trees)
         order = np.arange(n, dtype=INDEX)
         parent_doh, height_doh, depth_doh = (p if copied else p.copy()), height, depth
@@ -250,13 +256,21 @@ def tree_from_parents(
         pp[0] = 0  # the root comes first in DOH order (largest height); restored below
         parent_doh = inv[pp]
         parent_doh[0] = -1
-        del inv, pp
+        del pp
+        if sched is not None:
+            doh = inv
+        del inv
         height_doh, depth_doh = height[order], depth[order]
     # block_start[k] = first DOH index with height <= k (= n_k); heights are non-increasing in DOH order
     if levels is not None:  # every leaf on the last level: height blocks are the depth levels
         block_start = np.asarray(levels[::-1], dtype=np.int64)
     else:
         block_start = _block_start(height_doh, h)
+    schedule = None
+    if sched is not None:  # the schedule of T⁽¹⁾ in BFS positions: renamed to DOH numbers (the leading n₁)
+        contracted, internal = sched
+        rows = internal if bfs is None else bfs[internal]
+        schedule = contracted.relabel((rows if doh is None else doh[rows]).astype(INDEX, copy=False))
     return Tree(
         parent=parent_doh,
         height=height_doh,
@@ -264,6 +278,7 @@ def tree_from_parents(
         order=order,
         label_source=_labels_in_order(labels, order, n),
         block_start=block_start,
+        schedule=schedule,
     )
 
 
@@ -342,16 +357,17 @@ def _block_start(height: np.ndarray, h: int) -> np.ndarray:
 
 
 LEVEL_LOOP_MAX = 2048
-"""Depth levels handled one NumPy pass each; deeper trees switch to pointer jumping (O(n log h))."""
+"""Depth levels handled one NumPy pass each; deeper trees switch to tree contraction (O(n),
+:func:`_depths_heights_deep`)."""
 
 
-def _depths_heights(q: np.ndarray, gapless: bool = False) -> tuple[np.ndarray, np.ndarray, list[int] | None]:
+def _depths_heights(q: np.ndarray, gapless: bool = False) -> tuple[np.ndarray, np.ndarray, list[int] | None, Any]:
     """(depth, height) of a tree in BFS order: ``q[0] = -1``, ``q`` non-decreasing and ``q[i] < i``.
 
     Level ``j + 1`` is then the contiguous run of nodes whose parent lies in level ``j`` (one
     ``searchsorted`` per level), and the children of a node are a contiguous run, so a level's
-    heights are one ``maximum.reduceat``. Trees with more than :data:`LEVEL_LOOP_MAX` levels use
-    pointer jumping instead: no Python loop is longer than ⌈log₂ h⌉ + :data:`LEVEL_LOOP_MAX`.
+    heights are one ``maximum.reduceat``. Trees with more than :data:`LEVEL_LOOP_MAX` levels use tree
+    contraction instead (:func:`_depths_heights_deep`), whose schedule is returned too (else None).
 
     ``gapless`` (:func:`_bfs_shape`): nodes ``0..q[-1]`` all have children. If moreover the first
     leaf ``q[-1] + 1`` starts the last level, every leaf is on the last level and height = levels + 1 −
@@ -363,11 +379,12 @@ def _depths_heights(q: np.ndarray, gapless: bool = False) -> tuple[np.ndarray, n
     while starts[-1] < n and len(starts) <= LEVEL_LOOP_MAX:
         starts.append(int(np.searchsorted(q, key(starts[-1]), side="left")))
     if starts[-1] < n:
-        return (*_depths_heights_deep(q), None)
+        depth, height, sched = _depths_heights_deep(q)
+        return depth, height, None, sched
     sizes = np.diff(np.asarray(starts))
     depth = np.repeat(np.arange(1, sizes.size + 1, dtype=np.int32), sizes)
     if gapless and (n == 1 or int(q[-1]) + 1 == starts[-2]):
-        return depth, np.repeat(np.arange(sizes.size, 0, -1, dtype=np.int32), sizes), starts
+        return depth, np.repeat(np.arange(sizes.size, 0, -1, dtype=np.int32), sizes), starts, None
     height = np.ones(n, np.int32)
     for lev in range(sizes.size - 1, 0, -1):  # children block of each level, deepest first
         a, b = starts[lev], starts[lev + 1]
@@ -375,37 +392,34 @@ def _depths_heights(q: np.ndarray, gapless: bool = False) -> tuple[np.ndarray, n
         run = np.flatnonzero(kids[1:] != kids[:-1]) + 1
         run = np.concatenate(([0], run))
         height[kids[run]] = np.maximum.reduceat(height[a:b], run) + 1
-    return depth, height, None
+    return depth, height, None, None
 
 
-def _depths_heights_deep(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pointer jumping (root at 0): after round r, ``anc`` is the 2^r-th ancestor (or the root's -1),
-    ``dist`` the distance to it, and ``low[i]`` the deepest depth among descendants within distance
-    < 2^r. ⌈log₂ h⌉ rounds of O(n) vectorised work; the root is node 0, so ``max(anc, 0)`` is a safe
-    gather index (the root contributes distance 0)."""
+def _depths_heights_deep(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[Any, np.ndarray]]:
+    """(depth, height, (schedule, internal)) of a deep tree in BFS order (``q[i] < i``, root 0) by tree
+    contraction of its internal nodes (:mod:`dpviz.tree.sweeps`, Miller & Reif, FOCS 1985): depths are
+    root-to-node path sums of ones (``down_affine``), heights the deepest depth below each node
+    (``up_max``) minus its own depth, plus one; the leaves read their parent's depth. O(n) work in
+    O(log n) rounds. ``internal``: the BFS positions of the internal nodes (increasing), the nodes of the
+    schedule (numbered 0..n₁-1 in that order)."""
+    from dpviz.tree.sweeps import contraction, down_affine, up_max
+
     n = q.shape[0]
-    anc = q.astype(np.int32, copy=True)
-    dist = np.ones(n, np.int32)
-    dist[0] = 0
-    idx = np.empty(n, np.int32)
-    while True:
-        np.maximum(anc, 0, out=idx)
-        dist += dist[idx]
-        anc = anc[idx]
-        if anc.max() < 0:
-            break
-    depth = dist + 1
-    del dist
-    low = depth.copy()
-    anc = q.astype(np.int32, copy=True)
-    while True:
-        has = np.flatnonzero(anc >= 0)
-        if has.size == 0:
-            break
-        up = anc[has]
-        np.maximum.at(low, up, low[has])
-        anc[has] = anc[up]
-    return depth, low - depth + 1
+    has_child = np.bincount(q[1:], minlength=n) > 0
+    internal = np.flatnonzero(has_child).astype(INDEX, copy=False)
+    index = np.zeros(n, INDEX)
+    index[internal] = np.arange(internal.size, dtype=INDEX)
+    q_int = index[np.maximum(q[internal], 0)]  # parents among the internal nodes, order kept: q_int[i] < i
+    q_int[0] = -1
+    schedule = contraction(q_int)
+    d_int = down_affine(schedule, np.ones(internal.size)).astype(np.int32)
+    depth = np.empty(n, np.int32)
+    depth[internal] = d_int
+    leaves = np.flatnonzero(~has_child)
+    depth[leaves] = depth[q[leaves]] + 1
+    height = np.ones(n, np.int32)
+    height[internal] = up_max(schedule, d_int + 1) - d_int + 1  # every internal node has a child one deeper
+    return depth, height, (schedule, internal)
 
 
 def _fmt(idx: np.ndarray, where: Callable[[int], str] = str, limit: int = 3) -> str:

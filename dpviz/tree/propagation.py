@@ -87,6 +87,7 @@ class Workspace:
         self.bounds = [int(b) for b in tree.block_start]  # block K = [bounds[K], bounds[K-1])
         self._lock = threading.Lock()
         self._buffers: dict[int, np.ndarray] = {}
+        self._schedule = tree.schedule  # built with the tree (deep trees), or None
 
     def block(self, k: int) -> tuple[int, int]:
         """Index range [s, e) of the nodes of height k (1 = leaves, h = the root)."""
@@ -261,7 +262,10 @@ class Workspace:
     @cached_property
     def contraction(self) -> Contraction:
         """The rake/compress schedule (:mod:`dpviz.tree.sweeps`) of the internal-node tree T⁽¹⁾ (the leading
-        n₁ nodes), built once per structure; the leaves are handled around it in one compiled pass each."""
+        n₁ nodes), built once per structure (or taken from the tree, which :func:`dpviz.tree.model.tree_from_parents`
+        built it with: ``Tree.schedule``); the leaves are handled around it in one compiled pass each."""
+        if self._schedule is not None:
+            return self._schedule
         return contraction(self.parent[: max(self.n1, 1)])
 
 

@@ -18,10 +18,11 @@ in the Descending Order of Height of Def. 6). Round r:
 Every round removes at least one node, the total work over all rounds is O(n), and the rounds are
 O(log n) in expectation; each sweep replays the schedule with a few NumPy calls per round.
 
-Three sweeps (all on the whole tree given, indices 0..N-1):
+Four sweeps (all on the whole tree given, indices 0..N-1):
 
 * :func:`up_affine`: s_i = a_i + Σ_{c∈C_i} k_c s_c (upward propagation, Prop. 2 / Eq. 14, with s = w ∘ z);
 * :func:`down_affine`: z_i = b_i + k_i z_{f_i} (downward propagation, Prop. 3 / Eq. 15);
+* :func:`up_max`: s_i = max(a_i, max_{c∈C_i} s_c) (subtree maxima: heights from depths);
 * :func:`up_pivots`: t_i = a_i − Σ_{c∈C_i} e_c / t_c (the GMC pivots of Alg. 1 / Thm. 9, generalised in
   :mod:`dpviz.tree.gmc`). A node's term is a Möbius map of its own value, so a spliced chain is one
   Möbius map, kept in continued-fraction form P − Q/(t + R) (as accurate as the recursion; 2×2 matrix
@@ -33,11 +34,11 @@ result, as they would in the sequential recursion.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Contraction", "contraction", "up_affine", "down_affine", "up_pivots"]
+__all__ = ["Contraction", "contraction", "up_affine", "down_affine", "up_pivots", "up_max"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +78,14 @@ class Contraction:
         """(nodes, their children, their parents) spliced out in round r."""
         a, b = int(self.splice_ptr[r]), int(self.splice_ptr[r + 1])
         return self.splice[a:b], self.splice_child[a:b], self.splice_parent[a:b]
+
+    def relabel(self, new: np.ndarray) -> Contraction:
+        """The same schedule with node i called ``new[i]`` (a permutation of 0..n-1): the sweeps only follow
+        the indices (a round's raked nodes stay grouped by parent), so it serves the renumbered tree, e.g. a
+        schedule built in BFS numbering serves the tree in DOH numbering (:func:`dpviz.tree.model.tree_from_parents`)."""
+        return replace(self, rake=new[self.rake], rake_parent=new[self.rake_parent], seg_parent=new[self.seg_parent],
+                       splice=new[self.splice], splice_child=new[self.splice_child],
+                       splice_parent=new[self.splice_parent])
 
 
 def _coins(nodes: np.ndarray, r: int) -> np.ndarray:
@@ -280,3 +289,31 @@ def up_pivots(c: Contraction, a: np.ndarray, e: np.ndarray) -> np.ndarray:
             pg, qg, rg = saved[r]
             t[sx] += pg - qg / (t[g] + rg)
     return t
+
+
+def up_max(c: Contraction, a: np.ndarray) -> np.ndarray:
+    """s_i = max(a_i, max_{c∈C_i} s_c) for every node: the maximum of ``a`` over each subtree (e.g. the deepest
+    depth below a node, whence its height, Def. 2). Each live node x sends max(s_x, b_x) to its current parent
+    (b = −∞ at first); splicing x (child g) gives b_g ← max(s_x, b_g, b_x), s_x holding a_x and its raked
+    children's terms; backward, s_x = max(s_x, s_g, b_g as it was then). Exact for integers."""
+    s = np.array(a, copy=True)
+    low = np.iinfo(s.dtype).min if s.dtype.kind in "iu" else -np.inf
+    b = np.full(c.n, low, s.dtype)
+    saved = []
+    for r in range(c.rounds):
+        x, _, st, up = c.raked(r)
+        if x.size:
+            val = s[x] if not r else np.maximum(s[x], b[x])  # no map has a bound before the first splice
+            s[up] = np.maximum(s[up], np.maximum.reduceat(val, st))
+        sx, g, _ = c.spliced(r)
+        if sx.size:
+            bg = b[g]
+            saved.append(bg)
+            b[g] = np.maximum(np.maximum(s[sx], bg), b[sx])
+        else:
+            saved.append(None)
+    for r in range(c.rounds - 1, -1, -1):
+        sx, g, _ = c.spliced(r)
+        if sx.size:
+            s[sx] = np.maximum(s[sx], np.maximum(s[g], saved[r]))
+    return s
