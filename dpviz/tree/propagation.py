@@ -84,7 +84,7 @@ class Workspace:
         dt = np.int32 if n < np.iinfo(np.int32).max else np.int64
         self.n, self.n1, self.h, self.deep = n, tree.n1, tree.h, tree.is_deep
         self.parent = np.ascontiguousarray(tree.parent, dtype=dt)
-        self.bounds = [int(b) for b in tree.block_start]  # block K = [bounds[K], bounds[K-1])
+        self.bounds = np.asarray(tree.block_start, dtype=np.int64).tolist()  # block K = [bounds[K], bounds[K-1])
         self._lock = threading.Lock()
         self._buffers: dict[int, np.ndarray] = {}
         self._schedule = tree.schedule  # built with the tree (deep trees), or None
@@ -196,13 +196,14 @@ class Workspace:
             np.negative(yb, out=yb)
 
     def child_sum_all(self, x: np.ndarray, y: np.ndarray) -> None:
-        """y_i += Σ_{c∈C_i} x_c for every internal node i."""
+        """y_i += Σ_{c∈C_i} x_c for every internal node i: one ``bincount`` over the parent pointers (no
+        children lists: a deep tree never builds them), each node's children summed in index order."""
         if self.fanouts is not None:
             for k_h in range(2, self.h + 1):
                 self.child_sum(k_h, x, y)
             return
-        ptr, idx = self.children
-        _rows_matvec(self.n1, ptr, idx, self.ones, x, y)
+        if self.n1:
+            y[: self.n1] += np.bincount(self.parent[1:], weights=x[1 : self.n], minlength=self.n1)
 
     def parent_add(self, k_h: int, x: np.ndarray, y: np.ndarray, coef=None, init: np.ndarray | None = None,
                    tmp: np.ndarray | None = None) -> None:
