@@ -216,20 +216,19 @@ def test_set_budget_on_a_parquet_folder_binds_a_release_from_it(tmp_path, capsys
     assert f"records: {folder.resolve()}" in out and "tree" in out
 
 
-def test_a_hooks_module_may_say_which_files_are_records(tmp_path, monkeypatch):
-    import sys
-
-    from dpviz.core.registry import capability
+def test_a_histogram_records_file_is_the_records_dataset_and_a_counts_file_its_own(tmp_path):
+    """The histogram's hooks rule (counted_from_records): records are charged with the other capabilities'
+    releases of the same file; a ``bin,count`` file keeps the histogram's own identity; samples are pinned."""
+    from dpviz.histogram.io import load, read_bins
 
     src = tmp_path / "ages.csv"
     src.write_text("age\n23\n35\n35\n")
-    from dpviz.histogram.io import load
-
     data = load(str(src), structure_from_data=True)
-    before = identify("histogram", str(src), data)
-    assert before.capability == "histogram"  # no rule: the capability's own form
-    hooks = sys.modules[capability("histogram").hook("audit_target").__module__]
-    monkeypatch.setattr(hooks, "counted_from_records", lambda source, data: not str(source).endswith(".counts.csv"),
-                        raising=False)
     assert identify("histogram", str(src), data) == records_identity(src)
+    counts = tmp_path / "ages.counts.csv"
+    counts.write_text("bin,count\n[20, 30),1\n[30, 40),2\n")
+    bins = tmp_path / "bins.json"
+    bins.write_text('{"edges": [20, 30, 40]}')
+    got = identify("histogram", str(counts), load(str(counts), bins=read_bins(bins)))
+    assert got.capability == "histogram" and got != records_identity(counts)
     assert identify("histogram", "sample:education", None).sha256 == PINNED[("histogram", "sample:education")]

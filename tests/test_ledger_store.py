@@ -258,12 +258,14 @@ def test_marginals_identity_is_the_records_before_projection(tmp_path):
     base = identify("marginals", str(DATA / "marginals_cli_good.csv"))
     projected = read_table(DATA / "marginals_cli_good.csv", attributes=["color"])  # what --attributes color loads
     assert identify("marginals", str(DATA / "marginals_cli_good.csv"), projected) == base
-    assert identify("marginals", str(tmp_path / "perm.csv")).sha256 == base.sha256
-    # the bundled sample is hashed as the table of its labels
+    assert base.capability == "records"  # a marginals file is its records (dpviz.ledger.identity): the bytes as stored
+    assert identify("marginals", str(tmp_path / "perm.csv")).sha256 != base.sha256  # a re-save: another dataset
+    # the bundled sample is hashed as the table of its labels; a CSV written from it is a records file (another dataset)
     t = load_sample("marginals", "sample:titanic")
     with (tmp_path / "titanic.csv").open("w", newline="") as fh:  # labels such as "[0, 13)" need quoting
         csv.writer(fh).writerows([t.domain.attrs, *([t.categories[k][c] for k, c in enumerate(r)]
                                                     for r in t.codes.tolist())])
-    assert identify("marginals", str(tmp_path / "titanic.csv")).sha256 == identify("marginals", "sample:titanic").sha256
+    assert identify("marginals", str(tmp_path / "titanic.csv")).sha256 != identify("marginals", "sample:titanic").sha256
+    assert identify("marginals", "sample:titanic").capability == "marginals"
     # one file read by two capabilities is two datasets
     assert _id("stream", DATA / "stream_good.csv") != identify("marginals", str(DATA / "stream_good.csv")).sha256

@@ -28,6 +28,15 @@ if TYPE_CHECKING:
 __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "plan_args", "plan_command", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "HistogramTarget",
            "audit_target", "plan_curves", "plan_dots", "sweep_target"]
 
+def counted_from_records(source: Any, data: Any = None) -> bool:
+    """The ledger's rule (:func:`dpviz.ledger.identity.counted_from_records`): a histogram file of records (not
+    ``bin,count``) is charged to the records dataset of that file — the same people a tree, stream or marginals
+    release counted from it spends from."""
+    from dpviz.histogram.io import is_counts_file
+
+    return not is_counts_file(source)
+
+
 AUDIT_HELP = "a histogram and the same histogram with one more record in one bin"
 AUDIT_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--method", {"default": "gmc", "help": f"one of {', '.join(METHODS)} (default: gmc)"}),

@@ -26,12 +26,13 @@ from dpviz.errors import InputError
 from dpviz.histogram.model import Bins, HistogramData
 
 __all__ = ["MAX_BYTES", "MAX_DECLARATION_BYTES", "read_bins", "bins_from_json", "read_data", "parse_data", "load",
-           "canonical_bytes", "CANONICAL", "bins_template"]
+           "canonical_bytes", "CANONICAL", "bins_template", "is_counts_file"]
 
 MAX_BYTES = 100_000_000
 MAX_DECLARATION_BYTES = 20_000_000
-CANONICAL = ("histogram: counts files as 'label,count' lines sorted by label; records files as their rows "
-             "(fields stripped, joined by ',') sorted; UTF-8")
+CANONICAL = ("histogram: counts files as 'label,count' lines sorted by label, UTF-8 (a records file is charged "
+             "to the records dataset of its bytes: dpviz.ledger.identity.records_identity); bundled samples as their "
+             "values sorted")
 
 
 WORDING = Wording(call="dpviz.histogram.io.read_data", text="CSV text",
@@ -182,6 +183,11 @@ def load(spec: str | Path, *, bins: Bins | str | Path | None = None, column: str
     if bins is not None and not isinstance(bins, Bins):
         bins = read_bins(bins)
     return read_data(spec, bins, column=column, structure_from_data=structure_from_data)
+
+
+def is_counts_file(source: str | Path) -> bool:
+    """Whether ``source`` (a file) is a counts file (columns ``bin`` and ``count``), not records."""
+    return _is_counts(list(_frame(_read_capped(source, "input", MAX_BYTES), f"input {str(source)[:200]!r}").columns))
 
 
 def canonical_bytes(source: str | Path, data: HistogramData | None = None) -> bytes:
