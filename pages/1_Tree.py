@@ -173,6 +173,10 @@ TREE_UPLOAD = ui.UploadSpec(
             "`python -m dpviz tree ... --max-nodes N --max-bytes N` raises them).")
 
 
+TREE_RECORDS = ui.RecordsSpec("one row per person, one column per level",
+                              ui.records.tree_refine(cap.name, max_nodes=MAX_NODES), MAX_BYTES)
+
+
 HIERARCHY_DECLARATION = ui.DeclarationSpec(
     what="hierarchy (node list)", label="CSV node,parent (the root's parent empty), no count column",
     types=("csv", "json"), parse=lambda raw, name: read_hierarchy(raw, name, max_nodes=MAX_NODES, max_bytes=MAX_BYTES),
@@ -215,8 +219,9 @@ with st.expander("What am I looking at?", icon=":material/school:"):
 # 1. Data ---------------------------------------------------------------------------------------------
 c_data, c_noise = st.columns(2, gap="large")
 with c_data:
-    key, data = ui.data_source(cap, SOURCES, TREE_UPLOAD, synthetic=_synthetic,
+    key, data = ui.data_source(cap, SOURCES, TREE_UPLOAD, synthetic=_synthetic, records=TREE_RECORDS,
                                loading="Loading the US county tree ...")
+    counted = ui.records.counted(cap.name, key)  # None unless counted from a records upload
     tree = data.tree
     d1, d2, _ = st.columns([1, 1, 2])
     d1.metric("Nodes n", f"{tree.n:,}", help="Number of nodes of the tree, leaves included.")
@@ -241,6 +246,9 @@ except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
 ui.noise_caption(sim_noise, release_noise)
+if counted is not None:  # sensitivity x K: the record-level strategy gets the per-record noise (core.records)
+    sim_noise = counted.noise(sim_noise)
+    counted.privacy_note()
 
 # 3. Strategy and estimator ---------------------------------------------------------------------------
 st.subheader(":material/account_tree: Strategy and estimator")
@@ -450,7 +458,8 @@ def _release_structure() -> tuple[ui.Structure | None, object, str | None]:
     if structure is None or structure.from_data:
         return structure, data, None
     try:
-        return structure, joined(key, structure.key, structure.value, data), None
+        counts = data if counted is None else ui.records.tree_counts(counted)  # records: leaf counts, as the CLI
+        return structure, joined(key, structure.key, structure.value, counts), None
     except InputError as exc:
         ss.pop(f"{cap.name}_private_release", None)
         st.error(f"The counts do not fit the declared hierarchy, nothing can be drawn: {exc}", icon=":material/error:")
@@ -465,6 +474,9 @@ release_key = key if release_structure is None else (*key, release_structure.key
 
 def _run_release():
     plan = get_plan(release_key, "uniform", family, release_data) if split == "uniform" else None  # any ε matches
+    if counted is not None:  # noise for sensitivity x K; the metadata at the person level (as the CLI's)
+        rel = release(release_data, counted.noise(release_noise), split=split, method=release_method, plan=plan)
+        return rel.table(), counted.metadata(rel.metadata(), release_noise)
     rel = release(release_data, release_noise, split=split, method=release_method, plan=plan)
     return rel.table(), rel.metadata()
 
@@ -475,6 +487,6 @@ ui.private_release_panel(
     describe="",
     run=_run_release,
     file_stem=_file_stem(key),
-    source=key, data=data, noise=release_noise, mechanism=release_method,
+    source=key, data=data if counted is None else counted.upload, noise=release_noise, mechanism=release_method,
     structure=release_structure, declares=True, blocked=refused,
 )

@@ -21,7 +21,7 @@ from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.core.tables import to_csv_text
 from dpviz.errors import InputError
-from dpviz.stream.io import CAPS_HELP, read_stream_csv
+from dpviz.stream.io import CAPS_HELP, MAX_BYTES, MAX_STEPS, read_stream_csv
 from dpviz.stream.mechanism import make_mechanism, simulated_release, unit_errors
 from dpviz.stream.model import StreamData
 from dpviz.stream.release import release, simulation_table
@@ -168,6 +168,10 @@ STREAM_UPLOAD = ui.UploadSpec(
     caption=f"Limits: {CAPS_HELP}; a row may not have more fields than the header.")
 
 
+STREAM_RECORDS = ui.RecordsSpec("one row per event, its time in a column",
+                                ui.records.stream_refine(CAP.name, max_steps=MAX_STEPS), MAX_BYTES)
+
+
 # ---- page ----------------------------------------------------------------------------------------
 st.title("Stream release")
 st.caption("Continual counting: a count arrives every period and the running total is released after "
@@ -178,7 +182,8 @@ with st.expander("What am I looking at?", icon=":material/help:"):
 
 # 1. Data ------------------------------------------------------------------------------------------
 key, series_data = ui.data_source(CAP, SOURCES, STREAM_UPLOAD, sample_label="Series", default_sample="flights",
-                                  synthetic=_synthetic, describe=_describe)
+                                  synthetic=_synthetic, describe=_describe, records=STREAM_RECORDS)
+counted = ui.records.counted(CAP.name, key)  # None unless counted from a records (events) upload
 name = _describe(key, series_data)
 counts, stamps, time_col = ((series_data, None, None) if key[0] == "synthetic" else
                             (series_data.counts, series_data.timestamps, series_data.time_column))
@@ -209,6 +214,9 @@ except InputError as exc:
     st.stop()
 release_noise = noise.as_discrete()
 ui.noise_caption(noise, release_noise)
+if counted is not None:  # sensitivity x K: the simulation's mechanisms get the per-record noise (core.records)
+    noise = counted.noise(noise)
+    counted.privacy_note()
 
 # 3. Strategy and estimator -------------------------------------------------------------------------
 st.subheader(":material/account_tree: Strategy and estimator")
@@ -418,12 +426,17 @@ if releases:
 
 # 5. Private release --------------------------------------------------------------------------------
 def _run_release():
-    rel = release(StreamData(series, stamps_n, "count", time_col), release_noise, mechanism=release_mech,
+    per_record = release_noise if counted is None else counted.noise(release_noise)  # events: sensitivity x K
+    rel = release(StreamData(series, stamps_n, "count", time_col), per_record, mechanism=release_mech,
                   horizon=horizon)
-    return rel.table(), rel.metadata()
+    return rel.table(), (rel.metadata() if counted is None else counted.metadata(rel.metadata(), release_noise))
 
 
+release_describe = f"{LABELS[release_mech]}, {release_noise.describe}, horizon N = {horizon:,}"
+if counted is not None:  # events: the time range must be declared (as --start/--end on the CLI)
+    ui.release_heading(CAP, release_describe)
 ui.private_release_panel(
-    CAP, settings=(key, horizon, release_noise, release_mech),
-    describe=f"{LABELS[release_mech]}, {release_noise.describe}, horizon N = {horizon:,}",
-    run=_run_release, file_stem=stem, source=key, data=counts, noise=release_noise, mechanism=release_mech)
+    CAP, settings=(key, horizon, release_noise, release_mech), describe=release_describe,
+    run=_run_release, file_stem=stem, source=key, data=counts if counted is None else counted.upload,
+    noise=release_noise, mechanism=release_mech,
+    **({} if counted is None else {"declares": True, "structure": ui.records.range_structure(counted)}))

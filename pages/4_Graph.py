@@ -139,6 +139,10 @@ GRAPH_UPLOAD = ui.UploadSpec(
          f"{UPLOAD_MAX_EDGES:,} edges, {UPLOAD_MAX_NODES:,} vertices.")
 
 
+GRAPH_RECORDS = ui.RecordsSpec("an edge table, one row per edge", ui.records.graph_refine(
+    CAP.name, max_edges=UPLOAD_MAX_EDGES, max_nodes=UPLOAD_MAX_NODES, stem=_stem), UPLOAD_MAX_BYTES)
+
+
 def _split_for(method: str, split: tuple) -> tuple | None:
     return split if method in SPLIT_METHODS else None
 
@@ -195,7 +199,7 @@ st.caption("A simple undirected graph released under edge-level differential pri
 data_key, graph = ui.data_source(CAP, SOURCES, GRAPH_UPLOAD, sample_label="Graph", default_sample=DEFAULT_SAMPLE,
                                  results=("graph_audit", "graph_release_partition"),
                                  still_showing="No valid edge list uploaded yet: still showing {name}.",
-                                 loading="Loading the graph ...")
+                                 loading="Loading the graph ...", records=GRAPH_RECORDS)
 stem = _file_stem(data_key)
 n, m = graph.n_nodes, graph.n_edges
 c1, c2, c3 = st.columns(3)

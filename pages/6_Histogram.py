@@ -2,8 +2,8 @@
 
 A thin view in the shared page skeleton: Data → Privacy → Strategy and estimator → Simulation → Private release.
 It reads the widgets, calls :mod:`dpviz.histogram` (``simulate``, ``release``) and draws :mod:`dpviz.viz.histogram`.
-An upload is a CSV of numeric records binned on bins typed here (a declaration: public settings, never read from
-the records).
+An upload is a CSV or Parquet file of numeric records (the value column picked here) binned on bins typed here (a
+declaration: public settings, never read from the records); its release is charged to the records file.
 """
 
 import numpy as np
@@ -11,10 +11,11 @@ import streamlit as st
 
 from dpviz import ui
 from dpviz.core.noise import Noise
+from dpviz.core.records import is_parquet, parquet_csv
 from dpviz.core.registry import capability
 from dpviz.errors import InputError
 from dpviz.histogram.estimators import METHOD_LABELS, METHODS
-from dpviz.histogram.io import parse_data
+from dpviz.histogram.io import MAX_BYTES, parse_data
 from dpviz.histogram.model import Bins
 from dpviz.histogram.release import release, simulate
 from dpviz.histogram.strategy import BRANCHINGS
@@ -35,27 +36,33 @@ st.caption("Counts of records in declared, ordered bins — and of every range o
 
 
 def _upload(raw: bytes, name: str):
-    return raw, name  # parsed on the declared bins below (the bins are typed here, not read from the file)
+    if is_parquet(raw):  # a Parquet file: its columns as CSV (core.records.parquet_csv), as the CLI reads one
+        raw = parquet_csv(raw, max_bytes=MAX_BYTES, label=repr(name))
+    # parsed on the declared bins below (the bins are typed here, not read from the file)
+    return raw, name, ui.records.read_records(raw, name, max_bytes=MAX_BYTES).columns
 
 
 def _refine(key: tuple, held):
-    raw, name = held
+    raw, name, columns = held
+    column = None
+    if len(columns) > 1 and not {"bin", "count"} <= set(columns):  # records: which column holds the value
+        column = st.selectbox("Value column (`--column`)", list(columns), key="histogram_column")
     c1, c2, c3 = st.columns(3)
     low = c1.number_input("Bins from (declared)", value=0.0, key="histogram_low")
     high = c2.number_input("to", value=100.0, key="histogram_high")
     width = c3.number_input("bin width", value=10.0, min_value=1e-9, key="histogram_width")
     try:
         bins = Bins.from_range(low, high, width)
-        data = parse_data(raw, name, bins, declared_as="bins typed on this page")
+        data = parse_data(raw, name, bins, column=column, declared_as="bins typed on this page")
     except InputError as exc:
         ui.clear_results(CAP.name)
         st.error(str(exc), icon=":material/error:")
         return None
-    return (*key, low, high, width), data
+    return (*key, column, low, high, width), data
 
 
 key, data = ui.data_source(CAP, SOURCES, ui.UploadSpec(
-    "Records (CSV, one number per row in the first column)", ("csv",), "histogram_file", _upload,
+    "Records (CSV or Parquet, one number per row in the value column)", ("csv", "parquet"), "histogram_file", _upload,
     caption="Records outside the declared bins are dropped; how many is never shown."), refine=_refine)
 st.caption(f"{data.bins.m} bins, {data.total:,} records (the total is private: shown in simulation only).")
 
@@ -111,7 +118,12 @@ def _run_release():
     return rel.table(), rel.metadata()
 
 
+held = ss.get("histogram_upload")
+is_records = key[0] == "upload" and held is not None and not {"bin", "count"} <= set(held[1][2])
+# an upload of records is charged to the records file (the CLI's identity of the same file, any capability)
+records = ui.records.uploaded(CAP.name, key, max_bytes=MAX_BYTES) if is_records else None
 ui.private_release_panel(
     CAP, settings=(key, float(eps), family, delta, branching, split, release_method), describe="", run=_run_release,
-    file_stem=str(key[1]).removesuffix(".csv"), source=key, data=data, noise=release_noise, mechanism=release_method,
+    file_stem=str(key[1]).removesuffix(".csv").removesuffix(".parquet"), source=key, noise=release_noise,
+    data=records or data, mechanism=release_method,
     structure=structure, declares=True)

@@ -9,6 +9,8 @@ Pages (``pages/*.py``) and the home page (``app.py``) stay thin views: they read
   :func:`~dpviz.ui.pages.page_setup`;
 * :mod:`dpviz.ui.sources` — the Data section every capability page shares (:func:`~dpviz.ui.sources.data_source`:
   bundled sample, synthetic data or upload) and :func:`~dpviz.ui.sources.handle_upload`;
+* :mod:`dpviz.ui.records` — records uploads (one row per person, event or edge; CSV, gzip CSV or Parquet):
+  the column pickers and the contribution bound, counted by each capability's own records function;
 * :mod:`dpviz.ui.sections` — the noise caption, the Simulation section and the release's public structure;
 * :mod:`dpviz.ui.release_panel` — the Private release panel and the privacy ledger it charges first.
 
@@ -24,9 +26,11 @@ from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, n
                                shipped_structure, simulation_banner, simulation_file_name, simulation_section,
                                with_notice)
 from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_source, handle_upload, load_bundled
+from dpviz.ui import records
+from dpviz.ui.records import RecordsSpec
 
 __all__ = ["chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
            "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",
-           "UploadSpec", "clear_results", "data_source", "handle_upload", "load_bundled"]
+           "UploadSpec", "clear_results", "data_source", "handle_upload", "load_bundled", "records", "RecordsSpec"]

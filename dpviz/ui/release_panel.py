@@ -23,6 +23,7 @@ from dpviz.ledger import session
 from dpviz.ledger.accounts import Charge, Room, Spent
 from dpviz.ledger.identity import DatasetId
 from dpviz.ledger.store import BudgetExceeded
+from dpviz.ui.records import RecordsUpload
 from dpviz.ui.sections import Structure, release_heading
 from dpviz.ui.sources import UPLOAD_BYTES_KEY
 
@@ -54,16 +55,20 @@ def session_ledger(create: bool = False) -> session.SessionLedger | None:
 
 def _page_dataset(cap: Capability, source: tuple, data: Any) -> DatasetId:
     """The ledger identity of the page's data (computed once per source in a session). A marginals upload
-    is identified by its bytes (kept by :func:`handle_upload`), like the CLI reading the file."""
+    is identified by its bytes (kept by :func:`handle_upload`), like the CLI reading the file; so is an upload
+    of records counted on the page (``data`` a :class:`dpviz.ui.records.RecordsUpload`: the records file's
+    identity, :func:`dpviz.ledger.session.page_records_dataset`, whichever capability counts it)."""
     ss = st.session_state
     known = ss.setdefault("ui_dataset_ids", {})
-    ident = (cap.name, session.identity_key(source))
+    records = isinstance(data, RecordsUpload)
+    ident = (cap.name, session.identity_key(source)) + (("records",) if records else ())
     if ident not in known:
         if cap.name == "marginals" and source[0] == "upload":
             kept = ss.get(UPLOAD_BYTES_KEY, {}).get(cap.name)
             data = kept[1] if kept is not None and kept[0] == ident[1] else None
         with st.spinner("Identifying the dataset for the privacy ledger ..."):
-            ds = session.page_dataset(cap.name, source, data)
+            ds = (session.page_records_dataset(source, data.raw) if records else
+                  session.page_dataset(cap.name, source, data))
         if len(known) >= MAX_KEPT:
             known.pop(next(iter(known)))
         known[ident] = ds
@@ -116,7 +121,8 @@ def _draw(cap: Capability, where: session.PageLedger, ds: DatasetId, noise: Nois
     """Charge, then draw: (table, meta, receipt line), or None after an st.error (refused: nothing charged;
     failed after the charge: the charge stands and the page says so)."""
     try:
-        receipt = session.charge_draw(where, ds, noise, mechanism, output=f"dashboard download {file_name}")
+        receipt = session.charge_draw(where, ds, noise, mechanism, output=f"dashboard download {file_name}",
+                                      **({"capability": cap.name} if ds.capability != cap.name else {}))
     except BudgetExceeded as exc:
         st.error(f"Refused, nothing drawn: {exc}.", icon=":material/block:")
         return None

@@ -18,6 +18,7 @@ import streamlit as st
 
 from dpviz.core.registry import SAMPLE_PREFIX, Capability
 from dpviz.errors import InputError
+from dpviz.ui.records import RECORDS_TYPES, RecordsSpec, RecordsUpload
 
 __all__ = ["load_bundled", "UPLOAD_BYTES_KEY", "clear_results", "handle_upload", "UploadSpec",
            "data_source"]
@@ -51,7 +52,7 @@ def clear_results(cap: str, extra: tuple[str, ...] = ()) -> list[str]:
 
 
 def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any], *, cap: str | None = None,
-                  clears: tuple[str, ...] = (), forget: tuple[str, ...] = ()) -> None:
+                  clears: tuple[str, ...] = (), forget: tuple[str, ...] = (), form: str | None = None) -> None:
     """Parse a newly uploaded file once, then mark it handled (a parser crash is retried, never
     hidden). A good file is kept as ``session_state[prefix + "_upload"] = (source key, parsed)``. A bad one
     shows its InputError (which names the line, column and what was expected) with ``st.error``, and drops
@@ -60,10 +61,11 @@ def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any], *, cap: st
     release's downloads, plus the page's results in ``clears``; the keys in ``forget`` (e.g. a
     memo that may hold the earlier upload's results) are dropped too, without counting as shown results. The
     page then falls back to its bundled data and says so; nothing of the rejected or the earlier file stays on
-    screen."""
+    screen. ``form`` names how the file is read (e.g. counted or records): another form parses the file again."""
     ss = st.session_state
     cap = cap or prefix.split("_", 1)[0]
-    if f is not None and ss.get(f"{prefix}_upload_fid") != f.file_id:
+    fid = None if f is None else (f.file_id if form is None else (f.file_id, form))
+    if f is not None and ss.get(f"{prefix}_upload_fid") != fid:
         raw = f.getvalue()
         try:
             with st.spinner(f"Reading {f.name} ..."):
@@ -81,8 +83,8 @@ def handle_upload(f, prefix: str, parse: Callable[[bytes, str], Any], *, cap: st
             ss[f"{prefix}_upload"] = (key, parsed)
             # the latest good upload's bytes, for the ledger's identity (the same object: no copy)
             ss.setdefault(UPLOAD_BYTES_KEY, {})[prefix] = (key, raw)
-        ss[f"{prefix}_upload_fid"] = f.file_id
-    if f is not None and ss.get(f"{prefix}_upload_fid") == f.file_id and ss.get(f"{prefix}_upload_error"):
+        ss[f"{prefix}_upload_fid"] = fid
+    if f is not None and ss.get(f"{prefix}_upload_fid") == fid and ss.get(f"{prefix}_upload_error"):
         cleared = (" The earlier results, the drawn private release and its downloads were cleared."
                    if ss.get(f"{prefix}_upload_cleared") else "")
         st.error(ss[f"{prefix}_upload_error"] + cleared, icon=":material/error:")
@@ -106,6 +108,23 @@ def _data_name(key: tuple, data: Any) -> str:
     return data.name
 
 
+def _counted(cap: str, held: tuple, records: RecordsSpec, results: tuple[str, ...],
+             forget: tuple[str, ...]) -> tuple[tuple, Any] | None:
+    """A records upload counted by the page's choice of columns, or None (an incomplete choice, or one that
+    cannot be counted: said with st.error, and the page's results from the upload dropped)."""
+    ss = st.session_state
+    try:
+        return records.refine(*held)
+    except InputError as exc:
+        cleared = bool(clear_results(cap, results))
+        for key in forget:
+            ss.pop(key, None)
+        st.error(f"{held[0][1]}: these columns cannot be counted: {str(exc).rstrip('.')}."
+                 + (" The earlier results, the drawn private release and its downloads were cleared." if cleared
+                    else ""), icon=":material/error:")
+        return None
+
+
 def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec, *,
                 sample_label: str = "Data set", default_sample: str | None = None,
                 synthetic: Callable[[], tuple[tuple, Any]] | None = None,
@@ -113,7 +132,7 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
                 results: tuple[str, ...] = (), forget: tuple[str, ...] = (),
                 still_showing: str = "No valid file loaded yet: still showing {name}.",
                 describe: Callable[[tuple, Any], str] = _data_name,
-                loading: str = "Loading the data ...") -> tuple[tuple, Any]:
+                loading: str = "Loading the data ...", records: RecordsSpec | None = None) -> tuple[tuple, Any]:
     """The Data section's source block, the same on every capability page; returns ``(source key, data)``
     and keeps it as ``session_state[cap.name + "_last"]``.
 
@@ -124,7 +143,13 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
     (:func:`handle_upload`: a rejected file drops the page's ``results`` keys, and ``forget`` as there); ``refine(key, parsed)`` may draw widgets that turn the parsed
     file into the data (``(key, data)``, or None when they do not give usable data yet). Without usable upload
     the page keeps its last source (or the default sample) and says ``still_showing`` with ``{name}`` =
-    ``describe(key, data)`` (default: ``data.name``)."""
+    ``describe(key, data)`` (default: ``data.name``).
+
+    ``records`` (:class:`dpviz.ui.records.RecordsSpec`): the upload may also be records (radio
+    ``{cap}_upload_form``: the page's counted form or records, CSV, gzip CSV or Parquet); a records file is
+    checked by :func:`dpviz.ui.records.read_records` and counted by ``records.refine``, whose InputError (a
+    column choice that cannot be counted) is said with ``st.error`` and drops the page's results as a
+    rejected file does."""
     ss = st.session_state
     names = {s.name: s.title for s in cap.samples}
     default = default_sample if default_sample in names else next(iter(names))
@@ -146,12 +171,27 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
     elif kind == "synthetic" and synthetic is not None:
         current = synthetic()
     else:
-        f = st.file_uploader(upload.label, type=list(upload.types), key=upload.key, help=upload.help or None)
-        if upload.caption:
+        form = "counted"
+        types = list(upload.types)
+        if records is not None:
+            form = st.radio("The file holds", ["counted", "records"], key=f"{cap.name}_upload_form", horizontal=True,
+                            format_func={"counted": "Counts (the page's form)",
+                                         "records": f"Records ({records.holds})"}.get)
+            types += [t for t in RECORDS_TYPES if t not in types]
+        f = st.file_uploader(upload.label, type=types, key=upload.key, help=upload.help or None)
+        if upload.caption and form == "counted":
             st.caption(upload.caption)
-        handle_upload(f, cap.name, upload.parse, clears=results, forget=forget)
+        elif form == "records":
+            st.caption(f"Records: a CSV, gzip CSV or Parquet file, {records.holds}; the same byte cap "
+                       f"({records.max_bytes / 1e6:,.0f} MB) as the CLI. Pick below which columns are what.")
+        handle_upload(f, cap.name, upload.parse if form == "counted" else records.parse, clears=results,
+                      forget=forget, form=None if records is None else form)
         held = ss.get(f"{cap.name}_upload")
-        if held is not None:
+        if held is not None and (form == "records") != isinstance(held[1], RecordsUpload):
+            held = None  # read in the other form (the file since removed): not this form's data
+        if held is not None and form == "records":
+            current = _counted(cap.name, held, records, results, forget)
+        elif held is not None:
             current = held if refine is None else refine(*held)
         if current is None:
             current = ss.get(f"{cap.name}_last") or bundled(default)
