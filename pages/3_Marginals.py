@@ -28,7 +28,7 @@ from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
 from dpviz.core.tables import meta_json, to_csv_text
 from dpviz.errors import InputError
-from dpviz.marginals.io import parse_workload, read_table
+from dpviz.marginals.io import MAX_BYTES, MAX_ROWS, parse_workload, read_table
 from dpviz.marginals.cost import LIVE_SECONDS, describe_seconds, estimate_simulation
 from dpviz.marginals.declared import read_declaration
 from dpviz.marginals.model import Domain, all_kway, downward_closure
@@ -101,7 +101,7 @@ def teaching(sizes: tuple, gamma: tuple, tau: tuple) -> tuple:
 
 # ---- helpers -------------------------------------------------------------------------------------
 def _stem(name: str) -> str:
-    for suffix in (".gz", ".csv", ".txt", ".tsv"):
+    for suffix in (".gz", ".csv", ".txt", ".tsv", ".parquet"):
         name = name.removesuffix(suffix)
     return name or "upload"
 
@@ -127,19 +127,25 @@ def _project(ukey: tuple, parsed: tuple):
     attrs = u1.multiselect("Attributes", columns, key="marginals_attrs")
     bins = u2.select_slider("Bins per numeric column", BIN_OPTIONS, value=10, key="marginals_bins")
     binning = u3.radio("Binning", ["quantile", "width"], key="marginals_binning", horizontal=True)
+    bound = ui.records.bound_widgets(CAP.name, columns, exclude=tuple(attrs))
     if not attrs:
         st.warning("Pick at least one attribute.", icon=":material/warning:")
         return None
     try:
+        if bound.person:  # a bound per person: counted as `marginals ... --person-column ID --max-contributions K`
+            return ui.records.marginals_counted(CAP.name, ukey + (tuple(attrs), int(bins), binning), raw, ukey[1],
+                                                _stem(ukey[1]), tuple(attrs), int(bins), binning, bound,
+                                                max_bytes=MAX_BYTES, max_rows=MAX_ROWS)
         data = read_upload(ukey[2], tuple(attrs), int(bins), binning, _stem(ukey[1]), raw)
     except InputError as exc:
-        st.error(str(exc), icon=":material/error:")
+        cleared = ui.clear_results(CAP.name, ("marginals_sim",))  # nothing of an earlier choice stays shown
+        st.error(str(exc) + (" The earlier results were cleared." if cleared else ""), icon=":material/error:")
         return None
     return ukey + (tuple(attrs), int(bins), binning), data
 
 
 MARGINALS_UPLOAD = ui.UploadSpec(
-    label="Records (CSV, one row per person; optionally gzip-compressed)", types=("csv", "gz"),
+    label="Records (CSV or Parquet, one row per person; a CSV may be gzip-compressed)", types=("csv", "gz", "parquet"),
     key="marginals_upload_file", parse=_parse_upload,
     help="A header row of column names. Numeric columns with many values are cut into bins (quantile or equal "
          "width); the other columns are categorical.")
@@ -215,6 +221,10 @@ choice = ui.privacy_widgets(ui.PrivacyKeys(epsilon="marginals_epsilon", budget_a
                                      "(ResidualPlanner measures with Gaussian noise).")
 use_rho, eps, delta = choice.uses_rho, choice.epsilon, choice.delta
 budget = {"rho": choice.rho} if use_rho else {"epsilon": eps, "delta": delta}
+counted = ui.records.counted(CAP.name, data_key)  # a person bound: noise for sensitivity x K (core.records)
+per_record = (lambda noise: noise) if counted is None else counted.noise
+if counted is not None:
+    counted.privacy_note()
 try:
     rho = Noise.from_params("gaussian", **budget).budget.as_rho(gaussian_only=False)
 except InputError as exc:
@@ -386,7 +396,7 @@ def _simulate(key: tuple, run_methods: tuple, progress=None) -> None:
             progress(stage, done, total, history)
 
     try:
-        sim = simulate(data, Noise.from_params("gaussian", **budget), list(run_methods), seed, workload=workload,
+        sim = simulate(data, per_record(Noise.from_params("gaussian", **budget)), list(run_methods), seed, workload=workload,
                        mechanism=mechanism, rounds=mwem_rounds, lnn_options=lnn_opts, progress=record)
     except InputError as exc:
         st.error(str(exc), icon=":material/error:")
@@ -550,6 +560,8 @@ def _release_structure() -> tuple[ui.Structure | None, object, str | None]:
     try:
         if held_upload is None or held_upload[0] != data_key[:3]:
             raise InputError("the uploaded records are no longer loaded: upload them again")
+        if counted is not None:  # the same people under the bound, coded by the declared domain
+            return structure, ui.records.marginals_declared(counted, structure.key, structure.value), None
         return structure, declared_upload(data_key[2], data_key[3], structure.key, stem, held_upload[1][0],
                                           structure.value), None
     except InputError as exc:
@@ -570,10 +582,12 @@ release_structure, release_data, refused = _release_structure()
 
 
 def _run_release():  # no seed, no truth: discrete Gaussian noise from the OS CSPRNG (pipeline.release)
-    rel = release(release_data, Noise.from_params("gaussian", **budget, discrete=True), workload=workload,
+    rel = release(release_data, per_record(Noise.from_params("gaussian", **budget, discrete=True)), workload=workload,
                   mechanism=mechanism, method=release_method, rounds=rounds if mechanism == "mwem" else None,
                   lnn_options=lnn_opts)
-    return ui.with_notice(rel.table(), release_structure), {**rel.metadata(), **rel.as_json()}
+    meta = rel.metadata() if counted is None else counted.metadata(rel.metadata(), Noise.from_params(
+        "gaussian", **budget, discrete=True))  # the person-level budget, sensitivity x K
+    return ui.with_notice(rel.table(), release_structure), {**meta, **rel.as_json()}
 
 
 ui.private_release_panel(
