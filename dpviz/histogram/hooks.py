@@ -31,10 +31,12 @@ __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS
 def counted_from_records(source: Any, data: Any = None) -> bool:
     """The ledger's rule (:func:`dpviz.ledger.identity.counted_from_records`): a histogram file of records (not
     ``bin,count``) is charged to the records dataset of that file — the same people a tree, stream or marginals
-    release counted from it spends from."""
+    release counted from it spends from. Not a file (a sample, a page upload's key): the page charges uploads itself."""
+    from pathlib import Path
+
     from dpviz.histogram.io import is_counts_file
 
-    return not is_counts_file(source)
+    return Path(str(source)).is_file() and not is_counts_file(source)
 
 
 AUDIT_HELP = "a histogram and the same histogram with one more record in one bin"
