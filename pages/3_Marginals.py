@@ -427,7 +427,8 @@ if run_clicked:
                           f"— {elapsed:,.0f} s so far, at most about {eta:,.0f} s left")
         if stage == "GReM-LNN" and history and now - last["t"] > LIVE_EVERY:
             last["t"] = now
-            ui.chart(live, vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"), width="stretch")
+            ui.chart(live, vm.lnn_convergence_figure(history, "GReM-LNN dual ascent (running)"), width="stretch",
+                     key=f"lnn_live_{len(history)}")  # redrawn in one run: a new key each time
 
     _simulate(full_key, tuple(methods), progress)
     bar.empty()

@@ -9,6 +9,7 @@
 
 import base64
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +54,33 @@ def decode_plotly_array(v):
     return v
 
 
-def plotly_charts(at: AppTest):
-    """The plotly chart elements (AppTest exposes them only as UnknownElement)."""
-    return at.get("plotly_chart")
+@dataclass(frozen=True)
+class ChartProto:
+    """What a test reads of a dashboard chart: ``id`` (ends with the chart's key, without
+    ``dpviz.ui.charts.KEY_PREFIX``), ``spec`` (the figure JSON) and ``config`` (Plotly config JSON)."""
+
+    id: str
+    spec: str
+    config: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    proto: ChartProto
+
+
+def plotly_charts(at: AppTest) -> list[Chart]:
+    """The dashboard's charts in page order: every ``dpviz.ui.charts.chart`` (a ``dpviz_plotly_chart``
+    component; AppTest shows it as a ``bidi_component``)."""
+    from dpviz.ui.charts import KEY_PREFIX
+
+    out = []
+    for e in at.get("bidi_component"):
+        if e.proto.component_name != "dpviz_plotly_chart":
+            continue
+        data = json.loads(e.proto.json)
+        out.append(Chart(ChartProto(e.proto.id.replace(KEY_PREFIX, ""), data["figure"], json.dumps(data["config"]))))
+    return out
 
 
 def plotly_json(at: AppTest, i: int = 0) -> dict:

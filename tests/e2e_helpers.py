@@ -32,9 +32,13 @@ def open_page(page: Page, base_url: str, path: str = "", timeout: float = DEFAUL
     expect(page.locator("[data-testid=stSkeleton]")).to_have_count(0, timeout=timeout)
 
 
+CHART = ".dpviz-plot"
+"""A dashboard chart in the page (dpviz.ui.charts: the Plotly div its component draws into)."""
+
+
 def wait_plotly(page: Page, n: int = 1, timeout: float = DEFAULT_TIMEOUT) -> Locator:
     """Wait until at least ``n`` plotly charts are drawn (plotly loads lazily); return them."""
-    charts = page.locator("[data-testid=stPlotlyChart]")
+    charts = page.locator(CHART)
     expect(charts.nth(n - 1).locator(".main-svg").first).to_be_visible(timeout=timeout)
     return charts
 
@@ -204,15 +208,17 @@ PROBE_JS = """(() => {
 })();"""
 
 # True once the script has run since ``mark``, is idle, nothing shows a spinner or a skeleton, every visible
-# Plotly chart has drawn its SVG, and the DOM has been quiet for ``quiet`` ms.
+# chart (dpviz.ui.charts) has drawn its SVG, and the DOM has been quiet for ``quiet`` ms.
 SETTLED_JS = """(quiet) => {
   const p = window.__dpv, app = document.querySelector('[data-testid=stApp]');
   if (!p || !app || !p.ran) return false;
   if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
   if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid=stSpinner], [data-testid=stSkeleton]')) return false;
-  for (const c of document.querySelectorAll('[data-testid=stPlotlyChart]'))
-    if (c.getClientRects().length && !c.querySelector('.main-svg')) return false;
+  for (const c of document.querySelectorAll('[data-testid^=stBidiComponent]')) {  // dpviz.ui.charts: drawn in place
+    const d = c.querySelector('.dpviz-plot');
+    if (c.getClientRects().length && (!d || d.dataset.pending || !d.querySelector('.main-svg'))) return false;
+  }
   return performance.now() - p.last >= quiet;
 }"""
 

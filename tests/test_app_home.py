@@ -17,7 +17,7 @@ from dpviz.errors import InputError
 from dpviz import ui
 from dpviz.viz import marginals as vm
 from dpviz.viz import thumbnails as T
-from tests.apptest_helpers import ROOT, app_test, decode_plotly_array, ok, page_links
+from tests.apptest_helpers import plotly_charts, ROOT, app_test, decode_plotly_array, ok, page_links
 from tests.e2e_helpers import heading, open_page, sidebar_link, wait_idle, wait_plotly
 
 TITLE = "dpviz — differentially private data release"
@@ -43,7 +43,7 @@ def home():
 
 def thumbnails(at) -> dict[str, dict]:
     return {c.proto.id.split("thumb_", 1)[1].split("-", 1)[0]: json.loads(c.proto.spec)
-            for c in at.get("plotly_chart") if "thumb_" in c.proto.id}
+            for c in plotly_charts(at) if "thumb_" in c.proto.id}
 
 
 # ---- home page (AppTest) ---------------------------------------------------------------------------
@@ -68,7 +68,7 @@ def test_home_shows_a_thumbnail_of_each_shape(home):
     assert sorted(thumbs) == sorted(c.name for c in CAPABILITIES)
     for name, fig in thumbs.items():
         assert fig["layout"]["height"] == T.THUMB_HEIGHT and fig["data"], name
-    charts = {c.proto.id: json.loads(c.proto.config) for c in home.get("plotly_chart")}
+    charts = {c.proto.id: json.loads(c.proto.config) for c in plotly_charts(home)}
     assert all(cfg.get("staticPlot") is True for cfg in charts.values())
     for cap in CAPABILITIES:
         assert any(c.value.startswith(f"`sample:{cap.samples[0].name}`") for c in home.caption)

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import ROOT
-from tests.e2e_helpers import install_probe, mark, open_page, settled, timed_goto, wait_idle
+from tests.e2e_helpers import CHART, install_probe, mark, open_page, settled, timed_goto, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +56,7 @@ def visible_table_cells(page: Page) -> list[str]:
 
 def settle_charts(page: Page) -> None:
     """Every visible Plotly chart has drawn (plotly loads lazily)."""
-    charts = page.locator("[data-testid=stPlotlyChart]")
+    charts = page.locator(CHART)
     for i in range(charts.count()):
         if charts.nth(i).is_visible():
             expect(charts.nth(i).locator(".main-svg").first).to_be_visible(timeout=60_000)
@@ -86,6 +86,14 @@ def test_every_page_reads_cleanly_at_1280px(page: Page, streamlit_server, path):
     assert not problems, f"/{path}:\n  " + "\n  ".join(problems)
 
 
+# [tagged before?, the drawn traces' data] of every chart (dpviz.ui.charts), tagging them when asked.
+CHARTS_DATA_JS = """(tag) => Array.from(document.querySelectorAll('.dpviz-plot')).map(d => {
+  const was = d.dataset.e2eTag === '1';
+  if (tag) d.dataset.e2eTag = '1';
+  return [was, JSON.stringify((d.data || []).map(t => [t.x, t.y, t.z]))];
+})"""
+
+
 def test_the_browser_bench_probe_times_an_eps_move(page: Page, streamlit_server):
     sys.path.insert(0, str(ROOT / "bench"))
     import browser_latency as bl
@@ -98,10 +106,16 @@ def test_the_browser_bench_probe_times_an_eps_move(page: Page, streamlit_server)
     thumb = page.locator("[data-testid=stMain] [data-testid=stSlider]").filter(
         has_text=eps.label).get_by_role("slider").first
     before = thumb.input_value()
+    # every chart is tagged and its drawn data kept: an ε move must update the same Plotly instances in place
+    figures = page.evaluate(CHARTS_DATA_JS, True)
+    assert len(figures) >= 3
     assert bl.act(page, eps) in ("ArrowRight", "ArrowLeft")
     seconds = settled(page, 120_000)
     assert 0 < seconds < 120
     assert thumb.input_value() != before  # the move happened, and the probe saw its rerun
+    after = page.evaluate(CHARTS_DATA_JS, False)
+    assert [tagged for tagged, _ in after] == [True] * len(figures)  # same nodes: Plotly.react, no remount
+    assert [d for _, d in after] != [d for _, d in figures]  # ... and they show the new ε's figures
     assert page.evaluate("() => window.__dpv.ran") is True
     wait_idle(page)
     mark(page)  # nothing happens after a mark: the probe waits for a rerun and does not report a stale time

@@ -85,6 +85,7 @@ def test_wheel_holds_every_bundled_file_and_no_benchmark(installed):
     assert not [n for n in names if "bench" in Path(n).name], "benchmarks live in bench/, not in the package"
     assert not [n for n in names if n.startswith(("tests/", "pages/", "tools/"))]
     assert {f"dpviz/ui/{m}.py" for m in ("__init__", "pages", "sources", "sections", "release_panel")} <= names  # the UI layer
+    assert "dpviz/ui/assets/plotly_chart.js" in names  # the chart component's script (dpviz.ui.charts)
 
 
 def test_installed_package_is_the_wheel_and_finds_its_data(installed):

@@ -12,7 +12,7 @@ from dpviz.graph import METHODS, NOT_PRIVATE_LABEL
 from dpviz.graph.samples import load_graph_sample
 from dpviz.graph.io import read_edges
 from dpviz.viz.graph import MEASURES, METHOD_SHORT, TIME_ROW, method_label
-from tests.apptest_helpers import app_test, decode_plotly_array, input_error_message, metrics, ok, plotly_json, \
+from tests.apptest_helpers import plotly_charts, app_test, decode_plotly_array, input_error_message, metrics, ok, plotly_json, \
     upload_bytes
 from tests.e2e_helpers import metric_value, open_page, set_slider_keys, wait_idle, wait_plotly
 
@@ -51,13 +51,13 @@ def release_tables(at) -> list:
 
 
 def chart(at, key: str) -> dict:
-    figs = [plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if c.proto.id.endswith(key)]
+    figs = [plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if c.proto.id.endswith(key)]
     assert len(figs) == 1, f"{key}: {len(figs)} charts"
     return figs[0]
 
 
 def chart_keys(at) -> set[str]:
-    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    return {c.proto.id.rsplit("-", 1)[-1] for c in plotly_charts(at)}
 
 
 def upload_graph(at, name="friends.csv", raw=GOOD):
@@ -198,7 +198,7 @@ def test_every_view_follows_epsilon(at):
 def test_figures_are_light_and_titles_clear_the_axes(at):
     """Small enough to redraw on every ε step; the title sits in the top margin and the column axis at the
     bottom, so no title collides with an axis title; the 0/1 matrix says "edge" / "no edge"."""
-    for c in at.get("plotly_chart"):
+    for c in plotly_charts(at):
         assert len(c.proto.spec) < 120_000, c.proto.id
     part = chart(at, "graph_partition_chart")
     released = chart(at, "graph_adj_released")

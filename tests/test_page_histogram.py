@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.apptest_helpers import app_test, ok, upload_bytes
+from tests.apptest_helpers import plotly_charts, app_test, ok, upload_bytes
 
 PAGE = "pages/6_Histogram.py"
 
@@ -13,7 +13,7 @@ def _table(at, column: str):
 
 def test_loads_the_bundled_sample_and_simulates() -> None:
     at = ok(app_test(PAGE))
-    assert len(at.get("plotly_chart")) == 2
+    assert len(plotly_charts(at)) == 2
     table = _table(at, "RMSE per bin")
     assert list(table["method"]) == ["gmc", "flat"]
     assert "Simulation — not a private release" in " ".join(str(i.value) for i in at.info)

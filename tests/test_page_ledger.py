@@ -10,7 +10,7 @@ from dpviz.core.noise import Noise
 from dpviz.ledger.accounts import Charge, DatasetBudget
 from dpviz.ledger.identity import DatasetId
 from dpviz.ledger.store import open_ledger
-from tests.apptest_helpers import app_test, metrics, ok
+from tests.apptest_helpers import plotly_charts, app_test, metrics, ok
 
 PAGE = "pages/7_Ledger.py"
 TREE = DatasetId("b" * 64, "tree", "sample:county", "parsed tree")
@@ -157,7 +157,7 @@ def test_a_pure_budget_reads_in_words_and_draws_no_empty_line(tmp_path, monkeypa
     assert list(summary["next release may spend"]) == ["Laplace ε ≤ 3.5 (no Gaussian)"]
     code = at.code[0]
     assert f"zCDP {NOT_DEFINED}" in code.value and "inf" not in code.value and code.proto.wrap_lines
-    fig = json.loads(next(c for c in at.get("plotly_chart") if "ledger_spent" in c.proto.id).proto.spec)
+    fig = json.loads(next(c for c in plotly_charts(at) if "ledger_spent" in c.proto.id).proto.spec)
     names = [t["name"] for t in fig["data"]]
     assert len(names) == 1 and names[0].startswith("basic composition")  # no empty zCDP line
     assert any(NOT_DEFINED in c.value and "not drawn" in c.value for c in at.caption)

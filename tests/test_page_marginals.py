@@ -11,7 +11,7 @@ from dpviz.marginals.io import read_table
 from dpviz.marginals.samples import load_titanic_sample
 from dpviz.marginals.release import METHODS
 from dpviz.viz.marginals import method_label
-from tests.apptest_helpers import (input_error_message, 
+from tests.apptest_helpers import (plotly_charts, input_error_message, 
     ROOT,
     app_test,
     decode_plotly_array,
@@ -20,7 +20,7 @@ from tests.apptest_helpers import (input_error_message,
     plotly_json,
     upload_bytes,
 )
-from tests.e2e_helpers import draw_private_release, metric_value, open_page, wait_idle
+from tests.e2e_helpers import CHART, draw_private_release, metric_value, open_page, wait_idle
 
 PAGE = "pages/3_Marginals.py"
 DATA = ROOT / "tests" / "data"
@@ -46,13 +46,13 @@ def run(at):
 
 
 def chart(at, key: str) -> dict:
-    figs = [plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if c.proto.id.endswith(key)]
+    figs = [plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if c.proto.id.endswith(key)]
     assert len(figs) == 1, f"{key}: {len(figs)} charts"
     return figs[0]
 
 
 def chart_keys(at) -> set[str]:
-    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    return {c.proto.id.rsplit("-", 1)[-1] for c in plotly_charts(at)}
 
 
 def error_table(at):
@@ -388,9 +388,9 @@ def test_browser_run_simulation(page, streamlit_server):
     page.get_by_role("slider").first.press("ArrowRight")  # ε 1 -> 2
     expect(page.get_by_text(re.compile(r"simulation seed .*\(ε, δ\) = \(2, "))).to_have_count(1, timeout=30_000)
     wait_idle(page)
-    bars = page.locator("[data-testid=stPlotlyChart]").filter(has_text="Error per workload marginal")
+    bars = page.locator(CHART).filter(has_text="Error per workload marginal")
     expect(bars.locator(".main-svg").first).to_be_visible(timeout=30_000)  # plotly draws lazily
-    explorer = page.locator("[data-testid=stPlotlyChart]").filter(has_text="class × sex × age_group: 36 cells")
+    explorer = page.locator(CHART).filter(has_text="class × sex × age_group: 36 cells")
     expect(explorer.locator(".main-svg").first).to_be_visible()
     with page.expect_download() as dl:
         page.get_by_role("button", name=re.compile(r"^Simulated marginals \(CSV")).click()

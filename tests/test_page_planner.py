@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from dpviz.stream.hooks import stream_curves
 from dpviz.tree.hooks import tree_curves
 from dpviz.planner.curves import plan_target
-from tests.apptest_helpers import app_test, metrics, ok, plotly_json
+from tests.apptest_helpers import plotly_charts, app_test, metrics, ok, plotly_json
 from tests.e2e_helpers import (
     metric_value,
     open_page,
@@ -31,7 +31,7 @@ def best(at) -> tuple[str, str]:
 
 
 def chart(at, key: str) -> dict:
-    i = next(i for i, c in enumerate(at.get("plotly_chart")) if key in c.proto.id)
+    i = next(i for i, c in enumerate(plotly_charts(at)) if key in c.proto.id)
     return plotly_json(at, i)
 
 
@@ -47,8 +47,8 @@ def test_default_view_plans_the_county_tree_with_dots_and_a_split(at):
     dots = [t for t in fig["data"] if t.get("mode") == "markers" and "error_y" in t]
     assert len(lines) == 4 and len(dots) == 4  # an analytic line and Monte-Carlo dots per mechanism
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["xaxis"]["title"]["text"] == "ε"
-    assert at.get("plotly_chart") and {"split_chart", "what_if_chart"} <= {
-        k for c in at.get("plotly_chart") for k in ("split_chart", "what_if_chart") if k in c.proto.id}
+    assert plotly_charts(at) and {"split_chart", "what_if_chart"} <= {
+        k for c in plotly_charts(at) for k in ("split_chart", "what_if_chart") if k in c.proto.id}
     assert {"county-nodes: error", "flights: error", "adult-2way: error"} <= set(metrics(at))
     assert "Simulation — not a private release" in " ".join(i.value for i in at.info)
 
@@ -143,11 +143,11 @@ def test_pure_total_with_a_gaussian_release_explains_and_still_splits_the_laplac
     assert {"county-nodes: error", "flights: error"} <= set(m) and "adult-2way: error" not in m
     table = at.dataframe[-1].value
     assert list(table["name"]) == ["county-nodes", "flights"] and table["epsilon"].sum() == pytest.approx(1.0)
-    assert {"split_chart", "what_if_chart"} <= {k for c in at.get("plotly_chart")
+    assert {"split_chart", "what_if_chart"} <= {k for c in plotly_charts(at)
                                                 for k in ("split_chart", "what_if_chart") if k in c.proto.id}
     ok(at.multiselect(key="split_releases").set_value(["adult-2way"]).run())
     assert "No chosen release uses Laplace noise" in " ".join(i.value for i in at.info) and not at.error
-    assert not any("split_chart" in c.proto.id for c in at.get("plotly_chart"))
+    assert not any("split_chart" in c.proto.id for c in plotly_charts(at))
     ok(at.radio(key="split_comp").set_value("zcdp").run())
     assert not at.error and "adult-2way: error" in metrics(at)
 

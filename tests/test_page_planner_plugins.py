@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dpviz.core.registry import hook
 from dpviz.planner.curves import plan_target
-from tests.apptest_helpers import app_test, metrics, ok
+from tests.apptest_helpers import plotly_charts, app_test, metrics, ok
 
 PAGE = "pages/5_Planner.py"
 
@@ -17,4 +17,4 @@ def test_histogram_is_planned_on_the_page_by_its_hooks() -> None:
     (label, value), = [(k, v) for k, v in metrics(at).items() if k.startswith("Best: ")]
     expected = plan_target(hook("histogram", "plan_curves")({"data": "sample:education", "noise": "laplace"}), 5.0)
     assert label == f"Best: {expected[0].mechanism}" and value == expected[0].budget.describe
-    assert any("error_chart" in c.proto.id for c in at.get("plotly_chart"))
+    assert any("error_chart" in c.proto.id for c in plotly_charts(at))

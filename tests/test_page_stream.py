@@ -11,7 +11,7 @@ from dpviz.stream.fenwick import workload_matrix
 from dpviz.stream.io import CAPS_HELP, MAX_STEPS, read_stream_csv
 from dpviz.stream.strategy import LABELS, best_releasable, releasable
 from dpviz.viz.stream import MAX_POINTS
-from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
+from tests.apptest_helpers import (plotly_charts, input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes)
 from tests.e2e_helpers import (draw_private_release, metric_value, open_page, set_slider_keys, upload, wait_for_number,
                                wait_idle, wait_plotly)
@@ -36,12 +36,12 @@ def num(text: str) -> float:
 
 def chart_keys(at) -> set[str]:
     return {k for k in ("release_chart", "variance_chart", "lambda_chart", "m_heatmap", "b_heatmap",
-                        "sigma_heatmap") if any(k in c.proto.id for c in at.get("plotly_chart"))}
+                        "sigma_heatmap") if any(k in c.proto.id for c in plotly_charts(at))}
 
 
 def release_trace_len(at) -> int:
     """Points of the true running total in the release chart (its last trace)."""
-    fig = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "release_chart" in c.proto.id)
+    fig = next(plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if "release_chart" in c.proto.id)
     return len(decode_plotly_array(fig["data"][-1]["y"]))
 
 
@@ -89,7 +89,7 @@ def test_loads_bundled_flights(at):
     assert release_trace_len(at) == 181
     assert not at.error
     assert at.get("download_button")[0].proto.label.startswith("Simulated series (CSV")
-    variance = next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "variance_chart" in c.proto.id)
+    variance = next(plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if "variance_chart" in c.proto.id)
     assert variance["layout"]["yaxis"]["type"] == "log" and len(variance["data"]) == 5
 
 
@@ -104,7 +104,7 @@ def test_simulation_epsilon_move_rescales_one_draw(at):
 
 
 def chart(at, key: str) -> dict:
-    return next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if key in c.proto.id)
+    return next(plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if key in c.proto.id)
 
 
 def summary(at) -> str:
@@ -195,7 +195,7 @@ def test_small_horizon_shows_matrices_big_does_not(at):
     ok(at.number_input(key="horizon").set_value(12).run())
     assert metrics(at)["Horizon N"] == "12" and release_trace_len(at) == 12
     assert chart_keys(at) >= {"m_heatmap", "b_heatmap", "sigma_heatmap"}
-    zs = {k: plotly_z(at, i) for i, c in enumerate(at.get("plotly_chart"))
+    zs = {k: plotly_z(at, i) for i, c in enumerate(plotly_charts(at))
           for k in ("m_heatmap", "b_heatmap", "sigma_heatmap") if k in c.proto.id}
     assert all(z.shape == (12, 12) for z in zs.values())
     np.testing.assert_allclose(zs["b_heatmap"] @ zs["m_heatmap"], workload_matrix(12))  # W = B M
@@ -210,7 +210,7 @@ def test_big_bike_series_is_reduced_for_plotting(at):
     ok(at.selectbox(key="stream_sample").set_value("bike").run())
     assert metrics(at)["Horizon N"] == "17,544"
     assert "m_heatmap" not in chart_keys(at)
-    for i, c in enumerate(at.get("plotly_chart")):
+    for i, c in enumerate(plotly_charts(at)):
         if "release_chart" in c.proto.id or "variance_chart" in c.proto.id:
             assert all(len(decode_plotly_array(t["y"])) <= 2 * MAX_POINTS + 4 for t in plotly_json(at, i)["data"])
     # (redraw latency is measured in bench/, not asserted here: no timing assertions in tests)
@@ -373,7 +373,7 @@ def test_play_control_reveals_fewer_steps(at):
 
 
 def release_chart(at) -> dict:
-    return next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if "release_chart" in c.proto.id)
+    return next(plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if "release_chart" in c.proto.id)
 
 
 def test_error_view_is_the_default_and_explained(at):
@@ -551,11 +551,11 @@ def test_matrices_of_any_mechanism(at):
     ok(at.number_input(key="horizon").set_value(31).run())
     assert {"m_heatmap", "b_heatmap", "sigma_heatmap"} <= chart_keys(at)
     ok(at.selectbox(key="matrix_mech").set_value("kary").run())
-    figs = {k: next(plotly_json(at, i) for i, c in enumerate(at.get("plotly_chart")) if k in c.proto.id)
+    figs = {k: next(plotly_json(at, i) for i, c in enumerate(plotly_charts(at)) if k in c.proto.id)
             for k in ("q_heatmap", "r_heatmap")}
-    q = np.asarray(plotly_z(at, next(i for i, c in enumerate(at.get("plotly_chart")) if "q_heatmap" in c.proto.id)),
+    q = np.asarray(plotly_z(at, next(i for i, c in enumerate(plotly_charts(at)) if "q_heatmap" in c.proto.id)),
                    dtype=float)
-    r = np.asarray(plotly_z(at, next(i for i, c in enumerate(at.get("plotly_chart")) if "r_heatmap" in c.proto.id)),
+    r = np.asarray(plotly_z(at, next(i for i, c in enumerate(plotly_charts(at)) if "r_heatmap" in c.proto.id)),
                    dtype=float)
     np.testing.assert_allclose(r @ q, np.tril(np.ones((31, 31))), atol=1e-9)
     assert "m_heatmap" not in chart_keys(at) and LABELS["kary"] in figs["q_heatmap"]["layout"]["title"]["text"]

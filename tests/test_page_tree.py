@@ -16,7 +16,7 @@ from dpviz.tree.generation import consistency_matrix
 from dpviz.tree.io import load as load_source, load_tree_file
 from dpviz.tree.propagation import partial_propagation
 from dpviz.tree.release import RELEASE_COLUMNS, node_scales, unit_noise
-from tests.apptest_helpers import (input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
+from tests.apptest_helpers import (plotly_charts, input_error_message, ROOT, app_test, decode_plotly_array, metrics, ok, plotly_json, plotly_z,
                                    upload_bytes, walk)
 from tests.e2e_helpers import (draw_private_release, metric_value, open_page, set_slider_keys, upload, wait_for_number,
                                wait_idle, wait_plotly)
@@ -81,7 +81,7 @@ def test_loads_bundled_county_tree(at):
     m = metrics(at)
     assert m["Nodes n"] == "3,207" and m["Height h"] == "5"
     assert num(m[GMC]) < num(m[RAW])
-    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(plotly_charts(at)))]
     assert len(titles) == 4, titles  # error by level, methods, tree, propagation (the matrices are one click away)
     assert not at.error
     assert "simulation" in at.get("download_button")[0].proto.label
@@ -123,7 +123,7 @@ def test_methods_table_words_not_none_and_every_column(at):
 
 
 def test_tree_views_are_bounded_and_zoom_into_a_node(at, county):
-    charts = [plotly_json(at, i) for i in range(len(at.get("plotly_chart")))]
+    charts = [plotly_json(at, i) for i in range(len(plotly_charts(at)))]
     icicles = [c["data"][0] for c in charts if c["data"][0]["type"] == "icicle"]
     assert [len(decode_plotly_array(t["ids"])) for t in icicles] == [65, 65]  # top 4 levels, not 3,207 tiles
     tree = county.tree
@@ -131,7 +131,7 @@ def test_tree_views_are_bounded_and_zoom_into_a_node(at, county):
     assert len(opts) == 65 and opts[0] == "the whole tree"
     state = next(i for i in range(1, tree.n1) if tree.depth[i] == 4)
     ok(at.selectbox(key="tree_zoom").set_value(state).run())
-    charts = [plotly_json(at, i) for i in range(len(at.get("plotly_chart")))]
+    charts = [plotly_json(at, i) for i in range(len(plotly_charts(at)))]
     icicles = [c for c in charts if c["data"][0]["type"] == "icicle"]
     kids = int((tree.parent == state).sum())
     for c in icicles:
@@ -145,7 +145,7 @@ def test_epsilon_updates_every_simulated_view_and_keeps_the_others_unchanged(at)
     and sends the others byte-identical (the browser skips them)."""
     def specs():
         return {json.loads(c.proto.spec)["layout"]["title"]["text"].split("<br>")[0]: c.proto.spec
-                for c in at.get("plotly_chart")}
+                for c in plotly_charts(at)}
 
     before, table = specs(), at.dataframe[0].value
     ok(at.select_slider(key="epsilon").set_value(0.5).run())
@@ -175,7 +175,7 @@ def test_generation_matrix_is_built_only_when_its_expander_is_open(at):
     assert not list(exp.children.values())  # closed: nothing computed or sent
     at.session_state[GM_OPEN] = True
     ok(at.run())
-    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(plotly_charts(at)))]
     assert any(t.startswith("Structure Matrix G⁽¹'¹⁾ of T⁽1⁾") for t in titles), titles
     assert any(t.startswith("Its inverse G⁻¹ of T⁽1⁾") for t in titles)
     assert any(t.startswith("Weighted Generation Matrix G(T⁽¹⁾←T)") for t in titles)
@@ -239,7 +239,7 @@ def test_synthetic_small_tree_shows_labelled_matrices(at):
     ok(at.select_slider(key="synthetic_size").set_value(15).run())
     m = metrics(at)
     assert m["Nodes n"] == "15" and m["Height h"] == "4"
-    zs = [plotly_z(at, i) for i, c in enumerate(at.get("plotly_chart"))
+    zs = [plotly_z(at, i) for i, c in enumerate(plotly_charts(at))
           if plotly_json(at, i)["data"][0]["type"] == "heatmap"]
     assert [z.shape for z in zs] == [(15, 15), (15, 15), (7, 7)]
     g, ginv, gw = zs
@@ -350,7 +350,7 @@ def test_propagation_steps_and_k_order(at):
     at.session_state[GM_OPEN] = True
     ok(at.run())
     ok(at.select_slider(key="k_order").set_value(2).run())
-    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(at.get("plotly_chart")))]
+    titles = [plotly_json(at, i)["layout"]["title"]["text"] for i in range(len(plotly_charts(at)))]
     assert any(t.startswith("Structure Matrix G⁽¹'¹⁾ of T⁽2⁾<br><sup>14×14") for t in titles), titles
 
 
@@ -363,7 +363,7 @@ def test_methods_default_on_big_tree_excludes_slow_baselines(at):
     assert at.multiselect(key="methods").value == ["gmc", "gmc-nosqrt", "boosting", "processless"]
     assert any("off by default" in c.value for c in at.caption)
     assert all(len(decode_plotly_array(plotly_json(at, i)["data"][0].get("ids", []))) <= 400
-               for i in range(len(at.get("plotly_chart"))))
+               for i in range(len(plotly_charts(at))))
     ok(at.select_slider(key="synthetic_size").set_value(1_000).run())
     assert "privtrie" in at.multiselect(key="methods").value
 
@@ -382,7 +382,7 @@ def test_noisy_propagation_view_shows_the_noisy_draw_without_methods(at, county)
     tree = county.tree
     unit = unit_noise(Noise.laplace(1.0), tree.n, np.random.default_rng(seed))
     noisy = county.v + unit * node_scales(tree, Noise.laplace(1.0), "uniform")
-    chart = plotly_json(at, len(at.get("plotly_chart")) - 1)
+    chart = plotly_json(at, len(plotly_charts(at)) - 1)
     assert chart["layout"]["title"]["text"].startswith("Noisy counts")
     trace = chart["data"][0]
     shown = np.asarray(decode_plotly_array(trace["customdata"]), float)
