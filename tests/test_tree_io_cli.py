@@ -426,6 +426,17 @@ def test_tree_from_parents_matches_a_python_loop(monkeypatch, level_loop_max):
         np.testing.assert_array_equal(t.order[t.parent[1:]], q[t.order[1:]])  # same edges
 
 
+def test_doh_numbering_by_height_is_a_stable_sort_beyond_16_bits():
+    """_by_height (two 16-bit radix passes above 2^15 levels) against a stable comparison sort."""
+    from dpviz.tree.model import _by_height
+
+    rng = np.random.default_rng(6)
+    for h in (1, 7, 32_766, 32_767, 40_000, 70_000, 2**20):
+        height = rng.integers(1, h + 1, 5000).astype(np.int32)
+        height[0] = h
+        assert np.array_equal(_by_height(height, h), np.argsort(-height.astype(np.int64), kind="stable")), h
+
+
 def test_row_index_ids_and_string_ids_give_the_same_tree():
     rows = [("0", "", ""), ("1", "0", ""), ("2", "0", "5"), ("3", "1", "2"), ("4", "1", "7")]
     plain = "node,parent,count\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows)

@@ -246,10 +246,7 @@ def tree_from_parents(
         order = np.arange(n, dtype=INDEX)
         parent_doh, height_doh, depth_doh = (p if copied else p.copy()), height, depth
     else:
-        key = height.astype(np.int16 if h < np.iinfo(np.int16).max else np.int32)
-        np.negative(key, out=key)
-        order = np.argsort(key, kind="stable").astype(INDEX, copy=False)  # Def. 6; radix sort for int16 keys
-        del key
+        order = _by_height(height, h)  # Def. 6
         inv = np.empty(n, INDEX)
         inv[order] = np.arange(n, dtype=INDEX)
         pp = p[order]
@@ -280,6 +277,20 @@ def tree_from_parents(
         block_start=block_start,
         schedule=schedule,
     )
+
+
+def _by_height(height: np.ndarray, h: int) -> np.ndarray:
+    """Node indices by decreasing height, ties in index order (the DOH numbering, Def. 6): NumPy's stable
+    sort is a radix sort for 16-bit keys, so a height above 2^15 is sorted as two 16-bit digits (low
+    digit first, then the high one: LSD radix, stable), never by a comparison sort."""
+    if h < np.iinfo(np.int16).max:
+        key = height.astype(np.int16)
+        np.negative(key, out=key)
+        return np.argsort(key, kind="stable").astype(INDEX, copy=False)
+    key = (h - height).astype(np.uint32)  # 0 for the root, increasing as the height decreases
+    order = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (key >> 16).astype(np.uint16)[order]
+    return order[np.argsort(high, kind="stable")].astype(INDEX, copy=False)
 
 
 def _labels_in_order(labels: Any, order: np.ndarray, n: int) -> Any:
