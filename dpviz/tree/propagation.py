@@ -203,7 +203,12 @@ class Workspace:
                 self.child_sum(k_h, x, y)
             return
         if self.n1:
-            y[: self.n1] += np.bincount(self.parent[1:], weights=x[1 : self.n], minlength=self.n1)
+            y[: self.n1] += np.bincount(self._parent_intp, weights=x[1 : self.n], minlength=self.n1)
+
+    @cached_property
+    def _parent_intp(self) -> np.ndarray:
+        """The non-root parent pointers as ``intp`` (what ``bincount`` takes without a conversion per call)."""
+        return self.parent[1:].astype(np.intp)
 
     def parent_add(self, k_h: int, x: np.ndarray, y: np.ndarray, coef=None, init: np.ndarray | None = None,
                    tmp: np.ndarray | None = None) -> None:
