@@ -454,7 +454,9 @@ def _release_structure() -> tuple[ui.Structure | None, object, str | None]:
         origin = f"a {SYN_KINDS[key[1]].lower()} tree of about {key[2]:,} nodes, generated from these public settings"
         return (ui.shipped_structure(origin, "generated"),
                 dataclasses.replace(data, structure=StructureSource("declared", f"synthetic: {origin}")), None)
-    structure = ui.declared_structure(cap, HIERARCHY_DECLARATION)
+    structure = ui.declared_structure(cap, HIERARCHY_DECLARATION if counted is None else dataclasses.replace(
+        HIERARCHY_DECLARATION, template=f"python -m dpviz tree describe-structure DATA --levels {','.join(counted.by)} "
+                                        "--output HIERARCHY.csv"))  # records: the template of their levels
     if structure is None or structure.from_data:
         return structure, data, None
     try:

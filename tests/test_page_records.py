@@ -104,6 +104,24 @@ def test_tree_records_counts_as_the_cli_and_releases_with_a_person_bound():
     assert charged.sha256 == records_identity(PEOPLE).sha256  # the CLI's identity of the same file (any capability)
 
 
+def test_tree_records_release_on_a_declared_hierarchy_joins_the_leaf_counts_as_the_cli():
+    from dpviz.tree.hierarchy import describe_structure, join_counts, read_hierarchy
+    from dpviz.tree.io import records_counts, records_tree
+
+    nodes = describe_structure(records_tree(PEOPLE, LEVELS)).to_pylist()
+    dropped = next(r["node"] for r in nodes if r["node"].count(" / ") == 2)  # a county with records, undeclared
+    rows = [r for r in nodes if r["node"] != dropped] + [{"node": "North / N0 / N0-c9", "parent": "North / N0"}]
+    declared = ("node,parent\n" + "".join(f"{r['node']},{r['parent'] or ''}\n" for r in rows)).encode()
+    at = page(TREE, "tree", tree_records_levels=LEVELS)
+    upload_bytes(at, "upload", "people.parquet", PEOPLE)
+    upload_bytes(at, "tree_declaration_file", "hierarchy.csv", declared)
+    assert not errors(at), errors(at)
+    _, table, meta = draw(at, "tree")
+    assert set(table["node"]) == {r["node"] for r in rows}  # exactly the declared nodes (the dropped one untold)
+    want = join_counts(read_hierarchy(declared, "hierarchy.csv"), records_counts(PEOPLE, LEVELS))  # the CLI's join
+    assert len(table) == want.tree.n and meta["unit_of_privacy"] == unit_of_privacy()
+
+
 def test_tree_records_bad_level_clears_the_release():
     at = page(TREE, "tree", tree_records_levels=["region", "state"], tree_structure_from_data=True)
     upload_bytes(at, "upload", "people.parquet", PEOPLE)

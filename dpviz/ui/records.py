@@ -140,12 +140,13 @@ class Counted:
         return out
 
     def privacy_note(self) -> None:
-        """The Privacy section's line: the unit of privacy and, with K, what the budget buys per record."""
+        """The Privacy section's line with a bound K > 1: what the budget buys per record (nothing otherwise:
+        the Data section said the unit of privacy)."""
         k = self.bound.k or 1
-        st.caption(f":material/groups: Counted from records: unit of privacy {self.bound.unit}."
-                   + (f" Sensitivity × K = {k}: the simulation and the release draw the noise of the budget above "
-                      f"for a sensitivity {k} times the record-level one; the ledger is charged the budget above."
-                      if k > 1 else ""))
+        if k > 1:
+            st.caption(f":material/groups: **Sensitivity × K = {k}** (at most {k} records per person, column "
+                       f"{self.bound.person!r}): the simulation and the release draw the noise of this budget for a "
+                       f"sensitivity {k} times the record-level one; the ledger is charged this budget.")
 
     def caption(self) -> None:
         """Say what was counted and the unit of privacy."""

@@ -178,7 +178,9 @@ def data_source(cap: Capability, sources: Mapping[str, str], upload: UploadSpec,
                             format_func={"counted": "Counts (the page's form)",
                                          "records": f"Records ({records.holds})"}.get)
             types += [t for t in RECORDS_TYPES if t not in types]
-        f = st.file_uploader(upload.label, type=types, key=upload.key, help=upload.help or None)
+        label = upload.label if form == "counted" else f"Records (CSV, gzip CSV or Parquet): {records.holds}"
+        f = st.file_uploader(label, type=types, key=upload.key,  # the key and types name the widget, not the label
+                             help=(upload.help or None) if form == "counted" else None)
         if upload.caption and form == "counted":
             st.caption(upload.caption)
         elif form == "records":
