@@ -52,6 +52,7 @@ Brent's method on a log-scale variable and then step the answer to the safe side
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 import numbers
@@ -292,8 +293,13 @@ def gaussian_rho(epsilon: float, delta: float) -> float:
     >>> gaussian_delta(rho, 1.0) <= 1e-6
     True
     """
-    epsilon = positive("epsilon", epsilon)
-    delta = probability("delta", delta)
+    return _gaussian_rho(positive("epsilon", epsilon), probability("delta", delta))
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaussian_rho(epsilon: float, delta: float) -> float:
+    """:func:`gaussian_rho` of validated arguments, memoised: a pure function of two floats, and the planner
+    evaluates every curve on one ε grid (the same (ε, δ) pairs again and again; ~1 ms per root)."""
     log_delta = math.log(delta)
 
     def f(log_mu: float) -> float:
