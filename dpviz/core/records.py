@@ -12,13 +12,14 @@ of Parquet files (a dataset). This module is the one place such input is read an
   line-naming messages: line L is row L - 1 of the file) reads Parquet with no second parser.
 * **Records → counts.** :func:`count_records` counts the records of each group of ``by`` columns (each
   record counts 1; ``bucket`` floors a time column to a day, an hour or N seconds first). In-process it
-  streams record batches (pyarrow's dataset scanner for Parquet, its streaming CSV reader for CSV and gzip
+  streams record batches (pyarrow, one Parquet file at a time; its streaming CSV reader for CSV and gzip
   CSV, under the byte cap while reading), aggregates each batch and merges the partial counts whenever they
   pass :data:`MERGE_ROWS`: memory is bounded by the number of groups (and, with a contribution bound, of
   persons), not by the rows. With ``dask`` (``--workers N``: a local cluster; ``--scheduler ADDRESS``: a
-  running one) the same count is a ``dask.dataframe`` group-by on the Parquet dataset and only the count
-  vector comes back. Either way the groups come back sorted by their key text, so both give the same
-  counts in the same order (``tests/test_records.py`` checks both against a pandas reference).
+  running one) the Parquet dataset is read by ``dask.dataframe`` and counted per partition on the workers
+  (:mod:`dpviz.core.records_dask`); only the count vector comes back. Either way the groups come back sorted
+  by their key text, so both give the same counts in the same order (``tests/test_records.py`` checks both
+  against a pandas reference).
 * **Contribution bound.** With ``person`` and ``max_contributions`` K, a person's records after their first
   K (in file order: files in sorted name order, rows in file order) are **dropped deterministically** before
   counting; how many were dropped is never returned (contribution bounding as in Wilson et al.,
