@@ -43,3 +43,15 @@ def test_an_upload_is_binned_on_the_typed_bins_and_a_bad_file_is_one_error() -> 
     upload_bytes(at, "histogram_file", "bad.csv", b"age\n23\nforty\n")
     errors = [e.value for e in at.error]
     assert any("row 3: field 'age': expected a number, got 'forty'" in e for e in errors), errors
+
+
+def test_an_uploaded_counts_file_can_be_released_and_is_charged() -> None:
+    """A bin,count upload (no records): the page's ledger identity comes from what it loaded (no server path is
+    opened for a browser), so private releases stay on and a draw is charged."""
+    at = ok(app_test(PAGE))
+    ok(at.radio(key="histogram_source").set_value("upload").run())
+    upload_bytes(at, "histogram_file", "counts.csv", b"bin,count\n[0, 10),3\n[10, 20),5\n")
+    errors = [e.value for e in at.error]
+    assert not errors, errors
+    ok(at.button(key="histogram_release_button").click().run())
+    assert any("charged" in str(c.value) for c in at.caption)

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from dpviz.histogram.model import HistogramData
 
 __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "plan_args", "plan_command", "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "HistogramTarget",
-           "audit_target", "plan_curves", "plan_dots", "sweep_target"]
+           "audit_target", "counted_from_records", "page_canonical_bytes", "plan_curves", "plan_dots", "sweep_target"]
+
 
 def counted_from_records(source: Any, data: Any = None) -> bool:
     """The ledger's rule (:func:`dpviz.ledger.identity.counted_from_records`): a histogram file of records (not
@@ -37,6 +38,19 @@ def counted_from_records(source: Any, data: Any = None) -> bool:
     from dpviz.histogram.io import is_counts_file
 
     return Path(str(source)).is_file() and not is_counts_file(source)
+
+
+def page_canonical_bytes(label: str, data: Any) -> bytes:
+    """The canonical form of what the Histogram page holds: a bundled sample as the CLI hashes it; an uploaded
+    counts file (records uploads are the records dataset of their bytes) as its declared bins' ``label,count``
+    lines sorted by label — read from what the page loaded, since no server path is ever opened for a browser."""
+    from dpviz.core.registry import SAMPLE_PREFIX
+    from dpviz.histogram.io import canonical_bytes
+
+    if str(label).startswith(SAMPLE_PREFIX):
+        return canonical_bytes(label, data)
+    lines = sorted(f"{b},{int(c)}" for b, c in zip(data.bins.labels, data.x, strict=True))
+    return ("\n".join(lines) + "\n").encode()
 
 
 AUDIT_HELP = "a histogram and the same histogram with one more record in one bin"
