@@ -54,9 +54,10 @@ CAPS_HELP = (f"Caps: {MAX_NODES:,} nodes (--max-nodes), {MAX_BYTES:,} bytes per 
 
 
 def _input_positions(tree: Tree) -> np.ndarray:
-    """DOH index of each input row (the inverse of ``tree.order``), O(n) without a sort."""
-    inv = np.empty(tree.n, INDEX)
-    inv[tree.order] = np.arange(tree.n, dtype=INDEX)
+    """DOH index of each input row (the inverse of ``tree.order``), O(n) without a sort; as ``intp``, the index
+    type NumPy gathers with (any other is converted on every gather)."""
+    inv = np.empty(tree.n, np.intp)
+    inv[tree.order] = np.arange(tree.n, dtype=np.intp)
     return inv
 
 

@@ -228,8 +228,9 @@ def tree_from_parents(
     if bfs is None:
         depth, height, levels, sched = _depths_heights(p, gapless=shape == "gapless")
     else:  # relabel to BFS positions (parents non-decreasing, before their children), then back
-        pos = np.empty(n, INDEX)
-        pos[bfs] = np.arange(n, dtype=INDEX)
+        bfs = bfs.astype(np.intp)  # gathers and scatters index with intp (another type is converted each time)
+        pos = np.empty(n, np.intp)
+        pos[bfs] = np.arange(n, dtype=np.intp)
         q = p[bfs]
         q[0] = 0
         q = pos[q]
@@ -246,10 +247,11 @@ def tree_from_parents(
         order = np.arange(n, dtype=INDEX)
         parent_doh, height_doh, depth_doh = (p if copied else p.copy()), height, depth
     else:
-        order = _by_height(height, h)  # Def. 6
+        ix = _by_height(height, h)  # Def. 6 (intp: it indexes below)
+        order = ix.astype(INDEX)
         inv = np.empty(n, INDEX)
-        inv[order] = np.arange(n, dtype=INDEX)
-        pp = p[order]
+        inv[ix] = np.arange(n, dtype=INDEX)
+        pp = p[ix]
         pp[0] = 0  # the root comes first in DOH order (largest height); restored below
         parent_doh = inv[pp]
         parent_doh[0] = -1
@@ -257,7 +259,8 @@ def tree_from_parents(
         if sched is not None:
             doh = inv
         del inv
-        height_doh, depth_doh = height[order], depth[order]
+        height_doh, depth_doh = height[ix], depth[ix]
+        del ix
     # block_start[k] = first DOH index with height <= k (= n_k); heights are non-increasing in DOH order
     if levels is not None:  # every leaf on the last level: height blocks are the depth levels
         block_start = np.asarray(levels[::-1], dtype=np.int64)
@@ -282,15 +285,15 @@ def tree_from_parents(
 def _by_height(height: np.ndarray, h: int) -> np.ndarray:
     """Node indices by decreasing height, ties in index order (the DOH numbering, Def. 6): NumPy's stable
     sort is a radix sort for 16-bit keys, so a height above 2^15 is sorted as two 16-bit digits (low
-    digit first, then the high one: LSD radix, stable), never by a comparison sort."""
+    digit first, then the high one: LSD radix, stable), never by a comparison sort. ``intp`` indices."""
     if h < np.iinfo(np.int16).max:
         key = height.astype(np.int16)
         np.negative(key, out=key)
-        return np.argsort(key, kind="stable").astype(INDEX, copy=False)
+        return np.argsort(key, kind="stable")
     key = (h - height).astype(np.uint32)  # 0 for the root, increasing as the height decreases
     order = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
     high = (key >> 16).astype(np.uint16)[order]
-    return order[np.argsort(high, kind="stable")].astype(INDEX, copy=False)
+    return order[np.argsort(high, kind="stable")]
 
 
 def _labels_in_order(labels: Any, order: np.ndarray, n: int) -> Any:
@@ -417,7 +420,7 @@ def _depths_heights_deep(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[A
 
     n = q.shape[0]
     has_child = np.bincount(q[1:], minlength=n) > 0
-    internal = np.flatnonzero(has_child).astype(INDEX, copy=False)
+    internal = np.flatnonzero(has_child)  # intp: it indexes below
     index = np.zeros(n, INDEX)
     index[internal] = np.arange(internal.size, dtype=INDEX)
     q_int = index[np.maximum(q[internal], 0)]  # parents among the internal nodes, order kept: q_int[i] < i

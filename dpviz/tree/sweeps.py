@@ -83,6 +83,7 @@ class Contraction:
         """The same schedule with node i called ``new[i]`` (a permutation of 0..n-1): the sweeps only follow
         the indices (a round's raked nodes stay grouped by parent), so it serves the renumbered tree, e.g. a
         schedule built in BFS numbering serves the tree in DOH numbering (:func:`dpviz.tree.model.tree_from_parents`)."""
+        new = np.asarray(new).astype(np.intp, copy=False)
         return replace(self, rake=new[self.rake], rake_parent=new[self.rake_parent], seg_parent=new[self.seg_parent],
                        splice=new[self.splice], splice_child=new[self.splice_child],
                        splice_parent=new[self.splice_parent])
@@ -102,7 +103,7 @@ def _coins(nodes: np.ndarray, r: int) -> np.ndarray:
 def contraction(parent: np.ndarray) -> Contraction:
     """The schedule of the tree with this parent array (``parent[0] = -1``, ``0 <= parent[i] < i`` else)."""
     n = int(parent.shape[0])
-    dt = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    dt = np.intp  # every array here indexes: NumPy converts any other index type on each gather and scatter
     par = np.asarray(parent).astype(dt, copy=True)
     par[0] = -1
     cnt = np.bincount(par[1:], minlength=n).astype(np.int64)
@@ -168,14 +169,16 @@ def contraction(parent: np.ndarray) -> Contraction:
         sp.append(sp[-1] + s.size)
         r += 1
 
+    ix = np.intp  # the sweeps index with these arrays: NumPy gathers and scatters convert other index types per call
+
     def cat(key: str, dtype) -> np.ndarray:
         parts = out[key]
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
     return Contraction(
-        n=n, rake=cat("rake", dt), rake_parent=cat("rpar", dt), rake_ptr=np.asarray(rp, np.int64),
-        seg_start=cat("sstart", np.int64), seg_parent=cat("spar", dt), seg_ptr=np.asarray(gp, np.int64),
-        splice=cat("splice", dt), splice_child=cat("schild", dt), splice_parent=cat("sparent", dt),
+        n=n, rake=cat("rake", ix), rake_parent=cat("rpar", ix), rake_ptr=np.asarray(rp, np.int64),
+        seg_start=cat("sstart", np.int64), seg_parent=cat("spar", ix), seg_ptr=np.asarray(gp, np.int64),
+        splice=cat("splice", ix), splice_child=cat("schild", ix), splice_parent=cat("sparent", ix),
         splice_ptr=np.asarray(sp, np.int64),
     )
 
