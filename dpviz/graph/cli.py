@@ -133,7 +133,7 @@ def _read_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-line-bytes", type=int, default=gio.MAX_LINE_BYTES,
                    help=f"line length cap in bytes, checked while reading (default {gio.MAX_LINE_BYTES:,})")
     cliargs.add_records_args(p, needs="read the edge table as records (its distinct rows; ids not integers "
-                                       "numbered in sorted order)", person=False)
+                                       "numbered in sorted order)")
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -150,14 +150,38 @@ def _load(args: argparse.Namespace):
 
     header = {"auto": None, "yes": True, "no": False}[args.header]
     dask = getattr(args, "workers", None) or getattr(args, "scheduler", None)
-    if dask is not None:  # the edge table as records (dpviz.core.records): its distinct rows from a Dask group-by
+    person, k = _person(args)
+    if dask is not None or person is not None:  # the edge table as records (dpviz.core.records): its distinct rows
         from dpviz.graph.io import edges_from_records
 
         return load_source(CAP, args.edges, lambda path: edges_from_records(
-            path, dask=dask, max_bytes=args.max_bytes, max_edges=args.max_edges, max_nodes=args.max_nodes))
+            path, dask=dask, max_bytes=args.max_bytes, max_edges=args.max_edges, max_nodes=args.max_nodes,
+            person=person, max_contributions=k))
     return load_source(CAP, args.edges, lambda path: read_edges(
         path, header=header, max_bytes=args.max_bytes, max_edges=args.max_edges, max_nodes=args.max_nodes,
         max_line_bytes=args.max_line_bytes))
+
+
+def _person(args: argparse.Namespace) -> tuple[str | None, int | None]:
+    """(``--person-column``, ``--max-contributions``): K needs the person column."""
+    person, k = getattr(args, "person_column", None), getattr(args, "max_contributions", None)
+    if k is not None and person is None:
+        raise InputError("--max-contributions: needs --person-column (the column naming who contributed each edge)")
+    return person, k
+
+
+def _noise(args: argparse.Namespace, epsilon: float, *, discrete: bool):
+    """The edge-level noise: Laplace at ε, or at ε/K when a person contributes up to K edges (group privacy:
+    :func:`dpviz.core.records.per_record_noise`)."""
+    from dpviz.core.noise import Noise
+    from dpviz.core.records import per_record_noise
+
+    noise = per_record_noise(Noise.laplace(epsilon, discrete=discrete), _person(args)[1])
+    if float(noise.budget.epsilon) < _MIN_EPSILON:
+        raise InputError(f"--epsilon {epsilon:g} with --max-contributions {_person(args)[1]}: ε/K = "
+                         f"{float(noise.budget.epsilon):.3g} per edge is below the smallest ε the graph methods take "
+                         f"({_MIN_EPSILON:g})")
+    return noise
 
 
 def _missing_declaration() -> InputError:
@@ -254,7 +278,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
               f"count; a release never publishes it), {graph.n_edges:,} kept")
     print(f"seed {seed} (seeded noise: not private; retype --seed {seed} to reproduce); ε = {epsilon:g}"
           + (f"; budget split ε_D^d:ε_D^c:ε_R = {':'.join(f'{x:g}' for x in split)} (drf, drf-dp)" if split else ""))
-    sim = simulate(graph, Noise.laplace(epsilon), methods, seed, **({"split": split} if split else {}))
+    person, k = _person(args)
+    if person is not None:
+        from dpviz.core.records import unit_of_privacy
+
+        print(f"records: {unit_of_privacy(person, k)}" + (f"; edge-level noise at ε/K = {epsilon / k:g}" if k else ""))
+    sim = simulate(graph, _noise(args, epsilon, discrete=False), methods, seed, **({"split": split} if split else {}))
     for method, rel in sim.releases.items():
         suffix = f"  [{NOT_PRIVATE_LABEL}]" if not rel.private else ""
         print(f"{method} ({_label(method)}): {rel.edges.shape[0]:,} edges released in {sim.seconds[method]:.3g} s; "
@@ -299,12 +328,20 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     if vertices is None:  # --structure-from-data: not private, and every output says so
         vertices = VertexSet.from_data(graph)
-    rel = release(graph, Noise.laplace(epsilon, discrete=True), rng=None, method=args.method, vertices=vertices,
+    rel = release(graph, _noise(args, epsilon, discrete=True), rng=None, method=args.method, vertices=vertices,
                   source=source_stem(args.edges), **method_options(args.method, split))
     if args.partitions is not None and rel.partition is None:
         raise InputError(f"--partitions: method {args.method} has no partition (nothing was written); leave "
                          "--partitions out or use drf-dp, kdh or quadtree")
     meta = rel.metadata()
+    person, k = _person(args)
+    if person is not None:  # stated at the person level: the budget charged, sensitivity × K (no dropped count)
+        from dpviz.core.records import person_metadata
+
+        meta = person_metadata(meta, Noise.laplace(epsilon, discrete=True), person=person, max_contributions=k,
+                               source=source_stem(args.edges))
+        if k:  # each sub-budget at the person level: K × the edge-level ε its noise was drawn for
+            meta["budget"] = {part: eps * k for part, eps in meta["budget"].items()}
     budget = meta["budget"]
     n_released = int(rel.edges.shape[0])
     report = {"budget": budget, "method": args.method, "epsilon": epsilon, "n_nodes": int(vertices.n_nodes),

@@ -418,12 +418,15 @@ def _undirected_notices(pairs: np.ndarray, n: int) -> list[str]:
 
 def edges_from_records(source: str | os.PathLike | bytes, *, columns: Sequence[str] | None = None, dask: object = None,
                        max_bytes: int = MAX_BYTES, max_edges: int = MAX_EDGES, max_nodes: int = MAX_NODES,
-                       name: str | None = None) -> Graph:
+                       name: str | None = None, person: str | None = None,
+                       max_contributions: int | None = None) -> Graph:
     """An edge table (one row per edge: CSV, gzip CSV, a Parquet file or folder) counted by
     :func:`dpviz.core.records.count_records` on its two id columns (``columns``, default the first two): the
     distinct rows come back (in-process in bounded memory, or from a Dask group-by with ``dask``), then the
     graph is built as :func:`read_edges` builds it — integer ids numbered by value, other ids in sorted order
-    (not first-seen: a group-by has no row order), undirected and simple, with the same notices."""
+    (not first-seen: a group-by has no row order), undirected and simple, with the same notices. ``person``
+    and ``max_contributions`` K: a person's edge rows after their first K are dropped before counting (a person
+    then changes at most K edges: the edge-level sensitivity × K, :func:`dpviz.core.records.per_record_noise`)."""
     from dpviz.core.records import count_records, is_parquet, parquet_names
 
     _check_caps(max_bytes=max_bytes, max_edges=max_edges, max_nodes=max_nodes)
@@ -441,7 +444,8 @@ def edges_from_records(source: str | os.PathLike | bytes, *, columns: Sequence[s
     if u is None:
         raise InputError(f"{name}: an edge table needs two id columns (u, v)")
     groups = count_records(source, [u, v], dask=dask, max_bytes=max_bytes, max_groups=max_edges,
-                           groups_name="distinct edge rows", wording=_wording(_EDGE_ROWS))
+                           groups_name="distinct edge rows", wording=_wording(_EDGE_ROWS), person=person,
+                           max_contributions=max_contributions)
     us = np.asarray(groups.keys[u].to_numpy(zero_copy_only=False), dtype=object)
     vs = np.asarray(groups.keys[v].to_numpy(zero_copy_only=False), dtype=object)
     if np.any(us == "") or np.any(vs == ""):
