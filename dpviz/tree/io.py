@@ -6,7 +6,8 @@
   :mod:`dpviz.tree.formats` (``node,parent[,count]``, one column per level, a parent array). Every error
   is an :class:`dpviz.errors.InputError` naming the line or record; nothing else escapes a loader.
 * :func:`canonical_bytes` (hook ``canonical_bytes``): the ledger's identity of a loaded tree, built with
-  Arrow kernels.
+  Arrow kernels, or for ids ``0..n-1`` directly in sorted order as byte blocks (:func:`decimal_order`);
+  ``tree release`` starts it on a worker thread beside the release (:func:`canonical_bytes_ahead`).
 * :func:`node_columns` / :func:`node_table`: the one builder of every per-node table (CLI outputs, the
   page's download), rows in the input order; :func:`write_tree_csv` writes one with the threaded Arrow
   writer of :mod:`dpviz.core.csv_writer`.
@@ -44,7 +45,8 @@ from dpviz.tree.reading import MAX_BYTES, MAX_NODES, read_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "load", "load_tree_file", "node_columns",
+__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "decimal_order", "load",
+           "load_tree_file", "node_columns",
            "node_table", "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
 
 

@@ -82,7 +82,8 @@ class Contraction:
     def relabel(self, new: np.ndarray) -> Contraction:
         """The same schedule with node i called ``new[i]`` (a permutation of 0..n-1): the sweeps only follow
         the indices (a round's raked nodes stay grouped by parent), so it serves the renumbered tree, e.g. a
-        schedule built in BFS numbering serves the tree in DOH numbering (:func:`dpviz.tree.model.tree_from_parents`)."""
+        schedule built in BFS numbering serves the tree in DOH numbering
+        (:func:`dpviz.tree.model.tree_from_parents`)."""
         new = np.asarray(new).astype(np.intp, copy=False)
         return replace(self, rake=new[self.rake], rake_parent=new[self.rake_parent], seg_parent=new[self.seg_parent],
                        splice=new[self.splice], splice_child=new[self.splice_child],
