@@ -53,6 +53,14 @@ ROWS = [
     Row("tree.gmc_whole", "whole call from the parent array, same tree (`tree_from_parents`: one pass recognises "
         "BFS-ordered input, heights from the level structure)", "2.1–7.2 s, 1.73 GB (`tree_from_parents` 0.35 s)"),
     Row("tree.huge", "complete binary tree of 2²⁷ − 1 = 134,217,727 nodes, end to end (`--huge`)", "—"),
+    Row("records.tree", "records → counts (`bench/records_bench.py --rows 100000000`): a 10⁸-row Parquet person "
+        "file (10 columns, 50 files) → tree release by 4 geography levels, in process (streaming batches); "
+        "peak = VmHWM of the step's process", "— (issue 21: trees arrived as counts)"),
+    Row("records.marginals", "the same file → all 15 2-way marginals of 6 columns (dpviz: the 6-way count summed "
+        "down; DuckDB: the fastest of 15 `GROUP BY`s, `GROUPING SETS`, the 6-way `GROUP BY` summed down)",
+        "3·10⁶ rows × 6 columns: 8.6 s, 480 MB, read whole (issue 21)"),
+    Row("records.dask", "the same counts on a 2-worker `distributed.LocalCluster` (per-partition Arrow counts "
+        "merged on the workers; peak = VmHWM of client + workers + nannies)", "—"),
     Row("stream.step", "streaming Fenwick + FDA, one step (`bench/stream_bench.py`)", "24–86 µs"),
     Row("stream.variances", "per-step variances, N = 10⁶, a second release", "15–130 ms recomputed"),
     Row("page.tree_path", "Tree page, path-like 10⁶ nodes (h = 500,001), ε move (`bench/tree_page_latency.py`; "
