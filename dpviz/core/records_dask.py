@@ -57,10 +57,11 @@ def _partial_counts(df, by: Sequence[str], bucket) -> pa.Table:
 
 
 def _merge_counts(parts: Sequence[pa.Table], by: Sequence[str]) -> pa.Table:
-    """Partial counts of several partitions summed per group (one Arrow group-by)."""
+    """Partial counts of several partitions summed per group (one Arrow group-by). The parts, unpickled from
+    other workers, may sit in unaligned buffers (Acero warns on every worker): concatenated into new ones."""
     from dpviz.core.records import _aggregate
 
-    return _aggregate(pa.concat_tables(parts), by, COUNT) if len(parts) > 1 else parts[0]
+    return _aggregate(pa.concat_tables(parts).combine_chunks(), by, COUNT) if len(parts) > 1 else parts[0]
 
 
 def _tree_sum(parts: list, by: Sequence[str], fan_in: int = 8):
