@@ -404,8 +404,9 @@ def release(
     variance — known from the structure and the noise alone (``estimator.variance(d)``: Theorem 5 for
     the GLS methods, Eq. 27 for processless) — is computed once, on a worker thread while the noise is
     drawn and post-processed (``estimator.values``). ``csv_text=True`` (what ``tree release`` passes) also
-    formats the ``variance`` and ``std`` columns as CSV number text there (``variance_text``): Arrow's
-    number formatting releases the GIL, which takes it off the write's critical path.
+    draws the measurement on a worker thread while GMC stage 1 is built, and formats the ``variance`` and
+    ``std`` columns as CSV number text there (``variance_text``): NumPy and Arrow's number formatting release
+    the GIL, which takes them off the critical path.
     """
     split, method = _check_release(data, noise, split, method, rng)
     tree = data.tree
@@ -413,8 +414,8 @@ def release(
     level_scales = strategy.level_scales(noise)
     _check_drawable(level_scales, split)
     d = np.asarray(noise.variance_at(level_scales), dtype=float)[tree.depth - 1]  # strategy.variances, once
-    est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
     if not csv_text:  # the variance first: a caller's plan that does not fit is refused before any draw
+        est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
         variance = est.variance(d)
         released = est.values(meas := measure(strategy, data, noise, rng))
         text = None
@@ -423,11 +424,14 @@ def release(
 
         if plan is not None and method in GLS_METHODS:
             check_plan(plan, tree, d)
-        with ThreadPoolExecutor(2) as pool:  # Theorem 5's O(n) variance and its text, beside the draw and GMC
+        with ThreadPoolExecutor(2) as pool:  # the measurement beside GMC stage 1 (independent: the plan needs
+            # only the structure and d); then Theorem 5's O(n) variance and its text beside GMC stage 2
+            drawn = pool.submit(measure, strategy, data, noise, rng)
+            est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
             var = pool.submit(est.variance, d)
             var_text = pool.submit(lambda: number_text(var.result()))
             std_text = pool.submit(lambda: number_text(np.sqrt(var.result())))
-            released = est.values(meas := measure(strategy, data, noise, rng))
+            released = est.values(meas := drawn.result())
             variance, text = var.result(), (var_text.result(), std_text.result())
     return TreeRelease(
         tree=tree,
