@@ -238,6 +238,8 @@ target = r1.radio("Release optimised for", list(TARGETS), format_func=TARGETS.ge
                   horizontal=True, help="Which error the default release mechanism minimises: the worst released "
                                         "total (max over t of Var ŝₜ) or the mean over the N totals.")
 best = best_releasable(target, family, horizon)  # analytic, no data: cached per (target, family, N)
+for _fam in ("laplace", "gaussian"):  # the other family and target, built in the background for their first switch
+    ui.prefetch(("stream-ranking", _fam, horizon), lambda f=_fam: [releasable_ranking(t, f, horizon) for t in TARGETS])
 if ss.get("release_mech") not in release_options or ss.get("release_mech") == ss.get("release_mech_auto"):
     ss["release_mech"] = best  # follows the target until the reader picks another mechanism
 ss["release_mech_auto"] = best

@@ -20,7 +20,7 @@ nothing in ``dpviz`` imports it.
 
 from dpviz.ui.charts import chart
 from dpviz.ui.privacy import PrivacyChoice, PrivacyKeys, privacy_widgets
-from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup
+from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup, prefetch
 from dpviz.ui.release_panel import PREVIEW_ROWS, SESSION_LEDGER_KEY, page_ledger, private_release_panel, session_ledger
 from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, noise_caption, release_heading,
                                shipped_structure, simulation_banner, simulation_file_name, simulation_section,
@@ -29,7 +29,7 @@ from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_s
 from dpviz.ui import records
 from dpviz.ui.records import RecordsSpec
 
-__all__ = ["chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
+__all__ = ["chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "prefetch", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
            "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",

@@ -14,7 +14,7 @@ import streamlit as st
 
 from dpviz.errors import InputError
 
-__all__ = ["PageInfo", "PAGES", "page_info", "page_of", "page_setup"]
+__all__ = ["PageInfo", "PAGES", "page_info", "page_of", "page_setup", "prefetch"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,26 @@ def _warm_imports() -> None:
 
 
 _WARMED: list[bool] = []
+_PREFETCHED: set = set()
+
+
+def prefetch(key: object, fn, *args) -> None:
+    """Run ``fn(*args)`` once per server process and ``key`` in a background thread: warms a cache a likely
+    next change will read (e.g. the Stream page's other noise family), so that change does not pay for it.
+    Only for pure, cached library calls (an error is left for the page to meet and report when it asks)."""
+    import threading
+
+    if key in _PREFETCHED:
+        return
+    _PREFETCHED.add(key)
+
+    def run() -> None:
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - a warm-up only
+            pass
+
+    threading.Thread(target=run, name=f"dpviz-prefetch-{key}", daemon=True).start()
 
 
 def page_setup(name: str) -> None:
