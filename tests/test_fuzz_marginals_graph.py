@@ -24,7 +24,7 @@ from dpviz.marginals.io import parse_workload, read_measurements, read_table
 from dpviz.marginals.model import Domain
 from dpviz.marginals.estimators import reconstruct
 
-FUZZ = settings(max_examples=400, derandomize=True, database=None, deadline=None,
+FUZZ = settings(max_examples=250, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 DOMAIN = Domain(("age", "sex", "edu"), (3, 2, 4))
 

@@ -160,7 +160,7 @@ def _only_input_error(raw: bytes) -> None:
     assert np.isfinite(data.v).all()
 
 
-@settings(FUZZ, max_examples=1200)
+@settings(FUZZ, max_examples=500)
 @given(csv_tables())
 def test_csv_loader_raises_only_input_error(raw):
     _only_input_error(raw)
@@ -174,7 +174,7 @@ def _outcome(load, raw: bytes):
     return ("tree", d.tree.parent.tolist(), d.tree.order.tolist(), d.x.tolist(), [str(v) for v in d.node_ids])
 
 
-@settings(FUZZ, max_examples=600)
+@settings(FUZZ, max_examples=250)
 @given(csv_tables())
 def test_typed_read_agrees_with_the_string_read(raw):
     """Differential: the typed read of integer ids and counts (``read_table(..., integer_columns=...)``)
@@ -196,7 +196,7 @@ def test_typed_read_agrees_with_the_string_read(raw):
     assert fast == slow
 
 
-@settings(FUZZ, max_examples=1000)
+@settings(FUZZ, max_examples=400)
 @given(json_tables())
 def test_json_loader_raises_only_input_error(raw):
     _only_input_error(raw)

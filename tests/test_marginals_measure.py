@@ -179,7 +179,7 @@ def check_moments(samples, truth, variance, what):
     assert abs(ratio - 1) < 0.05, f"{what}: empirical/analytic variance = {ratio:.4f}"
 
 
-@pytest.mark.parametrize(("discrete", "trials"), [(False, 3000), (True, 2000)])
+@pytest.mark.parametrize(("discrete", "trials"), [(False, 1500), (True, 1000)])
 def test_monte_carlo_residualplanner_variance(discrete, trials):
     data = dataset(DOM3, 300, seed=4)
     W = all_kway(DOM3, 2)
@@ -204,7 +204,7 @@ def test_monte_carlo_emp_variance(discrete):
     W = all_kway(DOM3, 2) + [(0, 1, 2)]
     Q = [((), 3.0), ((0, 1), 2.0), ((0, 1), 4.0), ((1, 2), 2.5), ((0,), 1.5)]
     rng = np.random.default_rng(20 + discrete)
-    trials = 2000
+    trials = 1000  # pooled over the cells of four marginals: the variance ratio's standard error is ~1-2%
     out = {g: np.empty((trials, DOM3.size(g))) for g in W}
     for i in range(trials):
         rec = emp(DOM3, W, [measure_marginal(data, g, s, rng, discrete=discrete) for g, s in Q])
