@@ -400,6 +400,10 @@ try:
         grid = vp.epsilon_grid(0.1, 10.0)
     else:
         curves = cached_curves(cap, tuple(sorted(params.items())), data)
+        if "noise" in params:  # the other family's curves, built in the background for a first switch of "Noise"
+            for other in {"laplace", "gaussian"} - {params["noise"]}:
+                key_other = tuple(sorted({**params, "noise": other}.items()))
+                ui.prefetch(("plan-curves", cap, key_other), cached_curves, cap, key_other, data)
         if noise_kind == "gaussian-rho" or cap == "marginals":
             curves = [c for c in curves if c.family == "gaussian"]
         plans = plan_target(curves, target, delta)
