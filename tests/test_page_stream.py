@@ -534,7 +534,7 @@ def test_browser_play_and_upload(page, streamlit_server):
     expect(page.get_by_role("button", name="Play")).to_be_visible()
     wait_idle(page)
     page.locator("[data-testid=stRadio]").first.get_by_text("Upload a CSV").click()
-    expect(page.locator("[data-testid=stFileUploader]")).to_be_visible()
+    expect(page.locator("[data-testid=stFileUploader]")).to_be_visible(timeout=30_000)  # after the rerun the click starts
     wait_idle(page)
     upload(page, DATA / "stream_good.csv")
     expect(metric_value(page, "Horizon N")).to_have_text("20")

@@ -454,7 +454,7 @@ def test_browser_upload_changes_tree(page, streamlit_server):
     n = metric_value(page, "Nodes n")
     expect(n).to_have_text("3,207")
     page.locator("[data-testid=stRadio]").first.get_by_text("Upload a file").click()
-    expect(page.locator("[data-testid=stFileUploader]")).to_be_visible()
+    expect(page.locator("[data-testid=stFileUploader]")).to_be_visible(timeout=30_000)  # after the rerun the click starts
     wait_idle(page)
     upload(page, DATA / "tree_good.csv")
     expect(n).to_have_text("8")
