@@ -257,21 +257,25 @@ def test_marginals_dataset_from_records_equals_read_table(tmp_path):
 
 
 
-def test_records_fingerprint_is_the_records_and_charges_one_dataset(tmp_path, capsys):
+def test_releases_by_other_levels_of_one_records_file_charge_one_dataset(tmp_path, capsys):
     from dpviz.cli import main
-    from dpviz.core.records import records_fingerprint
 
-    df = _people(np.random.default_rng(10), 400)
-    one = _dataset(df, tmp_path / "one", 1)
-    shuffled = _dataset(df.sample(frac=1, random_state=1), tmp_path / "two", 3)
-    fewer = _dataset(df.iloc[1:], tmp_path / "three", 1)
-    fp = records_fingerprint(one, max_bytes=10**8)
-    assert fp == records_fingerprint(shuffled, max_bytes=10**8) != records_fingerprint(fewer, max_bytes=10**8)
+    one = _dataset(_people(np.random.default_rng(10), 400), tmp_path / "one", 1)
     led = tmp_path / "l.sqlite"
     for levels in ("region,state", "region"):  # other levels, the same people: one dataset in the ledger
         assert main(["tree", "release", str(one), "--levels", levels, "--epsilon", "1", "--structure-from-data",
                      "--output", str(tmp_path / f"{levels}.csv"), "--ledger", str(led)]) == 0
     assert "spent ε = 2 " in capsys.readouterr().err
+
+
+def test_a_stream_counted_from_events_is_its_records_file_in_the_ledger(tmp_path):
+    from dpviz.ledger.identity import identify, records_identity
+    from dpviz.stream.io import stream_from_events
+
+    src = tmp_path / "ev.csv"
+    src.write_text("ts\n2024-01-01T01:00:00\n2024-01-01T05:00:00\n2024-01-02T03:00:00\n")
+    data = stream_from_events(str(src), "ts", "day")
+    assert identify("stream", str(src), data) == records_identity(src)
 
 
 @pytest.mark.parametrize("labelled", [False, True])

@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 from dpviz.core.reader import GZIP_MAGIC, PARQUET_MAGIC, Wording, open_capped
 from dpviz.errors import InputError
 
-__all__ = ["PARQUET_MAGIC", "MERGE_ROWS", "BUCKETS", "GroupCounts", "RecordsSource", "records_digest", "records_fingerprint", "is_parquet", "parquet_files", "parquet_names",
+__all__ = ["PARQUET_MAGIC", "MERGE_ROWS", "BUCKETS", "GroupCounts", "RecordsSource", "records_digest", "is_parquet", "parquet_files", "parquet_names",
            "read_parquet", "parquet_csv", "table_csv", "count_records", "parse_bucket", "per_record_noise",
            "person_metadata", "unit_of_privacy", "DROP_RULE", "COUNT"]
 
@@ -450,7 +450,6 @@ def _result(table: pa.Table, by: Sequence[str]) -> GroupCounts:
 
 
 # ----------------------------------------------------------------------------------------------- identity
-_HASH_KEYS = ("dpviz-records-01", "dpviz-records-02")
 RECORDS_DIGEST = "dpviz-records/1"
 """The first line of :func:`records_digest`'s canonical bytes."""
 
@@ -497,37 +496,6 @@ def records_digest(source: object, *, max_bytes: int | None = None, label: str |
     else:
         digests = [_content_sha256(source, label, cap, wording)]
     return (RECORDS_DIGEST + "\n" + "".join(d + "\n" for d in sorted(digests))).encode("ascii")
-
-
-def records_fingerprint(source: object, *, max_bytes: int, label: str | None = None,
-                        wording: Wording = Wording()) -> bytes:
-    """An order-invariant fingerprint of a records source: the sorted column names, the number of records
-    and two sums (mod 2^64) of 64-bit row hashes under independent keys (pandas' ``hash_pandas_object`` of
-    each row's values): invariant to row order and to how the rows are split in files, streaming (memory
-    bounded by one batch). Not the ledger's identity (:func:`records_digest` is: this costs ~1.5 µs a row
-    of 8 columns, minutes at 10^8 rows)."""
-    import pandas as pd
-
-    label = _label(source, label)
-    if is_parquet(source):
-        names = parquet_names(source, max_bytes=max_bytes, label=label, wording=wording)
-    else:
-        import pyarrow.csv as pa_csv
-
-        with open_capped(source, max_bytes=max_bytes, label=label, wording=wording) as stream:
-            names = pa_csv.open_csv(stream).schema.names
-    cols = sorted(names)
-    rows, sums = 0, [np.uint64(0), np.uint64(0)]
-    for batch in _batches(source, cols, label, max_bytes, wording):
-        frame = batch.select(cols).to_pandas()
-        rows += len(frame)
-        for i, key in enumerate(_HASH_KEYS):
-            h = pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy(np.uint64)
-            sums[i] = np.uint64((int(sums[i]) + int(np.sum(h, dtype=np.uint64))) % 2**64)
-    import json
-
-    return (f"records/1 {json.dumps(cols, ensure_ascii=False)} rows={rows} "
-            f"sum1={int(sums[0]):016x} sum2={int(sums[1]):016x}\n").encode()
 
 
 @dataclass(frozen=True)

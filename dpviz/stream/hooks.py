@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AUDIT_ARGS", "AUDIT_HELP", "LEDGER_ARGS", "PLAN_HELP", "PLAN_PARAMS", "PLAN_PRESETS", "STREAM_METRICS",
            "SWEEP_ARGS", "SWEEP_HELP", "SWEEP_OPTIONS", "audit_target", "check_plan_horizon",
-           "page_canonical_bytes", "plan_args", "plan_command", "plan_curves", "plan_dots", "stream_curves",
+           "counted_from_records", "page_canonical_bytes", "plan_args", "plan_command", "plan_curves", "plan_dots", "stream_curves",
            "stream_target", "StreamTarget", "sweep_target"]
 
 # ---- audit ------------------------------------------------------------------------------------------------
@@ -334,6 +334,15 @@ LEDGER_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--time-column", {"help": "stream: name of the timestamp column"}),
 )
 """The options a stream dataset is loaded with for the ledger (those of ``stream release``)."""
+
+
+def counted_from_records(source: Any, data: Any = None) -> bool:
+    """The ledger's rule (:func:`dpviz.ledger.identity.counted_from_records`): a stream counted from timestamped
+    events (``--bucket``: :func:`dpviz.stream.io.stream_from_events`) is charged to the records file, the same
+    dataset as any other release counted from it; a count series keeps the stream's own form."""
+    from dpviz.stream.io import EVENTS
+
+    return getattr(data, "count_column", None) == EVENTS
 
 
 def page_canonical_bytes(label: str, data: Any) -> bytes:

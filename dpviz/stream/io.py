@@ -69,7 +69,7 @@ CAPS_HELP = (f"at most {MAX_STEPS:,} rows (2^20) and {MAX_BYTES // 1_000_000:,} 
 """The caps and bounds in one phrase, for ``--help`` and the page."""
 EVENTS = "(events)"
 """The count column of a stream counted from events (:func:`stream_from_events`): its ledger identity is the
-records' (:func:`dpviz.core.records.records_fingerprint`), not the counts'."""
+records file's (``stream.hooks.counted_from_records``), not the counts'."""
 CANONICAL = "parsed count series in time order, one count a line"
 """What :func:`canonical_bytes` serialises (the ledger shows it with a dataset's identity)."""
 
@@ -422,12 +422,9 @@ def load(source: str | Path, *, count_column: str | None = None, time_column: st
 
 def canonical_bytes(source: str | Path, data: StreamData) -> bytes:
     """The registry's ``canonical_bytes`` hook (the ledger's dataset identity, after its
-    ``dpviz-ledger/1 stream`` line; a stream counted from events: its records' fingerprint): the parsed count series in time order (every step, before any
+    ``dpviz-ledger/1 stream`` line; a stream counted from events is charged to its records file instead,
+    ``stream.hooks.counted_from_records``): the parsed count series in time order (every step, before any
     ``--horizon``), one number a line, integral counts without a decimal point. Column names, timestamps and
     formatting do not matter; the order does (it is the data). ``source`` is not needed: ``data`` is what
     :func:`load` read from it."""
-    if getattr(data, "count_column", None) == EVENTS:  # counted from events: charged to the records (core.records)
-        from dpviz.core.records import records_fingerprint
-
-        return records_fingerprint(source, max_bytes=1 << 62)  # the file was read under its caps already
     return ("\n".join(str(number(v)) for v in data.counts.tolist()) + "\n").encode("ascii")

@@ -70,30 +70,6 @@ def _leave_folder_mode() -> None:
 
 
 _NAV_SWITCHED = "_dpviz_left_folder_mode"
-
-
-WARM_IMPORTS = ("scipy.optimize", "scipy.signal", "scipy.sparse.linalg", "scipy.special")
-"""Heavy modules some controls need only on their first change (e.g. the Stream page's Gaussian noise: the
-banded factorisation's L-BFGS and IIR filter). Importing them cold took 2-4 s of that first change on this
-box; :func:`page_setup` imports them once per server process in a background thread instead, while the
-reader is still looking at the first page."""
-
-
-def _warm_imports() -> None:
-    import importlib
-    import threading
-
-    def run() -> None:
-        for name in WARM_IMPORTS:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - a warm-up only: the page imports it again (and reports) when used
-                pass
-
-    threading.Thread(target=run, name="dpviz-warm-imports", daemon=True).start()
-
-
-_WARMED: list[bool] = []
 _PREFETCHED: set = set()
 
 
@@ -117,11 +93,7 @@ def prefetch(key: object, fn, *args) -> None:
 
 
 def page_setup(name: str) -> None:
-    """``st.set_page_config`` for page ``name`` (title and icon from :data:`PAGES`); the first call in a
-    server process starts the import warm-up (:data:`WARM_IMPORTS`)."""
-    if not _WARMED:
-        _WARMED.append(True)
-        _warm_imports()
+    """``st.set_page_config`` for page ``name`` (title and icon from :data:`PAGES`)."""
     _leave_folder_mode()
     page = page_info(getattr(name, "name", name))  # a capability page may pass its Capability
     st.set_page_config(page_title=f"dpviz · {page.title}", page_icon=page.icon, layout="wide")
