@@ -108,6 +108,53 @@ def test_range_variance_matches_the_dense_covariance(split):
     np.testing.assert_allclose(tree_unit_variances(t, "laplace", split, "gmc"), np.diag(cov), rtol=1e-9)
 
 
+def _range_variance_by_passes(t, d, a, b):
+    """The slow reference: Cov(v̄) r = c · gmc(plan, d_rel ∘ r), one GMC pass per range (what range_variance did
+    before its matrix solve)."""
+    from dpviz.tree.estimators import check_plan, plan_for
+    from dpviz.tree.gmc import gmc
+
+    p = plan_for(t, d)
+    c = check_plan(p, t, d)
+    ref = np.ones(t.n) if p.d is None else p.d
+    out = []
+    for x, y in zip(a, b):
+        r = np.zeros(t.n)
+        lo, hi = t.n1 + int(x), t.n1 + int(y) + 1
+        r[lo:hi] = ref[lo:hi]
+        out.append(c * gmc(p, r)[lo:hi].sum())
+    return np.array(out)
+
+
+def test_range_variance_matrix_solve_matches_one_gmc_pass_per_range_on_random_trees(monkeypatch):
+    """The matrix solve (Gram of the lattice's boundaries, or scattered ranges' own u) against one GMC pass per
+    range, on random small trees (random parents, so leaves hang at every depth; a star; a path), both
+    gls settings, both splits, random per-node variances too; and its fallback for large trees (forced)."""
+    import dpviz.tree.hooks as hooks
+
+    rng = np.random.default_rng(19)
+    trees = [small_tree(seed, int(n)) for seed, n in enumerate(rng.integers(2, 60, size=25))]
+    trees += [tree_from_parents(np.array([-1] + [0] * 9)), tree_from_parents(np.array([-1, 0, 1, 2, 3, 3]))]
+    for i, t in enumerate(trees):
+        for d in (node_variances(t, unit_noise("laplace"), "uniform"),
+                  node_variances(t, unit_noise("gaussian"), "geometric"), rng.uniform(0.2, 5.0, t.n)):
+            lattice = lattice_ranges(t.m, 6)
+            lo = rng.integers(0, t.m, 12)
+            scattered = (lo, np.minimum(t.m - 1, lo + rng.integers(0, 4, 12)))
+            for a, b in (lattice, scattered):
+                slow = _range_variance_by_passes(t, d, a, b)
+                np.testing.assert_allclose(range_variance(t, d, (a, b), gls=True), slow, rtol=1e-9,
+                                           err_msg=f"tree {i}")
+                noisy = np.array([d[t.n1 + x:t.n1 + y + 1].sum() for x, y in zip(a, b)])
+                np.testing.assert_allclose(range_variance(t, d, (a, b), gls=False), noisy, rtol=1e-12)
+                assert np.all(range_variance(t, d, (a, b), gls=True) <= noisy * (1 + 1e-12))  # GLS never hurts
+    monkeypatch.setattr(hooks, "RANGE_BLOCK", 0)  # the per-range passes of very large trees
+    t, a, b = trees[3], *lattice_ranges(trees[3].m)
+    d = node_variances(t, unit_noise("laplace"), "geometric")
+    np.testing.assert_allclose(range_variance(t, d, (a, b), gls=True), _range_variance_by_passes(t, d, a, b),
+                               rtol=1e-12)
+
+
 def test_lattice_ranges_cover_every_range_of_small_trees_and_spread_on_big_ones():
     a, b = lattice_ranges(5)
     assert len(a) == 15 and np.all(a <= b)

@@ -19,7 +19,8 @@
   - ``query="range"``: RMSE per leaf-range query, rmse_RQ of Eq. 41, the mean over ranges of
     Var(Σ_{j∈[a,b]} x̄_j). For the GLS release Cov(v̄) = D − D M (MᵀDM)⁻¹ MᵀD, so for the range's indicator
     r, Cov(v̄) r = c · gmc(plan, d_rel ∘ r) (:func:`dpviz.tree.gmc.gmc` is I − D M (MᵀDM)⁻¹Mᵀ, and GLS is
-    invariant to the scale c of D), and Var = rᵀ Cov(v̄) r: one O(n) GMC pass per range. The mean is over a
+    invariant to the scale c of D), and Var = rᵀ Cov(v̄) r = rᵀDr − uᵀ(MᵀDM)⁻¹u with u = MᵀDr: every range at
+    once as one sparse solve with a matrix of right-hand sides (:func:`range_variance`). The mean is over a
     deterministic lattice of ranges (:func:`lattice_ranges`, every range when m ≤ 64), which stands for the
     uniformly random ranges of the paper's experiments (:func:`dpviz.tree.metrics.random_ranges`).
 
@@ -221,35 +222,87 @@ def lattice_ranges(m: int, points: int = LATTICE_POINTS) -> tuple[np.ndarray, np
     return pos[i], pos[j]
 
 
+RANGE_BLOCK = 1 << 22
+"""The largest right-hand-side matrix (internal nodes × range boundaries or ranges) :func:`range_variance` solves
+at once; above it (very large trees) it makes one GMC pass per range instead."""
+GRAM_BOUNDS = 2048
+"""At most this many distinct range boundaries (and fewer than ranges, e.g. a lattice): :func:`range_variance`
+solves for the boundaries and reads every range off their Gram matrix."""
+
+
 def range_variance(tree, d: np.ndarray, ranges: tuple[np.ndarray, np.ndarray], *, gls: bool) -> np.ndarray:
     """Var of each leaf-range sum of the released leaves, for node noise variances ``d`` (DOH order).
 
     ``gls=False``: the noisy leaves, Σ_{j∈range} d_j (prefix sums). ``gls=True``: the optimally consistent
-    release, rᵀ Cov(v̄) r with Cov(v̄) r = c · gmc(plan, d_rel ∘ r) (module docstring), one pass per range.
+    release, rᵀ Cov(v̄) r = rᵀ D r − uᵀ (MᵀDM)⁻¹ u with u = Mᵀ D r (module docstring): every range at once, one
+    sparse solve with a matrix of right-hand sides (:func:`_gls_range_quadratic`), or on a tree too large for
+    that matrix (:data:`RANGE_BLOCK`) Cov(v̄) r = c · gmc(plan, d_rel ∘ r), one O(n) GMC pass per range.
     """
     import numpy as np
-
-    from dpviz.tree.estimators import check_plan, plan_for
-    from dpviz.tree.gmc import gmc
 
     a, b = (np.asarray(x, dtype=np.int64) for x in ranges)
     n1 = tree.n1
     d = np.asarray(d, dtype=float)
+    csum = np.concatenate([[0.0], np.cumsum(d[n1:])])
+    noisy = csum[b + 1] - csum[a]
     if not gls or n1 == 0:
-        csum = np.concatenate([[0.0], np.cumsum(d[n1:])])
-        return csum[b + 1] - csum[a]
+        return noisy
+    bounds = np.unique(np.concatenate([a, b + 1]))
+    gram = bounds.size <= min(a.size, GRAM_BOUNDS)
+    if n1 * (bounds.size if gram else a.size) <= RANGE_BLOCK:
+        return noisy - _gls_range_quadratic(tree, d, a, b, bounds, gram=gram)
+    from dpviz.tree.estimators import check_plan, plan_for
+    from dpviz.tree.gmc import gmc
+
     p = plan_for(tree, d)
     c = check_plan(p, tree, d)
     ref = np.ones(tree.n) if p.d is None else p.d
     out = np.empty(a.size)
     r = np.zeros(tree.n)
-    for k in range(a.size):  # one O(n) GMC pass per range (vectorised inside)
+    for k in range(a.size):  # few ranges on such a tree (tree_curves bounds the work: RANGE_WORK)
         lo, hi = n1 + int(a[k]), n1 + int(b[k]) + 1
         r[lo:hi] = ref[lo:hi]
-        cov_r = gmc(p, r)
-        out[k] = c * float(cov_r[lo:hi].sum())
+        out[k] = c * float(gmc(p, r)[lo:hi].sum())
         r[lo:hi] = 0.0
     return out
+
+
+def _gls_range_quadratic(tree, d: np.ndarray, a: np.ndarray, b: np.ndarray, bounds: np.ndarray, *,
+                         gram: bool) -> np.ndarray:
+    """uᵀ (MᵀDM)⁻¹ u for each leaf range [a, b], u = Mᵀ D r (r the range's leaf indicator): what GLS removes
+    from the noisy range sum's variance (Cov(v̄) = D − D M (MᵀDM)⁻¹ MᵀD, Eq. 8 weighted). ``bounds``: the
+    sorted distinct values of a and b + 1.
+
+    MᵀDM (n₁ × n₁: d_j + Σ_{c∈C_j} d_c on the diagonal, −d_c at (c, f_c) for internal c) is factorised once
+    (sparse LU; a tree's matrix has no fill-in under minimum degree). D r lives on the leaves, so
+    u_j = −Σ_{leaf c ∈ C_j ∩ range} d_c = p_j(b+1) − p_j(a), with p(β) the same sum over the leaves before
+    position β: one column per boundary, from one bincount and a cumulative sum. ``gram``: solve for the
+    boundaries' columns and read each range off their Gram matrix G = pᵀ (MᵀDM)⁻¹ p as
+    G(b+1, b+1) − 2 G(a, b+1) + G(a, a) (few boundaries, many ranges: a lattice); else solve for each range's u.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import splu
+
+    n, n1 = tree.n, tree.n1
+    parent = np.asarray(tree.parent, dtype=np.int64)
+    inner = np.arange(1, n1)
+    diag = d[:n1] + np.bincount(parent[1:], weights=d[1:], minlength=n1)[:n1]
+    rows = np.concatenate([np.arange(n1), inner, parent[inner]])
+    cols = np.concatenate([np.arange(n1), parent[inner], inner])
+    vals = np.concatenate([diag, -d[inner], -d[inner]])
+    lu = splu(sp.csc_matrix((vals, (rows, cols)), shape=(n1, n1)), permc_spec="MMD_AT_PLUS_A")
+    k = bounds.size
+    seg = np.searchsorted(bounds, np.arange(n - n1), side="right")  # leaf q is in p(bounds[j]) iff j >= seg[q]
+    inc = np.bincount(parent[n1:] * (k + 1) + seg, weights=d[n1:], minlength=n1 * (k + 1))
+    p = np.cumsum(inc.reshape(n1, k + 1)[:, :k], axis=1)
+    ia, ib = np.searchsorted(bounds, a), np.searchsorted(bounds, b + 1)
+    if gram:
+        g = p.T @ lu.solve(p)
+        g = 0.5 * (g + g.T)  # symmetric up to rounding
+        return g[ib, ib] - 2.0 * g[ia, ib] + g[ia, ia]
+    u = p[:, ib] - p[:, ia]
+    return np.einsum("ij,ij->j", u, lu.solve(u))
 
 
 def tree_unit_variances(tree, family: Family, split: str, estimator: str) -> np.ndarray:
