@@ -13,7 +13,9 @@ Strategy and estimator → Simulation → Private release. It reads the widgets,
   from the OS CSPRNG, fresh at every click; never shows the truth.
 
 Cached: the bundled data, a parsed upload per (file, attributes, bins, binning), the workload closure
-statistics and the teaching-view figures.
+statistics and the teaching-view figures. A live simulation is shared by the server's sessions
+(:func:`ui.computed`), and what one flip of a radio would show (the budget given the other way, the other
+workload choice, the other mechanism) is simulated ahead in the background (:func:`ui.precompute`).
 """
 
 import math
@@ -35,13 +37,7 @@ from dpviz.marginals.model import Domain, all_kway, downward_closure
 from dpviz.marginals.metrics import negative_cells, workload_error
 from dpviz.marginals.mwem import DEFAULT_ROUNDS
 from dpviz.marginals.lnn import lnn_defaults
-from dpviz.marginals.release import (
-    LABELS,
-    METHODS,
-    RELEASE_METHODS,
-    release,
-    simulate,
-)
+from dpviz.marginals.release import LABELS, METHODS, RELEASE_METHODS, release, simulate
 from dpviz.viz import marginals as vm
 
 CAP = capability("marginals")
@@ -60,10 +56,6 @@ LNN_LIMITS = [None, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0]
 MAX_UPLOAD_ATTRS = 8  # attributes selected by default after an upload
 TOY_SIZES = [2, 3, 4]
 LIVE_EVERY = 0.4  # seconds between redraws of the live GReM-LNN chart
-STOP_WORDS = {"negative_mass": "stopped because the counts below zero summed to less than 1",
-              "complementary_slackness": "stopped because complementary slackness held",
-              "rounds": "ran its maximum number of iterations", "time_limit": "stopped at the time limit",
-              "callback": "stopped on request"}
 ITERATIONS_KEY = "marginals_lnn_iterations"  # GReM-LNN iterations of the last run per workload (cost estimate)
 MEMO_KEY = "marginals_memo"  # recent simulations by their settings: moving ε back is instant
 MEMO_ENTRIES = 8
@@ -155,6 +147,27 @@ def _label(data, g) -> str:
     return vm.clique_label(data.domain, g)
 
 
+def _kway(k: int, lower: bool) -> list:
+    """All k-way marginals (and every lower order with ``lower``)."""
+    return [g for j in (range(1, k + 1) if lower else [k]) for g in all_kway(domain, j)]
+
+
+def _pick_labels(kmax: int) -> tuple[dict, list]:
+    """The pickable marginals by label, and the pick to show: the reader's, or the first six 2-way ones."""
+    labels = {_label(data, g): g for j in range(1, kmax + 1) for g in all_kway(domain, j)}
+    picked = ss.get("marginals_pick", [])
+    if ss.get("marginals_pick_for") != domain or not set(picked) <= set(labels):
+        picked = [_label(data, g) for g in all_kway(domain, min(2, kmax))][:6]
+    return labels, picked
+
+
+def _run_simulation(noise: Noise, run_methods: tuple, seed: int, workload: list, mechanism: str, rounds, lnn_opts: dict,
+                    progress=None):
+    """One seeded simulation (pure: data and settings in; a superseded background run stops at its next step)."""
+    return simulate(data, noise, list(run_methods), seed, workload=workload, mechanism=mechanism, rounds=rounds,
+                    lnn_options=lnn_opts, progress=progress or (lambda *_: ui.check_superseded()))
+
+
 # ---- page ----------------------------------------------------------------------------------------
 st.title("Marginals")
 st.caption("Low-dimensional marginal tables (counts over 1, 2 or 3 attributes) of a categorical data set, "
@@ -163,27 +176,7 @@ st.caption("Low-dimensional marginal tables (counts over 1, 2 or 3 attributes) o
            f"NeurIPS 2024). Unit of privacy: {CAP.unit_of_privacy}.")
 
 with st.expander("What am I looking at?", icon=":material/help:"):
-    st.markdown(
-        "Every figure comes from **one noisy measurement** of the data (ResidualPlanner: every residual of the "
-        "workload's downward closure, Alg. 1; or Scalable MWEM, Alg. 7), which each method then post-processes "
-        "for free. Paper: Mullins et al., *Efficient and Private Marginal Reconstruction with Local "
-        "Non-Negativity*, NeurIPS 2024.\n\n"
-        "- **Error per method** (table): how far each reconstruction is from the true marginals, per cell. "
-        "GReM-MLE adds up the measured residuals, μ̂_γ = Σ_(τ⊆γ) A_(γ,τ) α̂_τ (Prop. 1, Alg. 3; called EMP, "
-        "Alg. 4, on marginal measurements): unbiased, but some counts come out negative. GReM-LNN solves the "
-        "same fit with every workload cell ≥ 0 (Eq. 8; Eq. 9 adds a regulariser for Scalable MWEM) by dual "
-        "ascent (Alg. 6). Trunc and Trunc+Rescale simply clip the GReM-MLE counts at zero (§5 baselines).\n"
-        "- **Error per workload marginal** (bars): the root-mean-square error of each marginal's cells. The "
-        "black marks are GReM-MLE's expected error σ_γ and 2σ_γ, computed from the noise alone "
-        "(Σ_(τ⊆γ) σ_τ² × a factor per attribute; rem-digest §1.5): about 95 % of its cells land within ±2σ_γ.\n"
-        "- **Marginal explorer**: the true table next to each reconstruction; red cells are negative counts.\n"
-        "- **GReM-LNN dual ascent**: the dual objective g(λ) rises while the multipliers take projected steps "
-        "λ ← min(λ + s·μ, 0) (Alg. 6), and the negative mass (the counts still below zero) falls; the run stops "
-        "once it is below 1 count.\n"
-        "- **Teaching view**: on three toy attributes, the difference matrix D and its pseudo-inverse D⁺, the "
-        "residual query R_τ (a Kronecker product of D and rows of ones) and A_(γ,τ) = M_γ R_τ⁺, the piece of "
-        "residual τ inside marginal γ (Prop. 1). Residuals of different τ are orthogonal, so together they "
-        "form a basis (rem-digest §1.3).")
+    st.markdown(vm.EXPLAINER)
 
 # 1. Data ------------------------------------------------------------------------------------------
 # a rejected upload drops the simulation, and the memo and GReM-LNN iteration counts (they may hold the earlier file's)
@@ -252,13 +245,11 @@ with w2:
             k = 1
             st.caption("One attribute: the workload is its 1-way marginal.")
         lower = st.checkbox("Also every lower-order marginal (1-way … (k−1)-way)", key="marginals_lower")
-        workload = [g for j in (range(1, int(k) + 1) if lower else [int(k)]) for g in all_kway(domain, j)]
+        workload = _kway(int(k), lower)
     elif wmode == "pick":
-        options = [g for j in range(1, kmax + 1) for g in all_kway(domain, j)]
-        labels = {_label(data, g): g for g in options}
-        if ss.get("marginals_pick_for") != domain or not set(ss.get("marginals_pick", [])) <= set(labels):
-            ss["marginals_pick"] = [_label(data, g) for g in all_kway(domain, min(2, kmax))][:6]
-            ss["marginals_pick_for"] = domain
+        labels, shown_pick = _pick_labels(kmax)
+        if ss.get("marginals_pick_for") != domain or ss.get("marginals_pick") != shown_pick:
+            ss["marginals_pick"], ss["marginals_pick_for"] = shown_pick, domain
         picked = st.multiselect("Marginals", list(labels), key="marginals_pick")
         workload = [labels[p] for p in picked] or None
         if workload is None:
@@ -321,12 +312,9 @@ with m2:
                                    "~0.2 s per iteration here) take minutes at 4000 iterations.")
     release_method = l3c.selectbox("Method of the private release", list(RELEASE_METHODS),
                                    key="marginals_release_method", format_func=lambda m: vm.method_label(m, mechanism))
-lnn_opts = {**lnn_defaults(mechanism), "rounds": int(lnn_rounds), "time_limit": lnn_limit}
-LNN_WORDS = {"rounds": "at most {v:,.0f} iterations (T)", "step": "step size s = {v:g}",
-             "lam0": "starting multiplier λ₀ = {v:g}", "eta": "weight of unmeasured residuals η = {v:g}",
-             "time_limit": "time limit {v:g} s"}
-st.caption("GReM-LNN settings (paper App. H): " + ", ".join(LNN_WORDS[k].format(v=v) for k, v in lnn_opts.items()
-                                                            if v is not None and k in LNN_WORDS)
+_lnn_opts = lambda mech: {**lnn_defaults(mech), "rounds": int(lnn_rounds), "time_limit": lnn_limit}  # noqa: E731
+lnn_opts = _lnn_opts(mechanism)
+st.caption("GReM-LNN settings (paper App. H): " + vm.lnn_settings_text(lnn_opts)
            + "; it stops early once the counts below zero sum to less than 1 (negative mass) or the multipliers "
              "only act on cells at zero (complementary slackness).")
 if not methods:
@@ -360,19 +348,24 @@ with st.expander("Teaching view: the residual basis on a tiny domain", icon=":ma
 
 # 4. Simulation ------------------------------------------------------------------------------------
 seed = ui.simulation_section(CAP)
+
+
+def _plan(budget: dict, workload: list, mechanism: str, rounds: int) -> tuple:
+    """(shape key, cost estimate, GReM-LNN seconds, the methods recomputed at once, key of their simulation) of
+    one setting: the page's own, or one a radio flip away (precomputed in the background, :func:`_precompute`)."""
+    mwem_rounds = rounds if mechanism == "mwem" else None
+    shape = (data_key, tuple(workload), mechanism, mwem_rounds, int(lnn_rounds), lnn_limit)
+    cost = estimate_simulation(domain, workload, data.N, mechanism=mechanism, rounds=mwem_rounds, methods=methods,
+                               lnn_rounds=int(lnn_rounds), lnn_iterations=ss.get(ITERATIONS_KEY, {}).get(shape))
+    lnn_s = cost.lnn if lnn_limit is None else min(cost.lnn, float(lnn_limit))
+    live = tuple(methods) if cost.measure + lnn_s <= LIVE_SECONDS else tuple(
+        m for m in methods if m != "lnn") if cost.measure <= LIVE_SECONDS else ()
+    return shape, cost, lnn_s, live, (shape + (tuple(sorted(budget.items())), seed), live)
+
+
 mwem_rounds = rounds if mechanism == "mwem" else None
-shape_key = (data_key, tuple(workload), mechanism, mwem_rounds, int(lnn_rounds), lnn_limit)
-base = shape_key + (tuple(sorted(budget.items())), seed)
-cost = estimate_simulation(domain, workload, data.N, mechanism=mechanism, rounds=mwem_rounds, methods=methods,
-                           lnn_rounds=int(lnn_rounds), lnn_iterations=ss.get(ITERATIONS_KEY, {}).get(shape_key))
-lnn_seconds = cost.lnn if lnn_limit is None else min(cost.lnn, float(lnn_limit))
-if cost.measure + lnn_seconds <= LIVE_SECONDS:
-    live_methods = tuple(methods)
-elif cost.measure <= LIVE_SECONDS:
-    live_methods = tuple(m for m in methods if m != "lnn")
-else:
-    live_methods = ()
-full_key, live_key = (base, tuple(methods)), (base, live_methods)
+shape_key, cost, lnn_seconds, live_methods, live_key = _plan(budget, workload, mechanism, rounds)
+full_key = (live_key[0], tuple(methods))
 run_clicked = False
 if methods and full_key != live_key:
     what = "the simulation with GReM-LNN" if live_methods else "the simulation"
@@ -395,9 +388,11 @@ def _simulate(key: tuple, run_methods: tuple, progress=None) -> None:
         if progress is not None:
             progress(stage, done, total, history)
 
-    try:
-        sim = simulate(data, per_record(Noise.from_params("gaussian", **budget)), list(run_methods), seed, workload=workload,
-                       mechanism=mechanism, rounds=mwem_rounds, lnn_options=lnn_opts, progress=record)
+    args = (per_record(Noise.from_params("gaussian", **budget)), run_methods, seed, workload, mechanism, mwem_rounds,
+            lnn_opts)
+    try:  # the live simulation may have been computed ahead, in the background (:func:`_precompute`)
+        sim = (ui.computed((CAP.name, key), _run_simulation, *args) if progress is None and counted is None
+               else _run_simulation(*args, progress=record))
     except InputError as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -502,10 +497,7 @@ else:
     if "lnn" in sim.results:
         info = sim.results["lnn"].info
         hist = info.get("history") or live_history
-        why = STOP_WORDS.get(info.get("stop_reason"), "it stopped")
-        st.caption(f"GReM-LNN: {info.get('iterations', 0):,} iterations, {info.get('restarts', 0)} restarts, "
-                   f"final step size {info.get('step', 0.0):.3g}; {why} "
-                   f"({'converged' if info.get('converged') else 'not converged'}).")
+        st.caption(vm.lnn_run_text(info))
         if hist and st.toggle("Show GReM-LNN's convergence: the dual objective and the negative mass per iteration",
                               key="marginals_show_lnn",
                               help="Dual ascent (Alg. 6 of the paper, corrected): the objective should level off and the "
@@ -516,20 +508,12 @@ else:
     long = lambda: vm.marginals_long_table(domain, {"true": sim.truth} | {names[m]: r.marginals
                                                                         for m, r in sim.results.items()}, cats)
 
-    def _json_payload() -> dict:
-        return {
-            "mode": "simulate", "notice": SIMULATION_NOTICE, "seed": sim.seed, "mechanism": sim.mechanism,
-            "budget": sim.budget_text, "methods": list(names.values()),
-            "marginals": [{"attributes": list(domain.names(w)), "true": sim.truth[w].tolist(),
-                           **{names[m]: r.marginals[w].tolist() for m, r in sim.results.items()}}
-                          for w in sim.workload]}
-
     sim_stem = f"{stem}.{sim.mechanism}.seed{sim.seed}"
     d1, d2 = st.columns(2)
     d1.download_button("Simulated marginals (CSV: true and every method)", data=lambda: to_csv_text(long()),
                        file_name=ui.simulation_file_name(CAP, sim_stem), mime="text/csv", key="marginals_sim_csv",
                        icon=":material/download:", on_click="ignore")
-    d2.download_button("Simulated marginals (JSON)", data=lambda: meta_json(_json_payload()),
+    d2.download_button("Simulated marginals (JSON)", data=lambda: meta_json(vm.simulation_payload(sim, names, SIMULATION_NOTICE)),
                        file_name=output_name(CAP.name, "simulate", sim_stem, "json"), mime="application/json",
                        key="marginals_sim_json", icon=":material/download:", on_click="ignore")
     st.caption("A simulation, not a private release: the files hold the true marginals and the seed reproduces the "
@@ -597,3 +581,30 @@ ui.private_release_panel(
     describe="", run=_run_release, file_stem=stem, source=data_key, data=data,
     noise=Noise.from_params("gaussian", **budget, discrete=True), mechanism=mechanism,
     structure=release_structure, declares=True, blocked=refused)
+
+
+
+
+def _precompute() -> None:
+    """Simulate in the background what one radio flip would show — the budget given the other way, the other
+    workload choice, the other mechanism — so a first flip finds it computed (:mod:`dpviz.ui.background`)."""
+    if wmode == "kway":
+        picks, picked = _pick_labels(kmax)
+        other = [picks[p] for p in picked]
+    else:
+        other = _kway(ss["marginals_k"] if ss.get("marginals_k") in range(1, kmax + 1) else kmax,
+                      ss.get("marginals_lower", False))
+    other = list(dict.fromkeys(tuple(g) for g in other))
+    flip = {"rho": float(ss.get("marginals_rho", 0.015))} if not use_rho else {
+        "epsilon": float(ss.get("marginals_epsilon", 1.0)), "delta": float(ss.get("marginals_delta", 1e-9))}
+    t_other = rounds if len(other) == len(workload) else min(DEFAULT_ROUNDS, max(1, len(other)))
+    for b, wl, mech, t in ((flip, workload, mechanism, rounds), (budget, other, mechanism, t_other),
+                           (budget, workload, "mwem" if mechanism == "rp" else "rp", rounds)):
+        live, key = _plan(b, wl, mech, t)[3:] if wl else ((), None)
+        if live and workload_stats(domain.sizes, tuple(wl))["cells"] <= MEMO_MAX_CELLS:
+            ui.precompute((CAP.name, key), _run_simulation, Noise.from_params("gaussian", **b), live, seed, wl, mech,
+                          t if mech == "mwem" else None, _lnn_opts(mech))
+
+
+if methods and counted is None:
+    _precompute()

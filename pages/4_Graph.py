@@ -313,10 +313,10 @@ st.dataframe(vg.budget_frame(rel.steps, eps), hide_index=True, key="graph_budget
                                 help="this sub-budget's part of the total ε")})
 
 sim_key = (data_key, inspect, eps, _split_for(inspect, split), seed)  # every input of the inspected release
-view = st.radio("Show", list(INSPECT_VIEWS), format_func=INSPECT_VIEWS.get, key="graph_view", horizontal=True,
-                index=1, help="One step of the method at a time (each view follows ε): fewer charts to redraw "
-                              "on every ε move.")
-if view == "relabel":
+
+
+def relabel_view() -> None:
+    """Step 1: the true adjacency in the input order and relabelled, and how Alg. 1 converged."""
     a1, a2 = st.columns(2)
     ui.chart(a1, input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
     if rel.order is not None:
@@ -342,9 +342,8 @@ def _remember_depth() -> None:
     ss[DEPTH_CHOSEN] = int(ss["graph_depth"])
 
 
-@st.fragment
 def decomposition_view() -> None:
-    """The partition at a chosen depth and the reconstructed adjacency (a depth move reruns only this)."""
+    """Steps 2–4: the partition at a chosen depth and the reconstructed adjacency."""
     p = rel.partition
     if p is None:
         st.info(f"{label} has no spatial decomposition (it releases from noisy degrees).", icon=":material/info:")
@@ -374,8 +373,17 @@ def decomposition_view() -> None:
                    + (")." if rel.private else f"; the published DRF copies true edges — {NOT_PRIVATE_LABEL})."))
 
 
-if view == "decompose":
-    decomposition_view()
+@st.fragment
+def inspect_view() -> None:
+    """One step of the inspected method at a time. A fragment: the "Show" radio, the depth slider and the
+    Step 1 toggle rerun only this part of the page (nothing outside it reads them)."""
+    view = st.radio("Show", list(INSPECT_VIEWS), format_func=INSPECT_VIEWS.get, key="graph_view", horizontal=True,
+                    index=1, help="One step of the method at a time (each view follows ε): fewer charts to redraw "
+                                  "on every ε move.")
+    (relabel_view if view == "relabel" else decomposition_view)()
+
+
+inspect_view()
 
 sim_stem = f"{stem}.{inspect}.eps{eps:g}.seed{seed}"
 d1, d2 = st.columns(2)

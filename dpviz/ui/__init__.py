@@ -4,6 +4,8 @@ Pages (``pages/*.py``) and the home page (``app.py``) stay thin views: they read
 ``dpviz`` call and hand the results and figures to these pieces (``from dpviz import ui``):
 
 * :mod:`dpviz.ui.charts` — :func:`~dpviz.ui.charts.chart`, the one way a page draws a Plotly figure;
+* :mod:`dpviz.ui.background` — :func:`~dpviz.ui.background.precompute` and :func:`~dpviz.ui.background.computed`:
+  what a likely next change needs, computed ahead in a background thread;
 * :mod:`dpviz.ui.privacy` — :func:`~dpviz.ui.privacy.privacy_widgets`, the Privacy section's widgets on every page;
 * :mod:`dpviz.ui.pages` — every page's file, title and icon (:data:`~dpviz.ui.pages.PAGES`) and
   :func:`~dpviz.ui.pages.page_setup`;
@@ -18,6 +20,7 @@ Layers (docs/ARCHITECTURE.md): ``dpviz.ui`` may import core, the capabilities, t
 nothing in ``dpviz`` imports it.
 """
 
+from dpviz.ui.background import check_superseded, computed, precompute
 from dpviz.ui.charts import chart
 from dpviz.ui.privacy import PrivacyChoice, PrivacyKeys, privacy_widgets
 from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup, prefetch
@@ -29,7 +32,7 @@ from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_s
 from dpviz.ui import records
 from dpviz.ui.records import RecordsSpec
 
-__all__ = ["chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "prefetch", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
+__all__ = ["check_superseded", "computed", "precompute", "chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "prefetch", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
            "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",

@@ -38,13 +38,48 @@ __all__ = [
     "per_marginal_error_figure", "HUMAN_TICKS",
     "marginal_explorer_figure", "lnn_convergence_figure",
     "teaching_matrices", "teaching_figures", "orthogonality_table", "orthogonality_figure",
-    "marginals_long_table", "thumbnail",
+    "marginals_long_table", "thumbnail", "EXPLAINER", "STOP_WORDS", "LNN_WORDS",
+    "simulation_payload", "lnn_settings_text", "lnn_run_text",
 ]
 
 MAX_BARS = 60
 """Most marginals drawn in the per-marginal error chart (the worst ones when the workload is bigger)."""
 TEACHING_MAX_CELLS = HEATMAP_MAX
 """Largest universe n = ∏ n_k of the teaching view (R_τ and M_γ have n columns)."""
+
+EXPLAINER = (
+    "Every figure comes from **one noisy measurement** of the data (ResidualPlanner: every residual of the "
+    "workload's downward closure, Alg. 1; or Scalable MWEM, Alg. 7), which each method then post-processes "
+    "for free. Paper: Mullins et al., *Efficient and Private Marginal Reconstruction with Local "
+    "Non-Negativity*, NeurIPS 2024.\n\n"
+    "- **Error per method** (table): how far each reconstruction is from the true marginals, per cell. "
+    "GReM-MLE adds up the measured residuals, μ̂_γ = Σ_(τ⊆γ) A_(γ,τ) α̂_τ (Prop. 1, Alg. 3; called EMP, "
+    "Alg. 4, on marginal measurements): unbiased, but some counts come out negative. GReM-LNN solves the "
+    "same fit with every workload cell ≥ 0 (Eq. 8; Eq. 9 adds a regulariser for Scalable MWEM) by dual "
+    "ascent (Alg. 6). Trunc and Trunc+Rescale simply clip the GReM-MLE counts at zero (§5 baselines).\n"
+    "- **Error per workload marginal** (bars): the root-mean-square error of each marginal's cells. The "
+    "black marks are GReM-MLE's expected error σ_γ and 2σ_γ, computed from the noise alone "
+    "(Σ_(τ⊆γ) σ_τ² × a factor per attribute; rem-digest §1.5): about 95 % of its cells land within ±2σ_γ.\n"
+    "- **Marginal explorer**: the true table next to each reconstruction; red cells are negative counts.\n"
+    "- **GReM-LNN dual ascent**: the dual objective g(λ) rises while the multipliers take projected steps "
+    "λ ← min(λ + s·μ, 0) (Alg. 6), and the negative mass (the counts still below zero) falls; the run stops "
+    "once it is below 1 count.\n"
+    "- **Teaching view**: on three toy attributes, the difference matrix D and its pseudo-inverse D⁺, the "
+    "residual query R_τ (a Kronecker product of D and rows of ones) and A_(γ,τ) = M_γ R_τ⁺, the piece of "
+    "residual τ inside marginal γ (Prop. 1). Residuals of different τ are orthogonal, so together they "
+    "form a basis (rem-digest §1.3).")
+"""The page's "What am I looking at?" text: one paragraph per figure, the paper's algorithm or equation beside it."""
+STOP_WORDS = {
+    "negative_mass": "stopped because the counts below zero summed to less than 1",
+    "complementary_slackness": "stopped because complementary slackness held",
+    "rounds": "ran its maximum number of iterations", "time_limit": "stopped at the time limit",
+    "callback": "stopped on request"}
+"""Why GReM-LNN stopped, in words, by its ``stop_reason``."""
+LNN_WORDS = {
+    "rounds": "at most {v:,.0f} iterations (T)", "step": "step size s = {v:g}",
+    "lam0": "starting multiplier λ₀ = {v:g}", "eta": "weight of unmeasured residuals η = {v:g}",
+    "time_limit": "time limit {v:g} s"}
+"""GReM-LNN's settings (paper App. H) in words, by option name."""
 
 SIGMA_COLOR = "black"
 METHOD_SHORT = {"mle": "GReM-MLE", "lnn": "GReM-LNN", "trunc": "Trunc", "trunc-rescale": "Trunc+Rescale"}
@@ -450,6 +485,27 @@ def marginals_long_table(domain: Domain, series: Mapping[str, Mapping[Clique, np
         blocks.append(pd.DataFrame(block))
     return pd.concat(blocks, ignore_index=True)
 
+
+def simulation_payload(sim, names: Mapping[str, str], notice: str) -> dict:
+    """The simulation's JSON download: mode, ``notice``, seed, mechanism, budget, the methods (by their ``names``)
+    and every workload marginal, true and reconstructed (a :class:`dpviz.marginals.release.Simulation`)."""
+    return {"mode": "simulate", "notice": notice, "seed": sim.seed, "mechanism": sim.mechanism,
+            "budget": sim.budget_text, "methods": list(names.values()),
+            "marginals": [{"attributes": list(sim.domain.names(w)), "true": sim.truth[w].tolist(),
+                           **{names[m]: r.marginals[w].tolist() for m, r in sim.results.items()}}
+                          for w in sim.workload]}
+
+
+def lnn_settings_text(options: Mapping[str, float | None]) -> str:
+    """GReM-LNN's settings in words (:data:`LNN_WORDS`), the unset ones left out."""
+    return ", ".join(LNN_WORDS[k].format(v=v) for k, v in options.items() if v is not None and k in LNN_WORDS)
+
+
+def lnn_run_text(info: Mapping) -> str:
+    """How a GReM-LNN run went, in words: iterations, restarts, final step and why it stopped."""
+    why = STOP_WORDS.get(info.get("stop_reason"), "it stopped")
+    return (f"GReM-LNN: {info.get('iterations', 0):,} iterations, {info.get('restarts', 0)} restarts, final step "
+            f"size {info.get('step', 0.0):.3g}; {why} ({'converged' if info.get('converged') else 'not converged'}).")
 
 def thumbnail(data, clique: tuple[int, int] | None = None) -> go.Figure:
     """The home page's thumbnail (the registry's ``thumbnail`` hook): heatmap of the 2-way marginal ``clique``

@@ -1,0 +1,108 @@
+"""Results computed ahead in the background: what a page's likely next change will need, ready when it comes.
+
+A page knows what each of its radios would compute if flipped (the other mechanism, the other way of giving
+the budget, ...). After a run it hands those computations to :func:`precompute`; they run one at a time in a
+single background thread while the reader looks at the page. When the reader does flip the radio, the page
+asks :func:`computed` for the same key and gets the result at once (or waits for the run already under way,
+never starting it twice). A page run that misses the cache supersedes every queued or running background
+task: the reader's change comes first, and :func:`precompute` at the end of that run queues the new
+neighbours. A long task stops early when it calls :func:`check_superseded` (e.g. from a progress callback).
+
+Only for pure library calls whose result depends on nothing but the key: the task never touches Streamlit
+(no session state, no elements) — the page does its own bookkeeping when it reads the result. Results are
+kept per server process (shared by sessions, bounded by :data:`MAX_RESULTS`), like ``st.cache_resource``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+__all__ = ["MAX_RESULTS", "Superseded", "precompute", "computed", "check_superseded"]
+
+MAX_RESULTS = 32
+"""Results (finished or under way) kept per server process; the oldest are dropped first."""
+
+
+class Superseded(Exception):
+    """Raised inside a background task that a page run has made obsolete (it is dropped, not cached)."""
+
+
+_LOCK = threading.Lock()
+_RESULTS: OrderedDict[Hashable, Future] = OrderedDict()
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-precompute")
+_STATE = {"generation": 0}
+_LOCAL = threading.local()
+
+
+def check_superseded() -> None:
+    """Raise :class:`Superseded` in a background task a page run has superseded; a no-op anywhere else."""
+    generation = getattr(_LOCAL, "generation", None)
+    if generation is not None and generation != _STATE["generation"]:
+        raise Superseded
+
+
+def _keep(key: Hashable, future: Future) -> None:
+    _RESULTS[key] = future
+    _RESULTS.move_to_end(key)
+    while len(_RESULTS) > MAX_RESULTS:
+        _RESULTS.popitem(last=False)
+
+
+def _forget(key: Hashable, future: Future) -> None:
+    with _LOCK:
+        if _RESULTS.get(key) is future:
+            del _RESULTS[key]
+
+
+def precompute(key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
+    """Queue ``fn(*args)`` in the background unless ``key`` is held or under way. A task that raises (or is
+    superseded) is forgotten: the page meets the error itself when it asks :func:`computed`."""
+    with _LOCK:
+        if key in _RESULTS:
+            return
+        generation = _STATE["generation"]
+        future: Future = Future()
+        _keep(key, future)
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        _LOCAL.generation = generation
+        try:
+            check_superseded()
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting page, or dropped
+            _forget(key, future)
+            future.set_exception(exc)
+        finally:
+            _LOCAL.generation = None
+
+    _POOL.submit(run)
+
+
+def computed(key: Hashable, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` for ``key``: the background result (waited for while it runs), else computed here, in
+    the page's own thread, after superseding every background task (errors are raised here, not cached)."""
+    with _LOCK:
+        future = _RESULTS.get(key)
+        if future is not None and not (future.running() or future.done()):
+            future = None  # still queued behind other tasks: not worth the wait
+        if future is not None:
+            _RESULTS.move_to_end(key)
+    if future is not None:
+        try:
+            return future.result()
+        except Superseded:
+            pass  # dropped by a newer page run before it finished: computed here
+    with _LOCK:
+        _STATE["generation"] += 1
+    result = fn(*args)
+    done: Future = Future()
+    done.set_result(result)
+    with _LOCK:
+        _keep(key, done)
+    return result

@@ -1,0 +1,104 @@
+"""dpviz.ui.background: results computed ahead in a background thread, handed to the page that asks."""
+
+import threading
+import time
+
+import pytest
+
+from dpviz.errors import InputError
+from dpviz.ui import background as bg
+
+
+def _wait_done(key, timeout: float = 5.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        future = bg._RESULTS.get(key)
+        if future is not None and future.done():
+            return future
+        time.sleep(0.005)
+    raise AssertionError(f"{key} not done")
+
+
+def test_precomputed_result_is_handed_over_without_running_again():
+    calls = []
+    key = ("test", "handover", time.monotonic())
+    bg.precompute(key, lambda x: calls.append(x) or {"value": x}, 7)
+    bg.precompute(key, lambda x: calls.append(x) or {"value": x}, 7)  # held: not queued twice
+    _wait_done(key)
+    first = bg.computed(key, lambda: pytest.fail("computed again"))
+    assert first == {"value": 7} and calls == [7]
+    assert bg.computed(key, lambda: pytest.fail("computed again")) is first
+
+
+def test_a_miss_is_computed_here_and_kept():
+    key = ("test", "miss", time.monotonic())
+    here = threading.get_ident()
+    out = bg.computed(key, lambda a, b: (a + b, threading.get_ident()), 2, 3)
+    assert out == (5, here)
+    assert bg.computed(key, lambda a, b: pytest.fail("computed again"), 2, 3) is out
+
+
+def test_the_page_waits_for_a_running_task_instead_of_starting_it_again():
+    started, release = threading.Event(), threading.Event()
+    key = ("test", "running", time.monotonic())
+
+    def slow():
+        started.set()
+        release.wait(5)
+        return "from the background"
+
+    bg.precompute(key, slow)
+    assert started.wait(5)
+    threading.Timer(0.05, release.set).start()
+    assert bg.computed(key, lambda: "computed here") == "from the background"
+
+
+def test_an_error_reaches_the_page_and_is_not_kept():
+    key = ("test", "error", time.monotonic())
+
+    def bad():
+        raise InputError("no such thing")
+
+    bg.precompute(key, bad)
+    t0 = time.monotonic()
+    while key in bg._RESULTS and time.monotonic() - t0 < 5:
+        time.sleep(0.005)
+    assert key not in bg._RESULTS  # forgotten: the page meets the error itself
+    with pytest.raises(InputError, match="no such thing"):
+        bg.computed(key, bad)
+    assert key not in bg._RESULTS
+
+
+def test_a_page_miss_supersedes_background_work():
+    started, stopped = threading.Event(), threading.Event()
+    key = ("test", "superseded", time.monotonic())
+
+    def cooperative():
+        started.set()
+        try:
+            for _ in range(500):
+                bg.check_superseded()
+                time.sleep(0.01)
+        except bg.Superseded:
+            stopped.set()
+            raise
+        return "finished"
+
+    bg.precompute(key, cooperative)
+    assert started.wait(5)
+    assert bg.computed(("test", "other", time.monotonic()), lambda: 1) == 1  # a miss: the page's work comes first
+    assert stopped.wait(5)
+    t0 = time.monotonic()
+    while key in bg._RESULTS and time.monotonic() - t0 < 5:
+        time.sleep(0.005)
+    assert key not in bg._RESULTS  # dropped, not cached
+    assert bg.computed(key, lambda: "computed here") == "computed here"
+    bg.check_superseded()  # a no-op outside a background task
+
+
+def test_results_are_bounded():
+    keys = [("test", "bound", i, time.monotonic()) for i in range(bg.MAX_RESULTS + 5)]
+    for i, key in enumerate(keys):
+        bg.computed(key, lambda i=i: i)
+    assert keys[0] not in bg._RESULTS and keys[-1] in bg._RESULTS
+    assert len(bg._RESULTS) <= bg.MAX_RESULTS
