@@ -31,12 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from dpviz.core.accounting import positive, probability, zcdp_epsilon
 from dpviz.core.budget import Budget
-from dpviz.core.curves import Conversion, Curve, MonteCarloCurve, epsilon_at, unit_noise
+from dpviz.core.curves import Conversion, Curve, MonteCarloCurve, epsilon_at, rho_at, unit_noise
 from dpviz.core.noise import Family
 from dpviz.errors import InputError
 
@@ -149,11 +150,24 @@ def plans_table(plans: Sequence[Plan]):
     return pd.DataFrame(rows)
 
 
+@lru_cache(maxsize=64)
+def _rho_grid(epsilons: bytes, delta: float, conversion: Conversion) -> np.ndarray:
+    """ρ(ε, δ) at each ε of a grid (its float64 bytes), for one conversion: the same for every Gaussian curve
+    of a capability, so a chart of many mechanisms converts its grid once (read-only; cached)."""
+    out = np.array([rho_at(float(e), delta, conversion) for e in np.frombuffer(epsilons)])
+    out.flags.writeable = False
+    return out
+
+
 def rmse_at_epsilon(curve: Curve | MonteCarloCurve, epsilon: np.ndarray, delta: float | None = None) -> np.ndarray:
-    """The error of either kind of curve at each ε (RMSE, or the Monte-Carlo metric)."""
+    """The error of either kind of curve at each ε (RMSE, or the Monte-Carlo metric); a Gaussian curve's
+    :meth:`Curve.rmse_at`, its ρ(ε, δ) grid shared by every curve of the same conversion."""
     if isinstance(curve, MonteCarloCurve):
         return curve.value(epsilon)
-    return curve.rmse_at(epsilon, delta)
+    if curve.family == "laplace" or delta is None:
+        return curve.rmse_at(epsilon, delta)
+    eps = np.ascontiguousarray(np.atleast_1d(np.asarray(epsilon, dtype=float)))
+    return np.sqrt(curve.mse(_rho_grid(eps.tobytes(), float(delta), curve.conversion)))
 
 
 def best_by_epsilon(curves: Sequence[Curve], epsilons: np.ndarray, delta: float | None = None
@@ -166,7 +180,7 @@ def best_by_epsilon(curves: Sequence[Curve], epsilons: np.ndarray, delta: float 
     if not curves:
         return []
     eps = np.asarray(epsilons, dtype=float)
-    err = np.vstack([c.rmse_at(eps, delta) for c in curves])
+    err = np.vstack([rmse_at_epsilon(c, eps, delta) for c in curves])
     best = np.argmin(err, axis=0)
     runs: list[tuple[float, float, str]] = []
     start = 0
