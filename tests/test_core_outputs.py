@@ -205,3 +205,26 @@ def test_escaping_errors_become_one_line(exc, needle, monkeypatch, capsys):
     assert main(["ledger", "show"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("dpviz: error: ") and needle in err and len(err) < 600
+
+
+# ------------------------------------------------------------------------------------ digests while writing
+@pytest.mark.parametrize("rows", [5, 300_000])  # one block; several blocks formatted on threads
+def test_the_csv_writer_hashes_what_it_writes_and_the_digest_is_forgotten_when_the_file_changes(tmp_path, rows):
+    import hashlib
+
+    from dpviz.core.csv_writer import write_csv
+
+    table = pa.table({"a": np.arange(rows), "b": np.linspace(0.0, 1.0, rows), "c": pa.array(["x,y"] * rows)})
+    out = tmp_path / "t.csv"
+    write_csv(table, out, meta={"mode": "release"})
+    want = hashlib.sha256(out.read_bytes()).hexdigest()
+    assert tables.written_sha256(out) == want and tables.written_sha256(tmp_path / "." / "t.csv") == want
+    assert tables.written_sha256(tables.meta_path(out)) is None  # written from bytes: no digest known
+    out.write_bytes(out.read_bytes() + b"\n")  # rewritten in place (same inode): another size
+    assert tables.written_sha256(out) is None
+    write_csv(table.slice(0, 3), out)
+    assert tables.written_sha256(out) == hashlib.sha256(out.read_bytes()).hexdigest()
+    os.replace(tmp_path / "t.csv", tmp_path / "u.csv")  # the name now holds nothing
+    assert tables.written_sha256(out) is None
+    tables.write_text("other\n", out)  # a writer that does not hash: the old digest is dropped
+    assert tables.written_sha256(out) is None

@@ -20,13 +20,14 @@ import pytest
 
 from dpviz.core.noise import Noise
 from dpviz.core.protocols import require_integral
+from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
 from dpviz.tree.estimators import METHODS
 from dpviz.core.csv_writer import Writeback, number_text
 from dpviz.tree.formats import tree_from_table
 from dpviz.tree.io import load_tree_file, node_table, write_tree_csv
 from dpviz.tree.reading import MAX_COUNT, _decimal_chars, read_table
-from dpviz.tree.release import published_variance, release
+from dpviz.tree.release import NOTICE_COLUMN, NOTICE_VALUE, published_variance, release
 from dpviz.tree.synthetic import fanout_parents
 
 LAPLACE = Noise.laplace(1.0, discrete=True)
@@ -201,6 +202,10 @@ def test_release_for_csv_writes_what_release_table_writes(tmp_path, split, noise
             np.testing.assert_array_equal(rel.released, ref.released)
             np.testing.assert_array_equal(published_variance(data.tree, noise, split, method), ref.variance)
             df, ref_meta = ref.table(), ref.metadata()
+            # the structure was read from the data: the table says the notice on every row, the file NOTICE_VALUE
+            assert set(df[NOTICE_COLUMN]) == {STRUCTURE_FROM_DATA_NOTICE}
+            assert table.column(NOTICE_COLUMN).to_pylist() == [NOTICE_VALUE] * data.tree.n
+            df[NOTICE_COLUMN] = NOTICE_VALUE
             a, b = tmp_path / "fast.csv", tmp_path / "ref.csv"
             write_tree_csv(table, a, plain=("variance", "std"))
             write_tree_csv(df, b)

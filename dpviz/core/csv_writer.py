@@ -12,6 +12,7 @@ block as soon as it is written. pandas is never imported here unless a DataFrame
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -108,7 +109,9 @@ def _needs_quotes(col: pa.ChunkedArray) -> bool:
 def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text: bool = False,
                follows: Mapping[str, str] | None = None) -> Callable[[Any], None]:
     """A function writing ``df`` as CSV to a binary file: header, then slices of rows formatted by
-    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order. ``plain``: columns
+    ``pyarrow.csv`` on a few threads (float formatting dominates) and written in order; its ``sha256``
+    attribute is then the hex SHA-256 of the bytes written (hashed as they are written, for the ledger:
+    :func:`dpviz.core.tables.written_sha256`). ``plain``: columns
     holding numbers already as text (:func:`number_text`), written exactly like number columns: never
     quoted. Text cells a spreadsheet would run as formulas get a leading ``'`` unless ``raw_text``
     (:func:`dpviz.core.tables.escape_formula_array`, vectorised). ``follows``: a column whose values are
@@ -144,17 +147,29 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
             # slices format in parallel (the same shortest round-trip text the CSV writer would produce)
             part = pa.table({name: col if pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
                              else pc.cast(col, pa.string()) for name, col in zip(part.column_names, part.columns)})
+            if not header:  # every cell written as it is: the size is known, so one buffer of that size (a
+                # growing stream reallocates and copies its bytes several times over, into fresh pages each time)
+                buf = pa.allocate_buffer(_text_size(part))
+                sink = pa.FixedSizeBufferWriter(buf)
+                pa_csv.write_csv(part, sink, _options(False, quoting))
+                return buf.slice(0, sink.tell())
         sink = pa.BufferOutputStream()
-        pa_csv.write_csv(part, sink, pa_csv.WriteOptions(include_header=header, quoting_style=quoting,
-                                                         quoting_header=quoting, batch_size=1 << 14))
+        pa_csv.write_csv(part, sink, _options(header, quoting))
         return sink.getvalue()
 
     def write(fh) -> None:
-        fh.write(fmt(table.slice(0, 0), header=True))
+        digest = hashlib.sha256()  # of every byte written, while the next slices are formatted (the GIL is
+        # released): the atomic writer hands it to the ledger (dpviz.core.tables.written_sha256)
+        header = fmt(table.slice(0, 0), header=True)
+        digest.update(header)
+        fh.write(header)
         starts = range(0, table.num_rows, _WRITE_ROWS)
         if len(starts) <= 1:
             if table.num_rows:
-                fh.write(fmt(table))
+                body = fmt(table)
+                digest.update(body)
+                fh.write(body)
+            write.sha256 = digest.hexdigest()
             return
         out = Writeback(fh)
         with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool:
@@ -162,11 +177,32 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
             for a in starts:
                 pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
                 if len(pending) > 4:  # a bounded window: memory stays a few slices
-                    out.write(pending.pop(0).result())
+                    block = pending.pop(0).result()
+                    digest.update(block)
+                    out.write(block)
             for fut in pending:
-                out.write(fut.result())
+                block = fut.result()
+                digest.update(block)
+                out.write(block)
+        write.sha256 = digest.hexdigest()
 
+    write.sha256 = None  # type: ignore[attr-defined]  # the SHA-256 of what the last call wrote
     return write
+
+
+def _options(header: bool, quoting: str) -> pa_csv.WriteOptions:
+    return pa_csv.WriteOptions(include_header=header, quoting_style=quoting, quoting_header=quoting,
+                               batch_size=1 << 14)
+
+
+def _text_size(part: pa.Table) -> int:
+    """At least the bytes of ``part`` (text columns) written unquoted without a header: its values' bytes, a
+    comma or the line end after each cell."""
+    size = part.num_rows * part.num_columns
+    for col in part.columns:
+        for chunk in col.chunks:
+            size += arrow.value_bytes(chunk).size
+    return size
 
 
 class Writeback:

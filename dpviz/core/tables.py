@@ -18,6 +18,13 @@ next write of the same output name removes the temporary files of that name whos
 (the pid is in the name), so a rerun of the command cleans up. The sidecar is renamed into place a few
 microseconds before its output: a kill in exactly that window is the one way to leave a sidecar alone.
 
+**Known digests.** A ``write(fh)`` function that hashes the bytes it writes says so with a ``sha256``
+attribute (the hex SHA-256 of what its last call wrote: :func:`dpviz.core.csv_writer.csv_writer` does, in the
+thread that writes, while the next blocks are being formatted); :func:`write_together` then remembers it for
+the file it renamed into place, and :func:`written_sha256` gives it back while that file is unchanged (same
+device, inode, size and modification time) — the ledger records a release's output digest without reading
+the file again.
+
 **Spreadsheet formulas (OWASP CSV injection).** :func:`to_csv_text` and the tree's Arrow writer prefix
 with ``'`` every *text* cell (and header) that begins with ``=``, ``+``, ``-``, ``@``, a tab or a CR, so
 that a spreadsheet shows it instead of running it; number columns are never touched, and a text cell
@@ -46,7 +53,8 @@ if TYPE_CHECKING:
 
 __all__ = ["write_atomic", "write_together", "write_table", "write_text", "write_release", "write_release_text",
            "meta_path", "meta_json", "to_csv_text", "check_destination", "check_outputs", "escape_formula_cell",
-           "escape_formula_frame", "escape_formula_array", "FORMULA_START", "PAUSE_BEFORE_RENAME_ENV"]
+           "escape_formula_frame", "escape_formula_array", "FORMULA_START", "PAUSE_BEFORE_RENAME_ENV",
+           "written_sha256"]
 
 FORMULA_START = "=+-@\t\r"
 """First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection")."""
@@ -339,20 +347,28 @@ def write_together(parts: Sequence[tuple[str | Path, Callable[[BinaryIO], None]]
              for k, (p, _) in enumerate(parts)]
     temps: list[str] = []
     renamed: list[Path] = []
+    digests: list[tuple[tuple[int, ...], str] | None] = []
     try:
         for path, (_, write) in zip(paths, parts):
             _remove_stale_temps(path)
             fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=_TEMP_SUFFIX, dir=path.parent)
             temps.append(tmp)
             with os.fdopen(fd, "wb") as fh:
+                if hasattr(write, "sha256"):
+                    write.sha256 = None  # set again by this call, if it hashes what it writes
                 write(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
                 _set_mode(fh.fileno(), path)
+                sha = getattr(write, "sha256", None)
+                digests.append((_file_key(os.fstat(fh.fileno())), sha) if isinstance(sha, str) else None)
         _pause_before_rename()
-        for path, tmp in zip(paths, temps):
+        for path, tmp, digest in zip(paths, temps, digests):
             os.replace(tmp, path)
             renamed.append(path)
+            _WRITTEN.pop(os.path.realpath(path), None)
+            if digest is not None:
+                _WRITTEN[os.path.realpath(path)] = digest
     except BaseException:
         for tmp in temps:
             _unlink(tmp)
@@ -361,6 +377,28 @@ def write_together(parts: Sequence[tuple[str | Path, Callable[[BinaryIO], None]]
                 _unlink(path)
         raise
     return paths[-1]
+
+
+_WRITTEN: dict[str, tuple[tuple[int, ...], str]] = {}
+"""Path written by :func:`write_together` → (its file's :func:`_file_key`, the SHA-256 its writer computed)."""
+
+
+def _file_key(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def written_sha256(path: str | Path) -> str | None:
+    """The hex SHA-256 of the file at ``path`` as computed while this process wrote it (:func:`write_together`
+    with a hashing writer), if the file there is still that one, unchanged (same device, inode, size and
+    modification time); else None (read the file)."""
+    known = _WRITTEN.get(os.path.realpath(path))
+    if known is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return known[1] if _file_key(st) == known[0] else None
 
 
 def _unlink(path: str | Path) -> None:
@@ -470,8 +508,9 @@ def meta_json(meta: dict[str, Any]) -> str:
         if isinstance(obj, dict):
             return {k: compact(v) for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):
-            if len(obj) > 32 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj):
-                long.append(json.dumps(list(obj), default=_json_default))
+            block = _number_list(obj) if len(obj) > 32 else None
+            if block is not None:
+                long.append(block)
                 return f"\x00{len(long) - 1}\x00"
             return [compact(v) for v in obj]
         return obj
@@ -480,6 +519,29 @@ def meta_json(meta: dict[str, Any]) -> str:
     for i, block in enumerate(long):
         text = text.replace(f'"\\u0000{i}\\u0000"', block, 1)
     return text + "\n"
+
+
+def _number_list(values: Sequence[Any]) -> str | None:
+    """``json.dumps(list(values))`` of a list of numbers (ints and floats, no bools), each distinct value
+    formatted once (a uniform split's 39,119 equal level shares are one ``repr``, not 39,119: Python's float
+    repr is most of the cost); None if any value is not a number."""
+    texts: dict[tuple[type, Any], str] = {}
+    parts = []
+    for v in values:
+        t = type(v)
+        if t is not float and t is not int:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return None
+            parts.append(json.dumps(v, default=_json_default))  # a subclass (np.float64): as json.dumps writes it
+            continue
+        if v == 0 or v != v:  # 0.0 and -0.0 compare equal, NaN unequal: written each time
+            parts.append(json.dumps(v))
+            continue
+        text = texts.get((t, v))
+        if text is None:
+            text = texts[(t, v)] = json.dumps(v)
+        parts.append(text)
+    return "[" + ", ".join(parts) + "]"
 
 
 def _json_default(obj: Any) -> Any:

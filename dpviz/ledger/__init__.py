@@ -49,6 +49,14 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def _output_sha256(path: str | Path) -> str:
+    """The SHA-256 of a release's output just written: as its writer computed it while writing, if the file
+    is still that one (:func:`dpviz.core.tables.written_sha256`), else read from the file."""
+    from dpviz.core.tables import written_sha256
+
+    return written_sha256(path) or file_sha256(path)
+
+
 def _pause_after_charge(release_id: int) -> None:
     seconds = float(os.environ.get(PAUSE_AFTER_CHARGE_ENV) or 0)
     if seconds > 0:
@@ -122,7 +130,7 @@ def charge(args: Any, capability: str, source: str | Path, data: Any, noise: Any
             print(f"ledger: {stands}", file=sys.stderr, flush=True)
             raise
         try:
-            led.finish(receipt.release_id, file_sha256(args.output))
+            led.finish(receipt.release_id, _output_sha256(args.output))
         except (OSError, InputError) as exc:
             print(f"ledger: warning: release {receipt.release_id} is written and charged, but its output's SHA-256 "
                   f"was not recorded ({_failure(exc)})", file=sys.stderr)

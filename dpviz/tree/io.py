@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "decimal_order", "load",
            "load_tree_file", "node_columns",
+           "InInputOrder", "input_order",
            "node_table", "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
 
 
@@ -63,12 +65,26 @@ def _input_positions(tree: Tree) -> np.ndarray:
     return inv
 
 
+@dataclass(frozen=True)
+class InInputOrder:
+    """A column for :func:`node_columns` that is already in the input (row) order, e.g. number text formatted
+    from the values gathered into that order: taken as it is (no gather of strings)."""
+
+    values: pa.Array
+
+
+def input_order(tree: Tree, values: np.ndarray) -> np.ndarray:
+    """A per-node array in DOH order, gathered into the input (row) order of the published tables (the same
+    array when the input was in DOH order)."""
+    return values if tree.in_input_order else np.asarray(values)[_input_positions(tree)]
+
+
 def node_columns(tree: Tree, **columns: Any) -> pa.Table:
-    """``node,parent`` plus per-node ``columns`` (arrays in DOH order) as an Arrow table, rows back in the
-    input order: the one builder of every per-node table (CLI outputs, the page's download). No copy of
-    a NumPy column when the input was already in DOH order (:attr:`Tree.in_input_order`). The ids are
-    strings, or for an unlabelled tree its input positions as integers (the root's parent null), which
-    :func:`write_tree_csv` writes as the same text."""
+    """``node,parent`` plus per-node ``columns`` (arrays in DOH order, or :class:`InInputOrder`) as an Arrow
+    table, rows back in the input order: the one builder of every per-node table (CLI outputs, the page's
+    download). No copy of a NumPy column when the input was already in DOH order
+    (:attr:`Tree.in_input_order`). The ids are strings, or for an unlabelled tree its input positions as
+    integers (the root's parent null), which :func:`write_tree_csv` writes as the same text."""
     rows = None if tree.in_input_order else _input_positions(tree)
     par = tree.parent if rows is None else tree.parent[rows]
     if tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
@@ -81,7 +97,9 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
         parent = ids.take(pa.array(par, mask=par < 0)).fill_null("")
     out = {"node": node, "parent": parent}
     for name, col in columns.items():
-        if is_pandas_array(col):  # e.g. Int64 counts with NA: nulls stay nulls
+        if isinstance(col, InInputOrder):
+            out[name] = col.values
+        elif is_pandas_array(col):  # e.g. Int64 counts with NA: nulls stay nulls
             out[name] = pa.array(col if rows is None else col[rows], from_pandas=True)
         elif isinstance(col, (pa.Array, pa.ChunkedArray)):  # e.g. text from number_text
             out[name] = col if rows is None else col.take(rows)

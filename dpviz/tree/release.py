@@ -30,8 +30,9 @@ Both modes are the same pipeline, written with the core protocols:
 
 The released hierarchy is public only when it was declared (``TreeData.structure``, set by
 :func:`dpviz.tree.hierarchy.join_counts`); a tree whose structure was read from its own data (``None``)
-is released with ``structure read from the data: not private`` in its ``.meta.json`` and in a
-``structure`` column of its table.
+is released with ``structure read from the data: not private`` in its ``.meta.json`` (and in a
+``structure`` column of :meth:`TreeRelease.table`); the file ``tree release`` writes says ``data`` in that
+column on every row (:data:`NOTICE_VALUE`), the notice in full once, in its ``.meta.json``.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from dpviz.tree.estimators import (
     timed_fit,
 )
 from dpviz.tree.gmc import GMCPlan
-from dpviz.tree.io import node_columns, node_table
+from dpviz.tree.io import InInputOrder, input_order, node_columns, node_table
 from dpviz.tree.metrics import consistency_bias, negatives, random_ranges, rmse_nq, rmse_rq
 from dpviz.tree.model import Tree, TreeData
 from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
@@ -92,12 +93,17 @@ __all__ = [
     "published_variance",
     "RELEASE_COLUMNS",
     "NOTICE_COLUMN",
+    "NOTICE_VALUE",
     "structure_of",
 ]
 
 RELEASE_COLUMNS = ("node", "parent", "noisy", "released", "variance", "std")
 NOTICE_COLUMN = "structure"
-"""The last column of a release whose hierarchy was read from the data: the notice on every row."""
+"""The last column of a release whose hierarchy was read from the data: :data:`NOTICE_VALUE` on every row of
+the file ``tree release`` writes (:meth:`TreeRelease.columns`), the notice in full in :meth:`TreeRelease.table`."""
+NOTICE_VALUE = "data"
+"""What the ``structure`` column of ``tree release``'s file says on every row when the hierarchy was read from
+the data (the ``source`` of its ``.meta.json``'s ``structure``, whose ``notice`` says it in full)."""
 
 
 def structure_of(data: TreeData) -> StructureSource:
@@ -284,7 +290,8 @@ class TreeRelease:
     Arrays are in DOH order (``tree.order`` maps to the input order): ``noisy`` = v + η (int64),
     ``released`` = the estimator's output (also ``values``), ``variance`` = its analytic per-node variance
     (from the structure and the noise only). ``variance_text``: the ``variance`` and ``std`` columns as CSV
-    number text, formatted while the noise was drawn (``release(..., csv_text=True)``), else None."""
+    number text in the input (row) order of the published table, formatted while the noise was drawn
+    (``release(..., csv_text=True)``), else None."""
 
     tree: Tree
     source: str
@@ -321,22 +328,25 @@ class TreeRelease:
 
     def table(self) -> pd.DataFrame:
         """The published table ``node,parent,noisy,released,variance,std`` in input order (a DataFrame; plus
-        a ``structure`` column when the hierarchy was read from the data): settings, structure and
-        analytic error only — nothing in it is computed from the counts but through the noise."""
-        return node_table(self.tree, **self._columns(text=False))
+        a ``structure`` column holding :data:`STRUCTURE_FROM_DATA_NOTICE` on every row when the hierarchy was
+        read from the data): settings, structure and analytic error only — nothing in it is computed from the
+        counts but through the noise."""
+        return node_table(self.tree, **self._columns(text=False), **_notice_column(self, STRUCTURE_FROM_DATA_NOTICE))
 
     def columns(self) -> pa.Table:
         """:meth:`table` as an Arrow table (what ``tree release`` writes: no pandas on the way), with the
-        ``variance``/``std`` text of ``variance_text`` when it was formatted (write those columns plain)."""
-        return node_columns(self.tree, **self._columns(text=True))
+        ``variance``/``std`` text of ``variance_text`` when it was formatted (write those columns plain). Its
+        ``structure`` column (a hierarchy read from the data) says :data:`NOTICE_VALUE` on every row, the
+        notice in full once in the ``.meta.json`` (``structure`` and ``columns``) and on stdout: a 10^6-node
+        release would otherwise repeat 42 bytes per row, a third of the file."""
+        return node_columns(self.tree, **self._columns(text=True), **_notice_column(self, NOTICE_VALUE))
 
     def _columns(self, text: bool) -> dict[str, Any]:
         if text and self.variance_text is not None:
-            var, std = self.variance_text
+            var, std = (InInputOrder(col) for col in self.variance_text)
         else:
             var, std = self.variance, np.sqrt(self.variance)
-        return {"noisy": self.noisy, "released": self.released, "variance": var, "std": std,
-                **_notice_column(self)}
+        return {"noisy": self.noisy, "released": self.released, "variance": var, "std": std}
 
     def metadata(self) -> dict[str, Any]:
         """The ``OUT.meta.json`` of the release (:func:`dpviz.core.release.release_metadata`): settings,
@@ -356,6 +366,9 @@ class TreeRelease:
                 "variance": "analytic variance of released (from the structure and the noise only; empty when "
                             "the method has no closed form)",
                 "std": "square root of variance",
+                **({} if self.structure.private else
+                   {NOTICE_COLUMN: "where the hierarchy (node list) came from, on every row: the data, not a "
+                                   f"declaration ({STRUCTURE_FROM_DATA_NOTICE})"}),
             },
             randomness=self.randomness)
 
@@ -429,8 +442,9 @@ def release(
             drawn = pool.submit(measure, strategy, data, noise, rng)
             est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
             var = pool.submit(est.variance, d)
-            var_text = pool.submit(lambda: number_text(var.result()))
-            std_text = pool.submit(lambda: number_text(np.sqrt(var.result())))
+            rows = pool.submit(lambda: input_order(tree, var.result()))  # text in the rows' order: no string gather
+            var_text = pool.submit(lambda: number_text(rows.result()))
+            std_text = pool.submit(lambda: number_text(np.sqrt(rows.result())))
             released = est.values(meas := drawn.result())
             variance, text = var.result(), (var_text.result(), std_text.result())
     return TreeRelease(
@@ -481,16 +495,16 @@ def _check_release(data: TreeData, noise: Noise, split: Split, method: str,
     return split, method
 
 
-def _notice_column(rel: TreeRelease) -> dict[str, pa.Array]:
-    """``{"structure": notice on every row}`` (dictionary-encoded: one copy of the text) when the
-    hierarchy was read from the data; nothing when it was declared."""
+def _notice_column(rel: TreeRelease, say: str) -> dict[str, InInputOrder]:
+    """``{"structure": say on every row}`` (dictionary-encoded: one copy of the text) when the hierarchy was
+    read from the data; nothing when it was declared."""
     if rel.structure.private:
         return {}
-    text = STRUCTURE_FROM_DATA_NOTICE.encode()  # Arrow arrays from buffers: pa.array() would import pandas
+    text = say.encode()  # Arrow arrays from buffers: pa.array() would import pandas
     notice = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(text)], np.int32)),
                                                     pa.py_buffer(text)])
     zeros = pa.Array.from_buffers(pa.int8(), rel.tree.n, [None, pa.py_buffer(np.zeros(rel.tree.n, np.int8))])
-    return {NOTICE_COLUMN: pa.DictionaryArray.from_arrays(zeros, notice)}
+    return {NOTICE_COLUMN: InInputOrder(pa.DictionaryArray.from_arrays(zeros, notice))}
 
 
 def published_variance(tree: Tree, noise: Noise, split: Split = "uniform", method: str = "gmc",
