@@ -105,8 +105,17 @@ def release_figure(
         "xaxis": {"title": {"text": "step" if timestamps is None else "time"},
                   **({} if timestamps is None or not _dated(timestamps) else {"type": "date"})},
         "yaxis": {"title": {"text": "released − true" if error else "running total"}},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}, "margin": {"t": 30},
-        "uirevision": "release"})
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        "margin": margins(legend_entries=len(releases) + 1), "uirevision": "release"})
+
+
+def margins(*, legend_entries: int = 0, left: int = 90, right: int = 20, top: int = 30, bottom: int = 60) -> dict:
+    """Margins wide enough for what the template's auto-margins would push (tick labels and axis titles, a
+    colour bar, a horizontal legend above the plot at two entries a row, as at 1280 px), so Plotly draws a
+    figure in one pass. With the template's small margins every ``Plotly.react`` measured the labels, found
+    the margins changed and drew the whole figure again (``doAutoMargin``: about half of the charts' time in a
+    Noise switch, bench/browser_latency.py). Auto-margins stay on: a figure that needs more room still gets it."""
+    return {"l": left, "r": right, "t": top + 20 * -(-legend_entries // 2), "b": bottom}
 
 
 def human_number(v: float) -> str:
@@ -174,7 +183,7 @@ def variance_figure(mechanisms: Sequence[Mechanism], *, max_points: int | None =
     return go.Figure(data=data, layout={
         "xaxis": {"title": {"text": "step t (the t-th released running total)"}, "tickformat": ",d"},
         "yaxis": {"title": {"text": "variance of the released total, Var(ŝₜ)"}, "type": "log", **log_ticks(lo, hi)},
-        "legend": LEGEND_TOP, "margin": {"t": 40, "b": 50}, "height": 420, "uirevision": "variance"})
+        "legend": LEGEND_TOP, "margin": margins(legend_entries=len(data)), "height": 420, "uirevision": "variance"})
 
 
 def mse_table(mechanisms: Sequence[Mechanism]) -> pd.DataFrame:
@@ -373,7 +382,7 @@ def lambda_figure(lam: np.ndarray, node_std: np.ndarray | None = None, *,
              "marker": {**marker, "colorbar": {"title": {"text": "tree level", "side": "right"}, "thickness": 14,
                                                "dtick": 1}},
              "customdata": level[idx], "hovertemplate": "node %{x:,} (level %{customdata}): λ = %{y:.4g}<extra></extra>"}]
-    layout = {"height": 260 + 200 * (1 + two), "margin": {"t": 20, "b": 50}, "uirevision": "lambda",
+    layout = {"height": 260 + 200 * (1 + two), "margin": margins(left=70, right=100, top=20), "uirevision": "lambda",
               "xaxis": {"title": {"text": "tree node i"}, "tickformat": ",d", "anchor": "y2" if two else "y"},
               "yaxis": {"title": {"text": "weight λᵢ"}, "rangemode": "tozero",
                         "domain": [0.56, 1.0] if two else [0.0, 1.0]}}

@@ -151,20 +151,30 @@ def tree_figure(
             root_color="lightgrey",
         )
     )
-    _titled(fig, title or "Tree", _view_note(tree, idx, root, labels), height=440)
+    _titled(fig, title or "Tree", _view_note(tree, idx, root, labels), height=440,
+            right=165 if released is not None else 10)  # the colour bar and its two-line title
     return fig
 
 
-def _titled(fig: go.Figure, title: str, note: str, height: int) -> None:
+def _titled(fig: go.Figure, title: str, note: str, height: int, **margin: int) -> None:
     """Title on one line at the top left, the note as a smaller second line; margins that keep both clear."""
-    fig.update_layout(**_title_layout(title, note, height))
+    fig.update_layout(**_title_layout(title, note, height, **margin))
 
 
-def _title_layout(title: str, note: str, height: int) -> dict:
-    """The layout keys of :func:`_titled`, for figures built in one pass."""
+def _title_layout(title: str, note: str, height: int, *, left: int = 10, right: int = 10, bottom: int = 10) -> dict:
+    """The layout keys of :func:`_titled`, for figures built in one pass. ``left``, ``right`` and ``bottom``
+    reserve what the template's auto-margins would push (tick labels, axis titles, a colour bar, a legend under
+    the plot), so Plotly draws the figure in one pass: with too small margins every ``Plotly.react`` measures
+    them, finds the margins changed and draws the whole figure again (``doAutoMargin``). Auto-margins stay on,
+    so a figure that needs more room still gets it."""
     text = title + (f"<br><sup>{note}</sup>" if note else "")
     return dict(title=dict(text=text, x=0.01, xanchor="left", font=dict(size=16)),
-                margin=dict(t=75 if note else 50, l=10, r=10, b=10), height=height, uirevision="keep")
+                margin=dict(t=75 if note else 50, l=left, r=right, b=bottom), height=height, uirevision="keep")
+
+
+LEGEND_ROW = 19
+"""Height of one legend entry in pixels (the template's 12 px legend font): a legend under a plot in a half-width
+column of a 1280 px page lists one entry a row."""
 
 
 def log_ticks(values: np.ndarray) -> dict:
@@ -318,7 +328,8 @@ def error_by_level_figure(df: pd.DataFrame, labels: dict[str, str] | None = None
         xaxis=dict(title=dict(text=f"depth (1 = root{pooled})"), dtick=None if many else 1, tickformat=",~d"),
         yaxis=dict(title=dict(text="RMSE of the nodes at this depth"), type="log", dtick=1, tickformat=",~g",
                    **log_ticks(ys)),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0), **_title_layout("Error by level", "", 440))
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+        **_title_layout("Error by level", "", 440, left=75, right=15, bottom=70 + LEGEND_ROW * len(traces)))
     return go.Figure(data=traces, layout=layout)
 
 
@@ -338,7 +349,8 @@ def method_comparison_figure(table: pd.DataFrame, labels: dict[str, str] | None 
                    **log_ticks(np.concatenate(shown) if shown else np.ones(1))),
         yaxis=dict(autorange="reversed", automargin=True), barmode="group",
         legend=dict(orientation="h", yanchor="top", y=-0.15, x=0),
-        **_title_layout("Methods compared (same noise draw)", "", 440))
+        **_title_layout("Methods compared (same noise draw)", "", 440, left=20 + 6 * max(map(len, names), default=0),
+                        right=15, bottom=70 + LEGEND_ROW * len(traces)))
     return go.Figure(data=traces, layout=layout)
 
 METHOD_COLUMNS: dict[str, tuple[str, str]] = {
