@@ -3,8 +3,9 @@ methods and ``metrics.evaluate`` for context, and the ratio against a dense coun
 (the paper's C matrix) at |V| ≤ 10^4.
 
 Run: ``python bench/graph_bench.py`` (full, about 100 s on 2 cores) or ``--quick`` (< 1 min: karate,
-netscience, hep-th in part 1, karate, netscience, power in part 4, one run each). Prints four parts, all
-measured in this run; there are no timing assertions in the unit tests. ε = 1 everywhere.
+netscience, hep-th in part 1, karate, netscience, power in part 4, one run each). Prints its parts, all
+measured in this run (``--part 3``: the edge-list reader against pyarrow's parse of the same bytes); there are
+no timing assertions in the unit tests. ε = 1 everywhere.
 
 1. ``drf-dp`` end to end, ``dpviz.graph.release.release(graph, Noise.laplace(1.0), method="drf-dp", rng=...)``, on the bundled
    graphs (``dpviz.graph.samples.load_graph_sample``), with the simulation path (``rng =
@@ -488,12 +489,35 @@ def part_dense(graphs: list[str], repeat: int, variants: tuple[bool, ...]) -> No
 # ============================================================================================ main
 
 
+def part_reader(repeat: int) -> None:
+    """Part 3: the edge-list reader (``dpviz.graph.io.read_edges``) on 200,000 random edges over 50,000
+    vertices, integer ids with a header and tab-separated names, against pyarrow's ``read_csv`` of the
+    same bytes (best of ``repeat``; the speed formerly asserted in tests/test_graph_io.py)."""
+    import io as _io
+
+    import pyarrow.csv as pa_csv
+
+    from dpviz.graph.io import read_edges
+
+    e = np.random.default_rng(3).integers(0, 50_000, size=(200_000, 2))
+    ints = ("u,v\n" + "\n".join(f"{a},{b}" for a, b in e.tolist())).encode()
+    names = "\n".join(f"n{a}\tn{b}" for a, b in e.tolist()).encode()
+    print("Part 3: read_edges on 200,000 edges (best of %d) against pyarrow read_csv of the same bytes" % repeat)
+    for what, blob, opts in (("integer ids, header u,v", ints, pa_csv.ParseOptions()),
+                             ("names, tab-separated", names, pa_csv.ParseOptions(delimiter="\t"))):
+        ours = timed(lambda blob=blob: read_edges(blob), repeat)[0]
+        ref = timed(lambda blob=blob, opts=opts: pa_csv.read_csv(
+            _io.BytesIO(blob), parse_options=opts,
+            read_options=pa_csv.ReadOptions(autogenerate_column_names=b"\t" in blob)), repeat)[0]
+        print(f"  {what:<26} read_edges {fmt_s(ours)}  pyarrow {fmt_s(ref)}  ratio {ours / ref:.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a < 1 min smoke run (small graphs, one run each)")
     ap.add_argument("--graphs", nargs="+", choices=ALL_GRAPHS, help="only these graphs")
-    ap.add_argument("--part", type=int, action="append", choices=(1, 2),
-                    help="1 = methods + evaluate (tables 1-3), 2 = sparse vs dense (table 4)")
+    ap.add_argument("--part", type=int, action="append", choices=(1, 2, 3),
+                    help="1 = methods + evaluate (tables 1-3), 2 = sparse vs dense (table 4), 3 = the edge reader")
     ap.add_argument("--repeat", type=int, default=None, help="runs per case (default 3, --quick 1)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -504,7 +528,7 @@ def main() -> None:
     repeat = args.repeat or (1 if quick else 3)
     g1 = list(args.graphs or (("karate", "netscience", "hep-th") if quick else ALL_GRAPHS))
     g2 = list(args.graphs or (("karate", "netscience", "power") if quick else ALL_GRAPHS))
-    parts = args.part or [1, 2]
+    parts = args.part or [1, 2, 3]
     started = time.perf_counter()
     print(f"# graph bench{' (--quick)' if quick else ''}: python {platform.python_version()}, numpy "
           f"{np.__version__}, {os.cpu_count()} cores, "
@@ -514,6 +538,8 @@ def main() -> None:
         part_methods(g1, repeat, quick)
     if 2 in parts:
         part_dense(g2, repeat, (False,) if quick else (False, True))
+    if 3 in parts:
+        part_reader(repeat)
     print(f"total wall time {time.perf_counter() - started:.0f} s; load average at end {os.getloadavg()[0]:.2f} "
           "(other processes share the 2 cores: times are upper bounds)")
 

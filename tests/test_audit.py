@@ -133,7 +133,7 @@ def test_randomized_response_bound_is_valid_and_tight_over_seeds():
 def test_laplace_count_threshold_bound_is_valid_and_tight_over_seeds():
     eps, T = 1.0, 3000
     results = [audit(laplace_count(eps), 0, 1, trials=T, event=COUNT, rng=np.random.default_rng(100 + seed),
-                     epsilon=eps) for seed in range(6)]
+                     epsilon=eps) for seed in range(3)]
     lbs = [r.epsilon_lower for r in results]
     assert max(lbs) <= eps and min(lbs) >= 0.5 * eps
     assert all(r.consistent for r in results)
@@ -249,8 +249,9 @@ def test_target_bad_input():
 
 def test_graph_audit_drf_dp_consistent_and_published_drf_violates():
     """Issue 9: on a small sparse graph the auditor finds the violation of the published DRF (it copies
-    true edges, Step 4) and none for drf-dp. About 5 ms per release: 4 x 400 releases."""
-    eps, T = 1.0, 400
+    true edges, Step 4) and none for drf-dp. About 5 ms per release: 4 x 200 releases (the published DRF's
+    violation is found with the edge in ~160 of 200 test-half outputs against ~3 without it)."""
+    eps, T = 1.0, 200
     private = run(graph_target("drf-dp", eps), trials=T, rng=np.random.default_rng(5))
     assert private.consistent and private.epsilon_lower <= eps
     published = run(graph_target("drf", eps), trials=T, rng=np.random.default_rng(5))

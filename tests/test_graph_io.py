@@ -5,7 +5,6 @@ import hashlib
 import io
 import json
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -202,18 +201,22 @@ def test_edges_frame_maps_labels_and_checks_range():
         edges_frame(np.array([[0, 2]]), ("a", "b"))
 
 
-def test_reader_is_fast_on_200k_edges():
+def test_reader_reads_20k_edges_of_ints_and_of_names_alike():
+    """Both fast paths (integer ids with a header, tab-separated names) give the canonical edge set of their
+    ids (numbers in numeric order, names in order of first appearance); the reader's speed is measured in
+    bench/graph_bench.py (part 3), not asserted here."""
     rng = np.random.default_rng(3)
-    e = rng.integers(0, 50_000, size=(200_000, 2))
+    e = rng.integers(0, 5_000, size=(20_000, 2))
     ints = ("u,v\n" + "\n".join(f"{a},{b}" for a, b in e.tolist())).encode()
     strs = "\n".join(f"n{a}\tn{b}" for a, b in e.tolist()).encode()
-    for blob in (strs, ints):
-        t0 = time.perf_counter()
+    uniq, first, inverse = np.unique(e, return_index=True, return_inverse=True)
+    by_appearance = np.empty(uniq.size, np.int64)
+    by_appearance[np.argsort(first)] = np.arange(uniq.size)
+    for blob, ids in ((ints, inverse), (strs, by_appearance[inverse])):
+        want = canonical_edges(ids.reshape(e.shape), uniq.size)
         g = read_edges(blob)
-        seconds = time.perf_counter() - t0
-        assert seconds < 1.5, seconds  # ~0.25 s on an idle core; generous for a shared machine
-    want = canonical_edges(np.unique(e, return_inverse=True)[1].reshape(e.shape), len(np.unique(e)))
-    np.testing.assert_array_equal(g.edges, want.edges)
+        np.testing.assert_array_equal(g.edges, want.edges)
+    assert g.labels[:3] == ("n" + str(e[0, 0]), "n" + str(e[0, 1]), "n" + str(e[1, 0]))
 
 
 # ---- read_edges: errors -------------------------------------------------------------------------------------------

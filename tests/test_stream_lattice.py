@@ -113,7 +113,7 @@ def test_lattice_shrinks_when_sigma_is_large():
 def test_monte_carlo_unbiased_and_variance_matches_analytic():
     series = np.array([3, 0, 5, 1, 2, 4])
     rng = np.random.default_rng(11)
-    draws = 6000
+    draws = 3000  # variance ratio SE sqrt(2/3000) ~ 2.6% per step: the 8% tolerance is 3 SE
     out = np.empty((draws, series.size))
     for j in range(draws):
         rel = release(series, RHO, mechanism="sqrt", rng=rng)

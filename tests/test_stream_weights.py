@@ -45,8 +45,8 @@ def _check_against_generic(n, noise, method="barrier"):
 
 
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
-def test_fda_equals_generic_optimum_all_n_up_to_64(noise):  # 100, 128, 255, 256, 1000: the tests below
-    worst = max(_check_against_generic(n, noise) for n in range(1, 65))
+def test_fda_equals_generic_optimum_all_n_up_to_32(noise):  # 48, 63, 64, then 255, 256, 1000 below
+    worst = max(_check_against_generic(n, noise) for n in [*range(1, 33), 48, 63, 64])
     assert worst <= 1e-8
 
 
