@@ -42,6 +42,7 @@ from dpviz.viz import marginals as vm
 
 CAP = capability("marginals")
 ui.page_setup(CAP.name)
+ui.supersede()  # no simulation computed ahead for an earlier state competes with this run
 EPS_OPTIONS = [0.1, 0.2, 0.31, 0.5, 1.0, 2.0, 3.16, 5.0, 10.0]
 DELTA_OPTIONS = [1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]
 RHO_OPTIONS = [0.0001, 0.001, 0.005, 0.01, 0.015, 0.05, 0.1, 0.5, 1.0]

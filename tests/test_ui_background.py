@@ -102,3 +102,25 @@ def test_results_are_bounded():
         bg.computed(key, lambda i=i: i)
     assert keys[0] not in bg._RESULTS and keys[-1] in bg._RESULTS
     assert len(bg._RESULTS) <= bg.MAX_RESULTS
+
+
+def test_supersede_at_a_page_start_stops_running_work_and_nothing_stale_is_kept():
+    started, stopped = threading.Event(), threading.Event()
+    key = ("test", "page start", time.monotonic())
+
+    def cooperative():
+        started.set()
+        try:
+            for _ in range(500):
+                bg.check_superseded()
+                time.sleep(0.01)
+        except bg.Superseded:
+            stopped.set()
+            raise
+        return "finished"
+
+    bg.precompute(key, cooperative)
+    assert started.wait(5)
+    bg.supersede()
+    assert stopped.wait(5)
+    assert bg.computed(key, lambda: "computed here") == "computed here"

@@ -20,7 +20,7 @@ Layers (docs/ARCHITECTURE.md): ``dpviz.ui`` may import core, the capabilities, t
 nothing in ``dpviz`` imports it.
 """
 
-from dpviz.ui.background import check_superseded, computed, precompute
+from dpviz.ui.background import check_superseded, computed, precompute, supersede
 from dpviz.ui.charts import chart
 from dpviz.ui.privacy import PrivacyChoice, PrivacyKeys, privacy_widgets
 from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup, prefetch
@@ -32,7 +32,7 @@ from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_s
 from dpviz.ui import records
 from dpviz.ui.records import RecordsSpec
 
-__all__ = ["check_superseded", "computed", "precompute", "chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "prefetch", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
+__all__ = ["check_superseded", "computed", "precompute", "supersede", "chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "prefetch", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
            "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",

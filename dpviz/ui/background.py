@@ -5,8 +5,9 @@ the budget, ...). After a run it hands those computations to :func:`precompute`;
 single background thread while the reader looks at the page. When the reader does flip the radio, the page
 asks :func:`computed` for the same key and gets the result at once (or waits for the run already under way,
 never starting it twice). A page run that misses the cache supersedes every queued or running background
-task: the reader's change comes first, and :func:`precompute` at the end of that run queues the new
-neighbours. A long task stops early when it calls :func:`check_superseded` (e.g. from a progress callback).
+task (:func:`supersede`, which a page may also call as its run starts, so that no background work competes
+with it for the interpreter), and :func:`precompute` at the end of that run queues the new neighbours. A long
+task stops early when it calls :func:`check_superseded` (e.g. from a progress callback).
 
 Only for pure library calls whose result depends on nothing but the key: the task never touches Streamlit
 (no session state, no elements) — the page does its own bookkeeping when it reads the result. Results are
@@ -21,7 +22,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MAX_RESULTS", "Superseded", "precompute", "computed", "check_superseded"]
+__all__ = ["MAX_RESULTS", "Superseded", "precompute", "computed", "check_superseded", "supersede"]
 
 MAX_RESULTS = 32
 """Results (finished or under way) kept per server process; the oldest are dropped first."""
@@ -43,6 +44,14 @@ def check_superseded() -> None:
     generation = getattr(_LOCAL, "generation", None)
     if generation is not None and generation != _STATE["generation"]:
         raise Superseded
+
+
+def supersede() -> None:
+    """Make every queued or running background task obsolete (a page calls it as its run starts: the reader's
+    change comes first). A running task stops at its next :func:`check_superseded` and is forgotten; the page
+    queues what it still wants with :func:`precompute` at the end of its run."""
+    with _LOCK:
+        _STATE["generation"] += 1
 
 
 def _keep(key: Hashable, future: Future) -> None:
@@ -98,8 +107,7 @@ def computed(key: Hashable, fn: Callable[..., Any], *args: Any) -> Any:
             return future.result()
         except Superseded:
             pass  # dropped by a newer page run before it finished: computed here
-    with _LOCK:
-        _STATE["generation"] += 1
+    supersede()
     result = fn(*args)
     done: Future = Future()
     done.set_result(result)
