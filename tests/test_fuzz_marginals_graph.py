@@ -6,7 +6,7 @@ Loaders: :func:`dpviz.marginals.io.read_table` (CSV, any bytes), :func:`~dpviz.m
 CSV/JSON-shaped text built from hostile pieces (byte-order marks, NUL bytes, ragged rows, stray quotes, CR line
 ends, huge and non-finite numbers, deep nesting, gzip), with small caps now and then so the cap paths run too.
 Whatever loads must satisfy the loader's invariants. Derandomized, no example database: every run is the same
-(about 3,500 examples, a few seconds). ``bench/fuzz.py`` runs 10⁵ per loader.
+(about 1,000 examples, a few seconds). ``bench/fuzz.py`` runs 10⁵ per loader.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dpviz.marginals.io import parse_workload, read_measurements, read_table
 from dpviz.marginals.model import Domain
 from dpviz.marginals.estimators import reconstruct
 
-FUZZ = settings(max_examples=250, derandomize=True, database=None, deadline=None,
+FUZZ = settings(max_examples=150, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 DOMAIN = Domain(("age", "sex", "edu"), (3, 2, 4))
 

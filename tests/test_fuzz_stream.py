@@ -90,7 +90,7 @@ def _load(raw: bytes, count: str | None, time: str | None, steps: int | None, si
         return None
 
 
-@settings(RUNS, max_examples=500)
+@settings(RUNS, max_examples=250)
 @given(raw=SOURCES, count=COLUMN, time=COLUMN, steps=CAP, size=CAP)
 def test_only_input_error_escapes_the_stream_loader(raw, count, time, steps, size):
     data = _load(raw, count, time, steps, size)

@@ -408,7 +408,7 @@ def test_workload_file_size_cap(tmp_path):
 
 # ------------------------------------------------------------------------------------------ fuzzing
 
-FUZZ = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+FUZZ = settings(max_examples=200, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -12,8 +12,9 @@ def test_lowbit_examples():
     np.testing.assert_array_equal(F.lowbit(np.array([1, 2, 3, 6, 40])), [1, 2, 1, 2, 8])
 
 
-def test_thm_5_1_and_5_2_for_all_n_up_to_2000():
-    for n in range(1, 2001):
+def test_thm_5_1_and_5_2_for_all_n_up_to_520_and_around_powers_of_two():
+    # every N up to 520 (past 2^9), then each power of two to 2^11 and its neighbours, and N = 2000
+    for n in [*range(1, 521), 1023, 1024, 1025, 2047, 2048, 2049, 2000]:
         m = F.strategy_matrix(n)
         col = np.asarray(m.sum(axis=0)).ravel()
         # Thm 5.1: the first column has the largest L1 norm, floor(log2 N) + 1
