@@ -416,7 +416,7 @@ def test_undecided_cases_are_rare(monkeypatch: pytest.MonkeyPatch) -> None:
 # ----------------------------------------------------------------------------- OpenDP agreement
 
 
-@pytest.mark.parametrize("kind,scale", [("laplace", 1.0), ("laplace", 3.5), ("gaussian", 1.5), ("gaussian", 4.0)])
+@pytest.mark.parametrize("kind,scale", [("laplace", 1.0), ("gaussian", 4.0)])  # other scales: the exact-PMF tests
 def test_agrees_with_opendp(kind: str, scale: float) -> None:
     import opendp.prelude as dp  # a dev requirement: never skipped
     dp.enable_features("contrib")
