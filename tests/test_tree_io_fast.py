@@ -172,6 +172,19 @@ def test_number_text_is_arrows_cast_with_empty_cells_for_nan():
         want = pc.cast(pa.array(v, from_pandas=True), pa.string())
         assert got.equals(want)
     assert number_text(np.array([np.nan, 1.0, 1.0])).null_count == 1
+    runs = number_text(levels, dictionary=True)  # runs: each run's text once, decoded as the CSV is written
+    assert pa.types.is_dictionary(runs.type) and len(runs.dictionary) == 50
+    assert pc.cast(runs, pa.string()).equals(number_text(levels))
+    assert number_text(noisy, dictionary=True).equals(number_text(noisy))  # no runs: plain strings
+
+
+@pytest.mark.parametrize("ids", [["a", "b", "c", "d"], ["a", "b,c", "d", "e"]])  # no quotes; quotes needed
+def test_dictionary_number_text_writes_as_the_plain_text(tmp_path, ids):
+    v = np.array([0.1, 0.1, 2.5e-7, 2.5e-7])
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    write_tree_csv(pa.table({"node": ids, "v": number_text(v, dictionary=True)}), a, plain=("v",))
+    write_tree_csv(pa.table({"node": ids, "v": number_text(v)}), b, plain=("v",))
+    assert a.read_bytes() == b.read_bytes() and a.read_bytes().count(b",2.5e-7\n") == 2
 
 
 def _trees():

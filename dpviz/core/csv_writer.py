@@ -42,19 +42,21 @@ def number_column(v: np.ndarray) -> pa.Array:
     return pa.array(v, from_pandas=True)
 
 
-def number_text(values: np.ndarray) -> pa.Array:
+def number_text(values: np.ndarray, dictionary: bool = False) -> pa.Array:
     """A number column as the text :func:`write_csv` writes for it (shortest round-trip digits, an
     empty cell for NaN), as Arrow strings: formatting ahead of the write (the GIL is released).
 
     A run of equal adjacent values is formatted once (float formatting is the write's main cost, and
-    structure-only columns repeat: siblings' variances, whole levels of a complete tree)."""
+    structure-only columns repeat: siblings' variances, whole levels of a complete tree). ``dictionary``:
+    such runs come back as a dictionary array (each run's text once, a run index per row), which
+    :func:`write_csv` decodes slice by slice as it writes (no column-sized gather of strings)."""
     v = np.asarray(values)
     if v.size > 1:
         starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))  # NaN != NaN: one run each
         if starts.size < 0.75 * v.size:
             text = pc.cast(number_column(v[starts]), pa.string())
-            runs = np.repeat(np.arange(starts.size, dtype=np.int32), np.diff(starts, append=v.size))
-            return text.take(arrow.from_numpy(runs))
+            runs = arrow.from_numpy(np.repeat(np.arange(starts.size, dtype=np.int32), np.diff(starts, append=v.size)))
+            return pa.DictionaryArray.from_arrays(runs, text) if dictionary else text.take(runs)
     return pc.cast(number_column(v), pa.string())
 
 
@@ -139,8 +141,11 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
         # shortest round-trip digits), so that it is written unquoted as before
         for name in plain & set(table.column_names):
             i = table.column_names.index(name)
-            if pa.types.is_string(table.column(i).type):
-                table = table.set_column(i, name, pc.cast(table.column(i), pa.float64()))
+            col = table.column(i)
+            if pa.types.is_dictionary(col.type) and pa.types.is_string(col.type.value_type):
+                col = pc.cast(col, pa.string())  # number_text(..., dictionary=True)
+            if pa.types.is_string(col.type):
+                table = table.set_column(i, name, pc.cast(col, pa.float64()))
 
     def fmt(part: pa.Table, header: bool = False) -> pa.Buffer:
         if quoting == "none" and part.num_rows:  # numbers to text here: Arrow's cast releases the GIL, so

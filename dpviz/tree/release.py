@@ -290,7 +290,7 @@ class TreeRelease:
     Arrays are in DOH order (``tree.order`` maps to the input order): ``noisy`` = v + η (int64),
     ``released`` = the estimator's output (also ``values``), ``variance`` = its analytic per-node variance
     (from the structure and the noise only). ``variance_text``: the ``variance`` and ``std`` columns as CSV
-    number text in the input (row) order of the published table, formatted while the noise was drawn
+    number text (strings, or runs dictionary-encoded) in the input (row) order of the published table, formatted while the noise was drawn
     (``release(..., csv_text=True)``), else None."""
 
     tree: Tree
@@ -443,8 +443,8 @@ def release(
             est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
             var = pool.submit(est.variance, d)
             rows = pool.submit(lambda: input_order(tree, var.result()))  # text in the rows' order: no string gather
-            var_text = pool.submit(lambda: number_text(rows.result()))
-            std_text = pool.submit(lambda: number_text(np.sqrt(rows.result())))
+            var_text = pool.submit(lambda: number_text(rows.result(), dictionary=True))
+            std_text = pool.submit(lambda: number_text(np.sqrt(rows.result()), dictionary=True))
             released = est.values(meas := drawn.result())
             variance, text = var.result(), (var_text.result(), std_text.result())
     return TreeRelease(
