@@ -2,7 +2,8 @@
 
 Three clicks on the Stream page show spent ε = 3 on the page; a download charges nothing; a session budget
 typed on the page refuses the next draw with what is left. A server started the way ``make run LEDGER=PATH``
-starts it (``streamlit run app.py -- --ledger PATH``) charges that file.
+starts it (``streamlit run app.py -- --ledger PATH``) charges that file, and its first visitor, who opens a
+page URL, gets the app's navigation.
 """
 
 import os
@@ -108,8 +109,14 @@ def ledger_server(tmp_path):
 
 
 def test_a_server_started_with_ledger_charges_that_file(page: Page, ledger_server):
+    """Also the first visit of a fresh server at a page URL: Streamlit would serve /Stream in its legacy
+    pages/-folder mode (sidebar "app", Tree, ... without icons, no Home); ui.page_setup leaves that mode, so the
+    sidebar is app.py's navigation and the page is still Stream."""
     url, ledger = ledger_server
-    open_page(page, url, "Stream")
+    open_page(page, url, "Stream")  # this server's first visitor, at a page URL
+    nav = [line.strip() for line in page.locator("[data-testid=stSidebarNav]").inner_text().splitlines()]
+    assert "Home" in nav and "app" not in nav, nav
+    expect(page.locator("[data-testid=stMain] h1").first).to_have_text("Stream release")
     expect(page.get_by_text(re.compile(re.escape(str(ledger))))).to_be_visible()
     assert not ledger.exists()
     for n in (1, 2, 3):

@@ -5,7 +5,7 @@ first h1 of the main block comes first), and no "None", "nan", "NaN" or "Infinit
 block's visible text (Plotly's SVG text included; collapsed expanders are not visible, so not read) nor in a
 shown table cell (st.dataframe draws on a canvas: its accessible grid holds the cells' text). Also:
 the measuring helpers of bench/browser_latency.py time a real ε move (the probe sees the rerun and the
-repaint).
+repaint). (A fresh server's first visit at a page URL: tests/test_e2e_charges.py, on its own server.)
 """
 
 import re
@@ -121,19 +121,3 @@ def test_the_browser_bench_probe_times_an_eps_move(page: Page, streamlit_server)
     mark(page)  # nothing happens after a mark: the probe waits for a rerun and does not report a stale time
     with pytest.raises(Exception, match="Timeout"):
         settled(page, 3_000)
-
-
-def test_first_visit_at_a_page_url_gets_the_app_navigation(browser):
-    """A fresh server whose first visitor opens /Stream directly: Streamlit would serve the page in its legacy
-    pages/-folder mode (sidebar "app", Tree, ... without icons, no Home); ui.page_setup leaves that mode, so the
-    sidebar is app.py's navigation and the page is still Stream."""
-    from tests.e2e_helpers import StreamlitServer
-
-    with StreamlitServer() as url:
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        install_probe(page)
-        timed_goto(page, f"{url}/Stream")
-        nav = [line.strip() for line in page.locator("[data-testid=stSidebarNav]").inner_text().splitlines()]
-        assert "Home" in nav and "app" not in nav, nav
-        expect(page.locator("[data-testid=stMain] h1").first).to_have_text("Stream release")
-        page.close()
