@@ -246,6 +246,10 @@ except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
 ui.noise_caption(sim_noise, release_noise)
+# A first switch to Gaussian noise calibrates ρ from (ε, δ) (continuous and discrete), which loads SciPy's special
+# functions: done once in the background, so that switch costs what an ε move costs.
+ui.prefetch("tree-gaussian-calibration", lambda: [Noise.from_params("gaussian", epsilon=1.0, delta=1e-6, discrete=d).describe
+                                                  for d in (False, True)])
 if counted is not None:  # sensitivity x K: the record-level strategy gets the per-record noise (core.records)
     sim_noise = counted.noise(sim_noise)
     counted.privacy_note()
