@@ -588,7 +588,7 @@ ui.private_release_panel(
 
 def _precompute() -> None:
     """Simulate in the background what one radio flip would show — the budget given the other way, the other
-    workload choice, the other mechanism — so a first flip finds it computed (:mod:`dpviz.ui.background`)."""
+    workload choice, the other mechanism — and one ε step, so they find it computed (:mod:`dpviz.ui.background`)."""
     if wmode == "kway":
         picks, picked = _pick_labels(kmax)
         other = [picks[p] for p in picked]
@@ -599,8 +599,11 @@ def _precompute() -> None:
     flip = {"rho": float(ss.get("marginals_rho", 0.015))} if not use_rho else {
         "epsilon": float(ss.get("marginals_epsilon", 1.0)), "delta": float(ss.get("marginals_delta", 1e-9))}
     t_other = rounds if len(other) == len(workload) else min(DEFAULT_ROUNDS, max(1, len(other)))
+    i = 0 if use_rho else EPS_OPTIONS.index(eps)  # then one ε step either way (after the radios)
+    steps = [] if use_rho else [{"epsilon": e, "delta": delta} for e in EPS_OPTIONS[max(0, i - 1):i + 2] if e != eps]
     for b, wl, mech, t in ((flip, workload, mechanism, rounds), (budget, other, mechanism, t_other),
-                           (budget, workload, "mwem" if mechanism == "rp" else "rp", rounds)):
+                           (budget, workload, "mwem" if mechanism == "rp" else "rp", rounds),
+                           *((b, workload, mechanism, rounds) for b in steps)):
         live, key = _plan(b, wl, mech, t)[3:] if wl else ((), None)
         if live and workload_stats(domain.sizes, tuple(wl))["cells"] <= MEMO_MAX_CELLS:
             ui.precompute((CAP.name, key), _run_simulation, Noise.from_params("gaussian", **b), live, seed, wl, mech,
