@@ -19,7 +19,9 @@ seed): the simulated release, its metrics and its figures (:func:`figure`) — s
 what depends on ε, and moving back to an ε already seen redraws from the cache. The figures are light
 enough for the browser to redraw on every ε step (:mod:`dpviz.viz.graph`: two-colour heatmaps, WebGL
 dots, rasters of at most 256² blocks). The decomposition's depth is the reader's choice
-(``graph_depth_chosen``): it is kept when ε moves and clamped only while the new tree is shallower.
+(``graph_depth_chosen``): it is kept when ε moves and clamped only while the new tree is shallower. The
+inspected method's views (the "Show" radio, the depth slider, the Step 1 toggle) are one ``st.fragment``:
+changing them reruns and redraws only that part (nothing else on the page reads them).
 """
 
 import time
