@@ -209,3 +209,30 @@ def test_the_page_claim_holds_the_hierarchy_wins_on_the_bike_hours_ranges() -> N
     mse = sum(simulate(d, Noise.laplace(1.0), ("gmc", "flat"), rng, branching=4, q=2000).table.set_index("method")
               ["rmse_ranges"] ** 2 for _ in range(8))
     assert mse["gmc"] < 0.8 * mse["flat"]
+
+
+def test_is_counts_file_reads_the_header_of_csv_gzip_and_parquet(tmp_path) -> None:
+    """The ledger's records rule asks only the header: bin,count (any order, spaces, a BOM) is counts; anything
+    else is records — in a CSV, a gzip CSV and a Parquet file alike; an oversize file is refused, not read."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dpviz.histogram.io import MAX_BYTES, is_counts_file
+
+    cases = {"c.csv": ("\ufeffcount , bin\n3,a\n", True), "r.csv": ("age,bin_edges\n3,4\n", False),
+             "one.csv": ("bin\n", False)}
+    for name, (text, want) in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert is_counts_file(tmp_path / name) is want, name
+        (tmp_path / (name + ".gz")).write_bytes(gzip.compress(text.encode()))
+        assert is_counts_file(tmp_path / (name + ".gz")) is want, name + ".gz"
+    pq.write_table(pa.table({"bin": ["a"], "count": [3]}), tmp_path / "c.parquet")
+    pq.write_table(pa.table({"age": [3]}), tmp_path / "r.parquet")
+    assert is_counts_file(tmp_path / "c.parquet") and not is_counts_file(tmp_path / "r.parquet")
+    big = tmp_path / "big.csv"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_BYTES + 1)
+    with pytest.raises(InputError, match="above the size cap"):
+        is_counts_file(big)

@@ -186,8 +186,20 @@ def load(spec: str | Path, *, bins: Bins | str | Path | None = None, column: str
 
 
 def is_counts_file(source: str | Path) -> bool:
-    """Whether ``source`` (a file) is a counts file (columns ``bin`` and ``count``), not records."""
-    return _is_counts(list(_frame(_read_capped(source, "input", MAX_BYTES), f"input {str(source)[:200]!r}").columns))
+    """Whether ``source`` (a file) is a counts file (columns ``bin`` and ``count``), not records: from its
+    header alone (a Parquet schema, or a CSV's first line through the capped reader), not the whole file."""
+    import csv
+
+    from dpviz.core.reader import open_capped
+    from dpviz.core.records import is_parquet, parquet_names
+
+    label = f"input {str(source)[:200]!r}"
+    if is_parquet(source):
+        return _is_counts(parquet_names(source, max_bytes=MAX_BYTES, label=label, wording=WORDING))
+    with open_capped(source, max_bytes=MAX_BYTES, label=label, wording=WORDING) as stream:
+        head = stream.read(1 << 16)
+    line = head.split(b"\n", 1)[0].decode("utf-8-sig", "replace").rstrip("\r")  # the file is checked when read
+    return _is_counts([c.strip() for c in next(csv.reader([line]), [])])
 
 
 def canonical_bytes(source: str | Path, data: HistogramData | None = None) -> bytes:
