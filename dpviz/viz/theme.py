@@ -28,8 +28,10 @@ def _scale(colours: tuple[str, ...]) -> list[list]:
 
 
 def _template() -> go.layout.Template:
+    # ticklabeloverflow "allow": plotly's default ("hide past div") measures every tick label's box once per label
+    # drawn (a forced layout each) on every redraw; the margins leave the labels room, so nothing is hidden.
     axis = {"gridcolor": GRID, "linecolor": LINE, "zerolinecolor": GRID, "ticks": "", "automargin": True,
-            "title": {"standoff": 12, "font": {"size": 14}}, "tickfont": {"size": 12}}
+            "ticklabeloverflow": "allow", "title": {"standoff": 12, "font": {"size": 14}}, "tickfont": {"size": 12}}
     seq, div = _scale(SEQUENTIAL), _scale(DIVERGING)
     return go.layout.Template(
         data={"heatmap": [{"colorscale": seq}], "histogram2d": [{"colorscale": seq}],
