@@ -55,6 +55,7 @@ EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.
 SHARE_OPTIONS = list(range(1, 11))
 DEFAULT_SPLIT = (3, 7, 3)  # ε_D^d : ε_D^c : ε_R (the paper's 3 : 7 : 3)
 DEFAULT_DEPTH = 2  # the decomposition depth shown first (clamped to the tree's depth)
+VIEW_CHARTS = ("graph_view_left", "graph_view_right")  # both views' two charts: one Plotly instance each, kept
 DEPTH_CHOSEN = "graph_depth_chosen"  # the reader's depth, a plain key: kept when ε (and the tree) change
 SAMPLES = {s.name: s.title for s in CAP.samples}
 DEFAULT_SAMPLE = "karate" if "karate" in SAMPLES else next(iter(SAMPLES))
@@ -318,26 +319,30 @@ sim_key = (data_key, inspect, eps, _split_for(inspect, split), seed)  # every in
 
 
 def relabel_view() -> None:
-    """Step 1: the true adjacency in the input order and relabelled, and how Alg. 1 converged."""
-    a1, a2 = st.columns(2)
-    ui.chart(a1, input_adjacency(data_key, graph), key="graph_adj_input", width="stretch")
-    if rel.order is not None:
-        ui.chart(a2, figure("relabelled", sim_key, lambda: vg.adjacency_figure(
-            graph.edges, n, order=rel.order, labels=graph.labels, title=f"True adjacency, relabelled by {inspect} "
-                                                                        "(Step 1)")),
-            key="graph_adj_relabelled", width="stretch")
-        history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
-        if history and st.toggle("Show how Step 1 converged: q(L) per iteration of Alg. 1", key="graph_show_labelling",
-                                 help="The relabelling objective q(L) (Eq. 1) after each iteration."):
-            ui.chart(st, figure("labelling", sim_key, lambda: vg.labelling_figure(
-                history, title="Step 1 (Alg. 1): q(L) per iteration" + (" on the noisy degrees" if rel.private
-                                                                         else " on the true degrees"))),
-                key="graph_labelling_chart", width="stretch")
+    """Step 1: the true adjacency in the input order and relabelled, and how Alg. 1 converged. Laid out as the
+    decomposition view (a line, then two charts at :data:`VIEW_CHARTS`), so a view switch redraws the same two
+    Plotly instances in place."""
+    if rel.order is None:
+        st.info(f"{label} does not relabel the vertices: its matrix is in the input order.", icon=":material/info:")
+    else:
         st.caption("Alg. 1 moves high-degree vertices to the middle rows (Eq. 1), so dense and sparse blocks form. "
                    + ("drf-dp orders by noisy degrees (budget ε_R): the order is private."
                       if rel.private else f"The published DRF orders by the true degrees with no budget: {NOT_PRIVATE_LABEL}."))
-    else:
-        a2.info(f"{label} does not relabel the vertices: its matrix is in the input order.", icon=":material/info:")
+    a1, a2 = st.columns(2)
+    ui.chart(a1, input_adjacency(data_key, graph), key=VIEW_CHARTS[0], width="stretch")
+    if rel.order is None:
+        return
+    ui.chart(a2, figure("relabelled", sim_key, lambda: vg.adjacency_figure(
+        graph.edges, n, order=rel.order, labels=graph.labels, title=f"True adjacency, relabelled by {inspect} "
+                                                                    "(Step 1)")),
+        key=VIEW_CHARTS[1], width="stretch")
+    history = rel.info.get("q_labelling_noisy", rel.info.get("q_labelling"))
+    if history and st.toggle("Show how Step 1 converged: q(L) per iteration of Alg. 1", key="graph_show_labelling",
+                             help="The relabelling objective q(L) (Eq. 1) after each iteration."):
+        ui.chart(st, figure("labelling", sim_key, lambda: vg.labelling_figure(
+            history, title="Step 1 (Alg. 1): q(L) per iteration" + (" on the noisy degrees" if rel.private
+                                                                     else " on the true degrees"))),
+            key="graph_labelling_chart", width="stretch")
 
 
 def _remember_depth() -> None:
@@ -364,10 +369,10 @@ def decomposition_view() -> None:
     if p is not None:
         ui.chart(d1, figure("partition", (*sim_key, deep), lambda: vg.partition_figure(
             p, n, deep, symmetric=not rel.private, title=f"{label}: decomposition (Step 2)")),
-            key="graph_partition_chart", width="stretch")
+            key=VIEW_CHARTS[0], width="stretch")
     ui.chart(d2, figure("released", sim_key, lambda: vg.adjacency_figure(
         rel.edges, n, order=rel.order, labels=graph.labels, title=f"Reconstructed adjacency (Step 4, {label})")),
-        key="graph_adj_released", width="stretch")
+        key=VIEW_CHARTS[1], width="stretch")
     if p is not None:
         st.caption(f"{len(p):,} regions, {int(p.leaf.sum()):,} final; colour = released (noisy, post-processed) "
                    f"edge count / cells of the region. {rel.edges.shape[0]:,} edges released in {seconds:.3g} s "

@@ -56,6 +56,13 @@ def chart(at, key: str) -> dict:
     return figs[0]
 
 
+LEFT, RIGHT = "graph_view_left", "graph_view_right"  # the inspect view's two charts (both views draw there)
+
+
+def title(at, key: str) -> str:
+    return chart(at, key)["layout"]["title"]["text"]
+
+
 def chart_keys(at) -> set[str]:
     return {c.proto.id.rsplit("-", 1)[-1] for c in plotly_charts(at)}
 
@@ -85,11 +92,11 @@ def test_default_load_karate_all_methods(at):
     assert any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf is selected: the warning is shown
     assert "graph_budget_chart" not in chart_keys(at)  # the table's share bars say it: one figure fewer
     # one step at a time (issue 19: fewer charts per ε move): Steps 2-4 by default, Step 1 on its view
-    assert {"graph_degree_chart", "graph_partition_chart", "graph_adj_released"} <= chart_keys(at)
-    assert not {"graph_adj_input", "graph_adj_relabelled", "graph_labelling_chart"} & chart_keys(at)
-    ok(at.radio(key="graph_view").set_value("relabel").run())
-    assert {"graph_adj_input", "graph_adj_relabelled"} <= chart_keys(at)
-    assert not {"graph_partition_chart", "graph_adj_released", "graph_labelling_chart"} & chart_keys(at)
+    assert {"graph_degree_chart", LEFT, RIGHT} <= chart_keys(at) and "graph_labelling_chart" not in chart_keys(at)
+    assert "decomposition (Step 2)" in title(at, LEFT) and "Reconstructed adjacency" in title(at, RIGHT)
+    ok(at.radio(key="graph_view").set_value("relabel").run())  # the same two charts, Step 1's figures in them
+    assert {LEFT, RIGHT} <= chart_keys(at) and "graph_labelling_chart" not in chart_keys(at)
+    assert "True adjacency, input order" in title(at, LEFT) and "relabelled by drf-dp" in title(at, RIGHT)
     ok(at.toggle(key="graph_show_labelling").set_value(True).run())  # Step 1's q(L) history waits for its toggle
     assert "graph_labelling_chart" in chart_keys(at)
     # the degree chart: the true distribution first, then one series per method
@@ -97,7 +104,7 @@ def test_default_load_karate_all_methods(at):
     assert names == ["true"] + [method_label(k) for k in METHODS]
     # the input-order adjacency is the true 0/1 matrix (karate: the labelled heatmap)
     g = load_graph_sample("karate")
-    z = np.asarray(decode_plotly_array(chart(at, "graph_adj_input")["data"][0]["z"]), float)
+    z = np.asarray(decode_plotly_array(chart(at, LEFT)["data"][0]["z"]), float)
     assert z.sum() == 2 * g.n_edges and np.all(z[g.edges[:, 0], g.edges[:, 1]] == 1)
     # accounting of the inspected drf-dp: sums to ε, the relabelling gets 3/13 of it
     budget = budget_table(at)
@@ -126,7 +133,7 @@ def test_epsilon_split_and_method_selection(at):
     assert list(metrics_table(at).columns) == ["measure", "DRF-DP", "kd-hybrid"]
     assert not any(NOT_PRIVATE_LABEL in w.value for w in at.warning)  # drf no longer on the page
     ok(at.selectbox(key="graph_inspect").set_value("degree").run())
-    assert "graph_partition_chart" not in chart_keys(at) and "graph_adj_relabelled" not in chart_keys(at)
+    assert LEFT not in chart_keys(at) and "Reconstructed adjacency" in title(at, RIGHT)
     assert any("no spatial decomposition" in i.value for i in at.info)
     assert budget_table(at)["sub-budget"].tolist()[0] == "degrees"
     ok(at.multiselect(key="graph_methods").set_value([]).run())
@@ -139,20 +146,20 @@ def test_depth_slider_steps_through_the_decomposition(at):
     titles = {}
     for d in range(int(depth.max) + 1):
         ok(at.slider(key="graph_depth").set_value(d).run())
-        fig = chart(at, "graph_partition_chart")
+        fig = chart(at, LEFT)
         titles[d] = fig["layout"]["title"]["subtitle"]["text"]
         assert f"depth {d}: " in titles[d]
     assert "depth 0: 1 regions" in titles[0]
-    z0 = np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
+    z0 = np.asarray(decode_plotly_array(chart(at, LEFT)["data"][0]["z"]), float)
     ok(at.slider(key="graph_depth").set_value(0).run())
-    z1 = np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
+    z1 = np.asarray(decode_plotly_array(chart(at, LEFT)["data"][0]["z"]), float)
     assert np.nanstd(z1) == 0 and np.nanstd(z0) > 0  # the root is one colour; the leaves are not
     ok(at.selectbox(key="graph_inspect").set_value("random").run())  # one region: slider disabled
     assert at.slider(key="graph_depth").disabled
 
 
 def partition_z(at):
-    return np.asarray(decode_plotly_array(chart(at, "graph_partition_chart")["data"][0]["z"]), float)
+    return np.asarray(decode_plotly_array(chart(at, LEFT)["data"][0]["z"]), float)
 
 
 def test_chosen_depth_is_kept_when_epsilon_moves(at):
@@ -174,7 +181,7 @@ def test_chosen_depth_is_kept_when_epsilon_moves(at):
     assert at.slider(key="graph_depth").value == min(deepest, tops[0.05])
     ok(at.select_slider(key="graph_epsilon").set_value(50.0).run())  # back: the reader's depth again
     assert at.slider(key="graph_depth").value == deepest
-    assert f"depth {deepest}: " in chart(at, "graph_partition_chart")["layout"]["title"]["subtitle"]["text"]
+    assert f"depth {deepest}: " in chart(at, LEFT)["layout"]["title"]["subtitle"]["text"]
     np.testing.assert_array_equal(partition_z(at), z_deep)  # the cached figure of (ε, seed, depth)
     ok(at.slider(key="graph_depth").set_value(1).run())
     ok(at.select_slider(key="graph_epsilon").set_value(20.0).run())
@@ -182,17 +189,17 @@ def test_chosen_depth_is_kept_when_epsilon_moves(at):
 
 
 def test_every_view_follows_epsilon(at):
-    before = {k: chart(at, k)["data"] for k in ("graph_degree_chart", "graph_partition_chart", "graph_adj_released")}
+    before = {k: chart(at, k)["data"] for k in ("graph_degree_chart", LEFT, RIGHT)}
     ok(at.select_slider(key="graph_epsilon").set_value(5.0).run())
     for key, data in before.items():
         assert chart(at, key)["data"] != data, key
     ok(at.radio(key="graph_view").set_value("relabel").run())
     ok(at.toggle(key="graph_show_labelling").set_value(True).run())
-    before = {k: chart(at, k)["data"] for k in ("graph_adj_input", "graph_adj_relabelled", "graph_labelling_chart")}
+    before = {k: chart(at, k)["data"] for k in (LEFT, RIGHT, "graph_labelling_chart")}
     ok(at.select_slider(key="graph_epsilon").set_value(1.0).run())
-    for key in ("graph_adj_relabelled", "graph_labelling_chart"):
+    for key in (RIGHT, "graph_labelling_chart"):
         assert chart(at, key)["data"] != before[key], key
-    assert chart(at, "graph_adj_input")["data"] == before["graph_adj_input"]  # the true graph: no ε in it
+    assert chart(at, LEFT)["data"] == before[LEFT]  # the true graph: no ε in it
 
 
 def test_figures_are_light_and_titles_clear_the_axes(at):
@@ -200,10 +207,10 @@ def test_figures_are_light_and_titles_clear_the_axes(at):
     bottom, so no title collides with an axis title; the 0/1 matrix says "edge" / "no edge"."""
     for c in plotly_charts(at):
         assert len(c.proto.spec) < 120_000, c.proto.id
-    part = chart(at, "graph_partition_chart")
-    released = chart(at, "graph_adj_released")
+    part = chart(at, LEFT)
+    released = chart(at, RIGHT)
     ok(at.radio(key="graph_view").set_value("relabel").run())
-    for fig in (chart(at, "graph_adj_input"), chart(at, "graph_adj_relabelled"), released):
+    for fig in (chart(at, LEFT), chart(at, RIGHT), released):
         assert fig["layout"]["xaxis"].get("side", "bottom") == "bottom"
         assert fig["layout"]["title"]["yref"] == "container"
         heat = fig["data"][0]
@@ -224,7 +231,7 @@ def test_upload_good_then_malformed_clears_the_earlier_upload(at):
     m = metrics(at)
     assert (m["Vertices |V|"], m["Edges |E|"]) == ("5", "6") and not at.error
     assert any("duplicate" in c.value or "both directions" in c.value for c in at.caption)  # bob,alice again
-    z = chart(at, "graph_adj_input")["data"][0]
+    z = chart(at, LEFT)["data"][0]
     assert list(z["x"]) == ["alice", "bob", "carol", "dave", "erin"]  # original labels on the axes
     upload_graph(at, "bad.csv", BAD)
     expected = input_error_message(read_edges, BAD, name="bad")
