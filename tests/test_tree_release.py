@@ -500,3 +500,15 @@ def test_a_level_whose_noise_cannot_be_drawn_is_refused_before_any_work():
             warnings.simplefilter("error")
             with pytest.raises(InputError, match=r"depth level 1 of 2,001 .*MAX_SCALE.*uniform split"):
                 release(data, Noise.gaussian(0.5, discrete=True), split="geometric", csv_text=csv_text)
+
+
+@pytest.mark.parametrize("split", ["uniform", "geometric"])
+@pytest.mark.parametrize("noise", [LAPLACE, Noise.gaussian_approx(1.0, 1e-6, discrete=True)], ids=["laplace", "gauss"])
+def test_the_release_reuses_the_node_variances_it_computed_and_they_are_the_measurements_own(fanout, split, noise):
+    import dpviz.tree.release as R
+
+    tree = fanout.tree
+    strategy = R.TreeLevels(tree, split)
+    d = np.asarray(noise.variance_at(strategy.level_scales(noise)), dtype=float)[tree.depth - 1]
+    meas = measure(strategy, fanout, noise, np.random.default_rng(3))
+    np.testing.assert_array_equal(R._with_variance(meas, d).variance, meas.variance)  # bit for bit

@@ -430,7 +430,7 @@ def release(
     if not csv_text:  # the variance first: a caller's plan that does not fit is refused before any draw
         est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
         variance = est.variance(d)
-        released = est.values(meas := measure(strategy, data, noise, rng))
+        released = est.values(_with_variance(meas := measure(strategy, data, noise, rng), d))
         text = None
     else:
         from concurrent.futures import ThreadPoolExecutor  # only the CLI's write path: kept off import time
@@ -445,7 +445,7 @@ def release(
             rows = pool.submit(lambda: input_order(tree, var.result()))  # text in the rows' order: no string gather
             var_text = pool.submit(lambda: number_text(rows.result(), dictionary=True))
             std_text = pool.submit(lambda: number_text(np.sqrt(rows.result()), dictionary=True))
-            released = est.values(meas := drawn.result())
+            released = est.values(_with_variance(meas := drawn.result(), d))
             variance, text = var.result(), (var_text.result(), std_text.result())
     return TreeRelease(
         tree=tree,
@@ -463,6 +463,23 @@ def release(
         structure=structure_of(data),
         variance_text=text,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class _KnownVariance(LinearMeasurement):
+    """A measurement whose per-node noise variance was computed once already (``d``: the noise's exact variance
+    at each node's scale, ``noise.variance_at(level_scales)[depth - 1]``, the same numbers as
+    :attr:`LinearMeasurement.variance` computes from the per-node scales, without its n-sized pass)."""
+
+    d: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def variance(self) -> np.ndarray:
+        return self.d
+
+
+def _with_variance(meas: LinearMeasurement, d: np.ndarray) -> LinearMeasurement:
+    return _KnownVariance(meas.strategy, meas.values, meas.scales, meas.noise, meas.sensitivity, d)
 
 
 def _check_drawable(level_scales: np.ndarray, split: Split) -> None:
