@@ -124,3 +124,13 @@ def test_supersede_at_a_page_start_stops_running_work_and_nothing_stale_is_kept(
     bg.supersede()
     assert stopped.wait(5)
     assert bg.computed(key, lambda: "computed here") == "computed here"
+
+
+def test_the_worker_runs_at_a_lower_priority_than_the_page():
+    import os
+
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    key = ("test", "niceness", time.monotonic())
+    bg.precompute(key, lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert _wait_done(key).result() == max(mine, bg.NICENESS)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the page's thread is untouched

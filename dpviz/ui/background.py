@@ -16,13 +16,14 @@ kept per server process (shared by sessions, bounded by :data:`MAX_RESULTS`), li
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MAX_RESULTS", "Superseded", "precompute", "computed", "check_superseded", "supersede"]
+__all__ = ["MAX_RESULTS", "NICENESS", "Superseded", "precompute", "computed", "check_superseded", "supersede"]
 
 MAX_RESULTS = 32
 """Results (finished or under way) kept per server process; the oldest are dropped first."""
@@ -37,6 +38,19 @@ _RESULTS: OrderedDict[Hashable, Future] = OrderedDict()
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpviz-precompute")
 _STATE = {"generation": 0}
 _LOCAL = threading.local()
+NICENESS = 19
+"""The worker thread's niceness (Linux: per thread): the browser drawing the page on the same machine, and the
+page's own script, get the CPU first."""
+
+
+def _lower_priority() -> None:
+    if getattr(_LOCAL, "niced", False):
+        return
+    _LOCAL.niced = True
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+    except (AttributeError, OSError):  # not Linux, or not allowed: run at the server's priority
+        pass
 
 
 def check_superseded() -> None:
@@ -80,6 +94,7 @@ def precompute(key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
     def run() -> None:
         if not future.set_running_or_notify_cancel():
             return
+        _lower_priority()
         _LOCAL.generation = generation
         try:
             check_superseded()
