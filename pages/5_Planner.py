@@ -11,7 +11,6 @@ A thin view over :mod:`dpviz.planner` (curves, plans, splits) and :mod:`dpviz.vi
    over the whole range of totals.
 """
 
-import hashlib
 import math
 
 import numpy as np
@@ -48,12 +47,16 @@ DELTA_OPTIONS = [1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]
 DEFAULT_TARGET = {("tree", "node"): 10.0, ("tree", "range"): 50.0, ("stream", "max"): 20.0,
                   ("stream", "mean"): 20.0, ("marginals", ""): 5.0, ("graph", ""): 0.1}
 MC_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
+STREAM_HORIZON = 181  # the typed horizon's default
 TOTALS = [0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0]
 RHO_TOTALS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 TRIAL_CHOICES = [3, 5, 10, 20, 50, 100]
+DEFAULT_TRIALS = 5  # the dots of every shown setting are simulated on each change (and warmed in the background)
 # The longest Monte-Carlo work (dots, graph curves) the page starts, by its estimate; above it the page runs the
 # most trials that fit, or none, and says so. (Comments, not bare strings: Streamlit would print those.)
 PAGE_MAX_SECONDS = 10.0
+# The longest Monte-Carlo work a background warm-up of a likely next change starts (by the same estimate).
+WARM_MAX_SECONDS = 5.0
 # A stream's Monte-Carlo cost is timed at this horizon at most and scaled by N log N beyond it: timing trials at
 # N = 10^6 took 4-13 s on their own; at 65,536 they take about 0.3 s and the scaled estimate errs on the high side.
 CAL_HORIZON = 65_536
@@ -177,14 +180,16 @@ def cached_graph(data_key: str, metric: str, methods: tuple, trials: int, seed: 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def cached_release(name: str, seed: int):
+    """A planned release's curve; ``seed`` from :func:`dpviz.planner.specs.preset_seed`."""
     _, cap, params = specs.PRESETS[name]
     return specs.curve_for(cap, params, seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_what_if(names: tuple, weights: tuple, comp: str, delta: float | None, seed: int) -> pd.DataFrame:
-    """Every release's error at 41 totals spanning the whole slider (so only the marker moves with the total)."""
-    releases = [PlannedRelease(n, cached_release(n, seed), w) for n, w in zip(names, weights)]
+def cached_what_if(names: tuple, weights: tuple, comp: str, delta: float | None, seeds: tuple) -> pd.DataFrame:
+    """Every release's error at 41 totals spanning the whole slider (so only the marker moves with the total);
+    ``seeds`` from :func:`dpviz.planner.specs.preset_seed`."""
+    releases = [PlannedRelease(n, cached_release(n, s), w) for n, w, s in zip(names, weights, seeds)]
     lo, hi = (RHO_TOTALS[0], RHO_TOTALS[-1]) if comp == "zcdp" else (TOTALS[0], TOTALS[-1])
     grid = np.geomspace(lo, hi, 41)
     totals = [Budget.zcdp(float(x)) if comp == "zcdp" else Budget.pure(float(x)) if comp == "pure"
@@ -210,21 +215,9 @@ def samples(cap: str) -> dict[str, str]:
     return {s.name: s.title for s in capability(cap).samples}
 
 
-def readable(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` for a person: a numeric column with gaps becomes text with an empty cell where the value is
-    missing (never "None"/"nan"); returns the columns that had gaps (for a footnote)."""
-    out, gaps = frame.copy(), []
-    for col, spec in formats.items():
-        if col in out and out[col].isna().any():
-            gaps.append(col)
-            out[col] = [("" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec))
-                        for v in out[col]]
-    return out, gaps
-
-
 def table_config(config: dict, gaps: list[str]) -> dict:
-    """``config`` with every column that :func:`readable` turned into text shown as text (a number column would
-    show its empty cells as "None")."""
+    """``config`` with every column that :func:`dpviz.viz.planner.readable` turned into text shown as text (a number
+    column would show its empty cells as "None")."""
     out = dict(config)
     for col in gaps:
         old = config.get(col)
@@ -245,8 +238,22 @@ def simulation_section() -> int:
         ss[key] = fresh_seed()
     s1, _ = st.columns([1, 3])
     seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key=key))
-    s1.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=lambda: ss.update({key: fresh_seed()}))
+    s1.button("New noise draw", icon=":material/casino:", key="new_draw", on_click=new_draw)
     return seed
+
+
+NEXT_SEED = f"{PAGE.name}_next_seed"
+
+
+def next_seed() -> int:
+    """The seed "New noise draw" sets next: drawn ahead (:func:`dpviz.core.modes.fresh_seed`) so that the dots of
+    that draw can be computed in the background before the click."""
+    return int(ss.setdefault(NEXT_SEED, fresh_seed()))
+
+
+def new_draw() -> None:
+    ss[f"{PAGE.name}_seed"] = next_seed()
+    del ss[NEXT_SEED]
 
 
 # ---- page -------------------------------------------------------------------------------------------------
@@ -291,7 +298,7 @@ elif cap == "stream":
     data_key, data = data_source("stream", c2, "")
     if data is None:
         params["horizon"] = int(c2.number_input("Horizon N (number of releases)", min_value=1, max_value=1_000_000,
-                                                value=181, step=1, key="plan_horizon"))
+                                                value=STREAM_HORIZON, step=1, key="plan_horizon"))
     else:
         params["horizon"] = int(np.asarray(data.counts).size)
         c2.caption(f"Horizon N = {params['horizon']:,} (the length of the uploaded stream).")
@@ -341,17 +348,76 @@ axis = "rho" if noise_kind == "gaussian-rho" else "epsilon"
 data_arg = "FILE" if data_key.startswith("upload:") else data_key
 
 
+def shown_curves(cap: str, noise_kind: str, curves: list) -> list:
+    """The curves the page plans and draws: only the Gaussian ones for a ρ plan and for marginals."""
+    gaussian_only = noise_kind == "gaussian-rho" or cap == "marginals"
+    return [c for c in curves if c.family == "gaussian"] if gaussian_only else curves
+
+
+def dots_key(cap: str, params: dict, curves: list, source) -> tuple:
+    """The leading arguments of :func:`cached_dots_cost` and :func:`cached_dots` for these settings."""
+    return cap, tuple(sorted(params.items())), curves, tuple(c.mechanism for c in curves), source, MC_EPSILONS
+
+
+OTHER_ERROR = {"tree": ("query", ("range", "node")), "stream": ("metric", ("max", "mean"))}  # "Error of" options
+
+
+def likely_next(cap: str, params: dict, data, source, noise_kind: str, delta: float | None, seed: int) -> list[tuple]:
+    """(capability, params, data, source, noise kind, δ, seed, target) of the changes a reader likely makes next —
+    the other noise family (Laplace ↔ Gaussian (ε, δ)), the other "Error of", a new noise draw
+    (:func:`next_seed`), and from another capability the Stream's opening view — for :func:`warm_all` to compute
+    in the background after this run."""
+    def target(c: str, kind: str) -> float:
+        return float(ss.get(f"plan_target_{c}_{kind}", DEFAULT_TARGET.get((c, kind), 5.0)))
+
+    name, values = OTHER_ERROR.get(cap, ("", ()))
+    kind, out = params.get(name, ""), []
+    if "noise" in params and noise_kind != "gaussian-rho":
+        other = ("laplace", None) if noise_kind != "laplace" else ("gaussian-delta", float(ss.get("plan_delta", 1e-6)))
+        out.append((cap, {**params, "noise": other[0].split("-")[0]}, data, source, *other, seed, target(cap, kind)))
+    out += [(cap, {**params, name: v}, data, source, noise_kind, delta, seed, target(cap, v)) for v in values if v != kind]
+    out.append((cap, params, data, source, noise_kind, delta, next_seed(), target(cap, kind)))
+    if cap != "stream" and ss.get("plan_source_stream", "bundled") == "bundled":
+        n = int(ss.get("plan_horizon", STREAM_HORIZON))
+        out.append(("stream", {"horizon": n, "metric": "max", "noise": "laplace"}, None, n, "laplace", None, seed,
+                    target("stream", "max")))
+    return out
+
+
+def warm_all(settings: list[tuple], trials: int | None) -> None:
+    """What the page computes for each of ``settings`` (:func:`likely_next`): the curves, the plans and their
+    chart's ρ grid, and with ``trials`` (the dots are shown) the dots' cost and the dots when affordable —
+    filling the caches a next change reads. Runs in a background thread (:func:`dpviz.ui.prefetch`), one
+    setting after another; the trials of another capability are the default (:data:`DEFAULT_TRIALS`)."""
+    for cap, params, data, source, noise_kind, delta, seed, target in settings:
+        try:
+            curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
+            plans = plan_target(curves, target, delta)
+            if noise_kind == "gaussian-rho":
+                continue
+            best_by_epsilon(curves, vp.budget_grid(plans), delta)
+            n = trials if cap == settings[0][0] else DEFAULT_TRIALS
+            if trials is not None:
+                key = dots_key(cap, params, curves, source)
+                if cached_dots_cost(*key, delta).seconds(n) <= WARM_MAX_SECONDS:
+                    cached_dots(*key, n, seed, delta)
+        except InputError:
+            continue
+
+
 def dots_controls(enabled: bool) -> tuple[int, bool, int]:
     """The Simulation section (banner, seed) and the Monte-Carlo controls: (seed, show dots, trials)."""
     seed = simulation_section()
     d1, d2 = st.columns(2)
     show = d1.toggle("Monte-Carlo dots (a seeded sweep)", value=cap != "marginals", key=f"plan_dots_{cap}",
                      disabled=not enabled)
-    trials = int(d2.select_slider("Trials per ε", TRIAL_CHOICES,
-                                  value=5 if cap in ("marginals", "graph") else 10, key=f"plan_trials_{cap}"))
+    trials = int(d2.select_slider("Trials per ε", TRIAL_CHOICES, value=DEFAULT_TRIALS, key=f"plan_trials_{cap}",
+                                  help="Each trial's error already averages over every node, step or cell, so a few "
+                                       "trials pin the mean down; more narrow the 95% interval."))
     return seed, show and enabled, trials
 
 
+prefetch = None  # (key, function, *args) for ui.prefetch at the end of the page
 PLAN_CONFIG = {
     "mechanism": st.column_config.TextColumn("mechanism", help="The mechanism/strategy the plan is for."),
     "label": st.column_config.TextColumn("in words", width="medium"),
@@ -399,19 +465,13 @@ try:
         plans = []
         grid = vp.epsilon_grid(0.1, 10.0)
     else:
-        curves = cached_curves(cap, tuple(sorted(params.items())), data)
-        if "noise" in params:  # the other family's curves, built in the background for a first switch of "Noise"
-            for other in {"laplace", "gaussian"} - {params["noise"]}:
-                key_other = tuple(sorted({**params, "noise": other}.items()))
-                ui.prefetch(("plan-curves", cap, key_other), cached_curves, cap, key_other, data)
-        if noise_kind == "gaussian-rho" or cap == "marginals":
-            curves = [c for c in curves if c.family == "gaussian"]
+        curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
         plans = plan_target(curves, target, delta)
         best = plans[0]
         st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
         table = plans_table(plans).drop(columns=["delta"])
         table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
-        shown, gaps = readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
+        shown, gaps = vp.readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
         st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
                      width="stretch")
         if gaps:
@@ -421,9 +481,7 @@ try:
                        "the Canonne–Kamath–Steinke conversion for marginals), *ε (release)* what a discrete release "
                        "needs (CKS). Discrete noise has at most the continuous variance, so a release at the planned "
                        "budget meets the target too.")
-        hi = max(p.rho if axis == "rho" else p.epsilon for p in plans)
-        grid = vp.epsilon_grid(min(0.05, hi / 20), max(10.0, hi * 3)) if axis == "epsilon" else \
-            vp.epsilon_grid(1e-4, max(10.0, hi * 3))
+        grid = vp.budget_grid(plans, axis)
         if axis == "epsilon":
             runs = best_by_epsilon(curves, grid, delta)
             st.caption("Best mechanism by ε: " + "; ".join(f"{n} for ε from {a:.3g} to {b:.3g}" for a, b, n in runs)
@@ -432,8 +490,9 @@ try:
                           if len(runs) == 1 else "."))
         seed, show_dots, trials = dots_controls(axis == "epsilon")
         dots = None
+        warm = likely_next(cap, params, data, source, noise_kind, delta, seed)
         if show_dots:
-            key = (cap, tuple(sorted(params.items())), curves, tuple(c.mechanism for c in curves), source, MC_EPSILONS)
+            key = dots_key(cap, params, curves, source)
             with st.spinner("Estimating the Monte-Carlo work ..."):
                 cost = cached_dots_cost(*key, delta)
             arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else data_arg
@@ -443,6 +502,9 @@ try:
             if trials is not None:
                 with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
                     dots = cached_dots(*key, trials, seed, delta)
+        # after this run (end of the page): the curves, and dots when shown, of the likely next changes
+        prefetch = (("plan-next", repr([w[:2] + w[4:] for w in warm]), trials if show_dots else None), warm_all, warm,
+                    trials if show_dots else None)
     ui.chart(st, vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
                     key="error_chart", width="stretch")
     st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "
@@ -501,7 +563,7 @@ def split_section(seed: int) -> None:
                                                               key=f"split_w_{n}", format="%g"))
     try:
         with st.spinner("Building the error curves ..."):
-            releases = [PlannedRelease(n, cached_release(n, seed), weights[n]) for n in chosen]
+            releases = [PlannedRelease(n, cached_release(n, specs.preset_seed(n, seed)), weights[n]) for n in chosen]
         if comp == "pure":
             gaussian = [r.name for r in releases if r.curve.family != "laplace"]
             if gaussian:
@@ -521,7 +583,7 @@ def split_section(seed: int) -> None:
             budget = f"ε = {a.epsilon:.3g}" if a.epsilon is not None else f"ρ = {a.rho:.3g}"
             mcols[i % len(mcols)].metric(f"{a.name}: error", f"{a.error:.4g}", help=f"{a.metric}; {budget} "
                                          f"({a.share:.1%} of the total)")
-        shown, gaps = readable(result.table(), {"epsilon": ".4g", "rho": ".4g"})
+        shown, gaps = vp.readable(result.table(), {"epsilon": ".4g", "rho": ".4g"})
         st.dataframe(shown, hide_index=True, key="split_table", column_config=table_config(SPLIT_CONFIG, gaps),
                      column_order=[c for c in shown.columns if c != "capability"], width="stretch")
         notes = {"epsilon": "εᵢ empty: a Gaussian release under a ρ or (ε, δ) total spends ρ, which has no ε of its "
@@ -532,7 +594,7 @@ def split_section(seed: int) -> None:
         f1, f2 = st.columns(2)
         ui.chart(f1, vp.split_figure(result), key="split_chart", width="stretch")
         frame = cached_what_if(tuple(r.name for r in releases), tuple(r.weight for r in releases), comp,
-                               split_delta, seed)
+                               split_delta, tuple(specs.preset_seed(r.name, seed) for r in releases))
         ui.chart(f2, vp.what_if_figure(frame, total_x, currency="ρ" if comp == "zcdp" else "ε"),
                         key="what_if_chart", width="stretch")
         st.caption(f"{result.composition}; {result.method}. Move the total above and watch every release's error.")
@@ -545,3 +607,5 @@ def split_section(seed: int) -> None:
 
 
 split_section(seed)
+if prefetch is not None:
+    ui.prefetch(*prefetch)

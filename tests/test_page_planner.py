@@ -92,6 +92,35 @@ def test_marginals_and_graph_views(at):
     assert any(t.get("line", {}).get("dash") == "dot" for t in fig["data"])  # Monte-Carlo curves
 
 
+def test_likely_next_changes_are_warmed_so_their_first_change_simulates_nothing(at, monkeypatch):
+    """After a run, the page warms (ui.prefetch, here run in place so an error would surface) the curves and dots
+    of the other noise family, the other "Error of" and the next noise draw: those first changes then read every
+    Monte-Carlo dot from the cache."""
+    import threading
+
+    from dpviz import ui
+    from dpviz.planner import montecarlo
+
+    calls = []
+    real = montecarlo.dots
+    monkeypatch.setattr(ui, "prefetch", lambda key, fn, *args: fn(*args))
+    ok(at.radio(key="plan_cap").set_value("stream").run())  # warms stream (N = 181, Laplace, max) alternatives
+    monkeypatch.setattr(ui, "prefetch", lambda *args: None)  # the next runs warm nothing more
+    for t in threading.enumerate():  # the first (tree) run's own warm-up, still in the background
+        if t.name.startswith("dpviz-prefetch-"):
+            t.join(timeout=60)
+    monkeypatch.setattr(montecarlo, "dots", lambda *a, **k: calls.append((k["seed"], k["delta"], k["options"], k["trials"], len(a[0]))) or real(*a, **k))
+    seed = at.session_state["planner_seed"]
+    ok(at.radio(key="plan_noise").set_value("gaussian-delta").run())
+    ok(at.radio(key="plan_noise").set_value("laplace").run())
+    ok(at.radio(key="plan_metric").set_value("mean").run())
+    ok(at.radio(key="plan_metric").set_value("max").run())
+    ok(at.button(key="new_draw").click().run())
+    assert calls == [] and at.session_state["planner_seed"] != seed  # every dot was warmed; a new seed drawn
+    dots = [t for t in chart(at, "error_chart")["data"] if "error_y" in t]
+    assert len(dots) == 7  # one Monte-Carlo series per Laplace stream mechanism
+
+
 def test_long_horizon_never_keeps_a_person_waiting(at):
     """Horizon 10⁶ with 20 trials per ε took 61 s per run: the dots are now estimated first (a few timed trials)
     and run with fewer trials, or not at all, with a warning; the analytic plan is shown at once."""

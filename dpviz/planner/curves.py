@@ -113,6 +113,10 @@ def _check_planned(curve: Curve, target: float, x: float, currency: str) -> floa
     return x
 
 
+_epsilon_at = lru_cache(maxsize=4096)(epsilon_at)  # root-findings: a page replans the same curves on every rerun
+_zcdp_epsilon = lru_cache(maxsize=4096)(zcdp_epsilon)
+
+
 def plan_target(curves: Iterable[Curve], target_rmse: float, delta: float | None = None) -> list[Plan]:
     """For each curve, the smallest budget meeting ``target_rmse``; best (smallest ε, or ρ) first.
 
@@ -130,8 +134,8 @@ def plan_target(curves: Iterable[Curve], target_rmse: float, delta: float | None
             eps, rho, rel = x, None, x
         else:
             rho = _check_planned(c, target, x, "ρ")
-            eps = None if delta is None else _check_planned(c, target, epsilon_at(rho, delta, c.conversion), "ε")
-            rel = None if delta is None else zcdp_epsilon(rho, delta)
+            eps = None if delta is None else _check_planned(c, target, _epsilon_at(rho, delta, c.conversion), "ε")
+            rel = None if delta is None else _zcdp_epsilon(rho, delta)
         plans.append(Plan(c.capability, c.mechanism, c.label, c.metric, c.family, target, eps,
                           None if c.family == "laplace" else delta, rho, rel, float(c.rmse(x)), c.unit_mse))
     families = {p.family for p in plans}

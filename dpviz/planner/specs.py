@@ -19,8 +19,8 @@ from dpviz.core import registry
 from dpviz.core.registry import capability
 from dpviz.errors import InputError
 
-__all__ = ["PRESETS", "curve_for", "curves_for", "load_data", "page_info", "plan_params", "presets_json",
-           "releases_from_json"]
+__all__ = ["PRESETS", "curve_for", "curves_for", "load_data", "monte_carlo", "page_info", "plan_params",
+           "preset_seed", "presets_json", "releases_from_json"]
 
 
 def _hooks_module(capability_name: str) -> Any:
@@ -31,6 +31,12 @@ def _hooks_module(capability_name: str) -> Any:
 def plan_params(capability_name: str) -> dict[str, Any]:
     """The parameters a planned release of the capability takes, with their defaults (``PLAN_PARAMS``)."""
     return dict(getattr(_hooks_module(capability_name), "PLAN_PARAMS", {}))
+
+
+def monte_carlo(capability_name: str) -> bool:
+    """Whether the capability's curves are Monte-Carlo (its hooks have no ``plan_dots``, the mark of analytic
+    curves): only then does a curve depend on the ``seed`` of :func:`curves_for`."""
+    return getattr(_hooks_module(capability_name), "plan_dots", None) is None
 
 
 def load_data(capability_name: str, spec: Any) -> Any:
@@ -103,6 +109,12 @@ def _presets() -> dict[str, tuple[str, str, dict[str, Any]]]:
 PRESETS: dict[str, tuple[str, str, dict[str, Any]]] = _presets()
 """Ready-made releases on the bundled data (name → (title, capability, params)), for the page and examples:
 every capability's ``PLAN_PRESETS``, in registry order."""
+
+
+def preset_seed(name: str, seed: int) -> int:
+    """The seed the curve of preset ``name`` depends on: ``seed`` for a Monte-Carlo capability (a graph), else 0
+    (an analytic curve is the same for every seed, so a page's new noise draw can reuse it)."""
+    return seed if monte_carlo(PRESETS[name][1]) else 0
 
 
 def presets_json(names: list[str], weights: Mapping[str, float] | None = None) -> str:

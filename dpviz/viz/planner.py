@@ -27,7 +27,8 @@ from dpviz.planner.curves import (
 )
 from dpviz.planner.split import SplitResult
 
-__all__ = ["PALETTE", "epsilon_grid", "error_figure", "log_ticks", "split_figure", "tick_text", "what_if_figure"]
+__all__ = ["PALETTE", "budget_grid", "epsilon_grid", "error_figure", "log_ticks", "readable", "split_figure",
+           "tick_text", "what_if_figure"]
 
 PALETTE = qualitative.Plotly + qualitative.D3
 LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
@@ -68,6 +69,25 @@ def log_ticks(lo: float, hi: float, max_ticks: int = 8) -> dict:
 def epsilon_grid(lo: float = 0.01, hi: float = 20.0, n: int = 120) -> np.ndarray:
     """A log-spaced grid of budgets for the analytic lines."""
     return np.geomspace(lo, hi, n)
+
+
+def budget_grid(plans: Sequence[Plan], axis: str = "epsilon") -> np.ndarray:
+    """The budgets (ε, or ρ for ``axis="rho"``) an error chart draws its lines at: wide enough for every plan."""
+    hi = max(p.rho if axis == "rho" else p.epsilon for p in plans)
+    return epsilon_grid(min(0.05, hi / 20), max(10.0, hi * 3)) if axis == "epsilon" else \
+        epsilon_grid(1e-4, max(10.0, hi * 3))
+
+
+def readable(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` for a person: a numeric column with gaps becomes text with an empty cell where the value is
+    missing (never "None"/"nan"); returns the columns that had gaps (for a footnote)."""
+    out, gaps = frame.copy(), []
+    for col, spec in formats.items():
+        if col in out and out[col].isna().any():
+            gaps.append(col)
+            out[col] = [("" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec))
+                        for v in out[col]]
+    return out, gaps
 
 
 def _color(i: int) -> str:
