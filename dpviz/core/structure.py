@@ -21,7 +21,8 @@ __all__ = ["STRUCTURE_FROM_DATA_NOTICE", "STRUCTURE_FROM_DATA_FLAG", "DESCRIBE_N
 
 STRUCTURE_FROM_DATA_FLAG = "--structure-from-data"
 STRUCTURE_FROM_DATA_NOTICE = "structure read from the data: not private"
-"""Said by every output (CSV comment/column, ``.meta.json``, stdout, page) of a release that opted out."""
+"""Said by every output (CSV comment/column, ``.meta.json``, stdout, page) of a release that opted out (a ``tree
+release`` CSV, often 10^6 rows, says it once in its ``.meta.json`` and ``data`` in its ``structure`` column)."""
 DESCRIBE_NOTICE = ("this declaration template was read from the data: review it (add every public value, remove "
                    "what is not public) before using it to release")
 
@@ -53,7 +54,7 @@ def add_structure_from_data_arg(p: argparse.ArgumentParser, what: str) -> None:
     """The explicit opt-out flag, the same in every release command."""
     p.add_argument(STRUCTURE_FROM_DATA_FLAG, action="store_true",
                    help=f"opt out of declaring {what}: read it from the records instead. NOT private; every output "
-                        f"then says '{STRUCTURE_FROM_DATA_NOTICE}'")
+                        f"then says so ('{STRUCTURE_FROM_DATA_NOTICE}'; a table's structure column may say 'data')")
 
 
 def missing_declaration(flag: str, what: str, capability: str) -> InputError:
