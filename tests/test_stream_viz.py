@@ -168,3 +168,10 @@ def test_factor_matrices_multiply_to_the_running_total_matrix(name):
         assert figs == {}
     else:
         assert set(figs) == {"Q", "R"} and "W = R Q" in figs["R"].layout.title.text
+
+
+def test_short_labels_fit_a_metric_value():
+    """A metric value in a third of the page at 1280 px shows about 15 characters (no "Square root, re…")."""
+    from dpviz.stream.strategy import MECHANISM_NAMES
+
+    assert all(len(V.short_label(m)) <= 15 for m in MECHANISM_NAMES), [V.short_label(m) for m in MECHANISM_NAMES]

@@ -219,7 +219,9 @@ def for_display(table: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 DEFAULT_RELEASE = "fenwick-fda"
 _SHORT = {"naive": "Naive", "binary": "Binary tree", "fenwick": "Fenwick (λ = 1)", "fenwick-fda": "Fenwick + FDA",
           "honaker": "Honaker", "sqrt": "Square root", "smooth-binary": "Smooth binary", "kary": "k-ary tree",
-          "banded": "Banded Toeplitz", "blt": "BLT", "sqrt-weighted": "Square root, re-weighted"}
+          "banded": "Banded", "blt": "BLT", "sqrt-weighted": "Weighted sqrt", "blt-weighted": "Weighted BLT"}
+"""At most 15 characters: a metric value in a third of the page at 1280 px shows about that many (the metric's
+help names the mechanism in full)."""
 
 
 def short_label(name: str) -> str:
