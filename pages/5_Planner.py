@@ -384,12 +384,15 @@ def likely_next(cap: str, params: dict, data, source, noise_kind: str, delta: fl
     return out
 
 
-def warm_all(settings: list[tuple], trials: int | None) -> None:
+def warm_all(settings: list[tuple], trials: int | None, generation: list[int], mine: int) -> None:
     """What the page computes for each of ``settings`` (:func:`likely_next`): the curves, the plans and their
     chart's ρ grid, and with ``trials`` (the dots are shown) the dots' cost and the dots when affordable —
     filling the caches a next change reads. Runs in a background thread (:func:`dpviz.ui.prefetch`), one
-    setting after another; the trials of another capability are the default (:data:`DEFAULT_TRIALS`)."""
+    setting after another, until a newer run of the session starts its own (``generation[0]`` is no longer
+    ``mine``); the trials of another capability are the default (:data:`DEFAULT_TRIALS`)."""
     for cap, params, data, source, noise_kind, delta, seed, target in settings:
+        if generation[0] != mine:
+            return
         try:
             curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
             plans = plan_target(curves, target, delta)
@@ -607,5 +610,7 @@ def split_section(seed: int) -> None:
 
 
 split_section(seed)
-if prefetch is not None:
-    ui.prefetch(*prefetch)
+if prefetch is not None:  # a newer warm-up of this session stops an older one between settings
+    generation = ss.setdefault(f"{PAGE.name}_warm_generation", [0])
+    generation[0] += 1
+    ui.prefetch((*prefetch[0], generation[0]), *prefetch[1:], generation, generation[0])
