@@ -364,9 +364,9 @@ OTHER_ERROR = {"tree": ("query", ("range", "node")), "stream": ("metric", ("max"
 
 def likely_next(cap: str, params: dict, data, source, noise_kind: str, delta: float | None, seed: int) -> list[tuple]:
     """(capability, params, data, source, noise kind, δ, seed, target) of the changes a reader likely makes next,
-    for :func:`warm_all` to compute in the background after this run: from another capability the Stream's opening
-    view and its Gaussian twin, the other "Error of", a new noise draw (:func:`next_seed`), the other noise family
-    (Laplace ↔ Gaussian (ε, δ)). The way back from a change just made is in the cache already."""
+    for :func:`warm_all` to compute in the background after this run, in the page's order: from another capability
+    the Stream's opening view and its Gaussian twin, the other noise family (Laplace ↔ Gaussian (ε, δ)), the other
+    "Error of", a new noise draw (:func:`next_seed`). The way back from a change just made is cached already."""
     def target(c: str, kind: str) -> float:
         return float(ss.get(f"plan_target_{c}_{kind}", DEFAULT_TARGET.get((c, kind), 5.0)))
 
@@ -376,11 +376,11 @@ def likely_next(cap: str, params: dict, data, source, noise_kind: str, delta: fl
         n = int(ss.get("plan_horizon", STREAM_HORIZON))
         out += [("stream", {"horizon": n, "metric": "max", "noise": noise.split("-")[0]}, None, n, noise, d, seed,
                  target("stream", "max")) for noise, d in (("laplace", None), ("gaussian-delta", 1e-6))]
-    out += [(cap, {**params, name: v}, data, source, noise_kind, delta, seed, target(cap, v)) for v in values if v != kind]
-    out.append((cap, params, data, source, noise_kind, delta, next_seed(), target(cap, kind)))
     if "noise" in params and noise_kind != "gaussian-rho":
         other = ("laplace", None) if noise_kind != "laplace" else ("gaussian-delta", float(ss.get("plan_delta", 1e-6)))
         out.append((cap, {**params, "noise": other[0].split("-")[0]}, data, source, *other, seed, target(cap, kind)))
+    out += [(cap, {**params, name: v}, data, source, noise_kind, delta, seed, target(cap, v)) for v in values if v != kind]
+    out.append((cap, params, data, source, noise_kind, delta, next_seed(), target(cap, kind)))
     return out
 
 
@@ -399,7 +399,7 @@ def warm_all(settings: list[tuple], trials: int | None, generation: list[int], m
             if noise_kind == "gaussian-rho":
                 continue
             best_by_epsilon(curves, vp.budget_grid(plans), delta)
-            n = trials if cap == settings[-1][0] else DEFAULT_TRIALS  # the last setting is of this page's capability
+            n = trials if cap == settings[-1][0] else DEFAULT_TRIALS  # the last one is this page's capability
             if trials is not None:
                 key = dots_key(cap, params, curves, source)
                 if cached_dots_cost(*key, delta).seconds(n) <= WARM_MAX_SECONDS:
