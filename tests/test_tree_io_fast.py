@@ -492,3 +492,39 @@ def test_canonical_bytes_of_a_large_path_tree_without_pandas():
             "print(len(b.splitlines()), b.splitlines()[-1].decode(), 'pandas' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["100000", '["99999","99998",5]', "False"]
+
+
+def test_identity_started_from_the_file_equals_the_loaded_trees(monkeypatch):
+    """Under ``identity_early`` (``tree release``), load_tree_file starts the ledger's identity bytes from the
+    parsed columns (ids 0..n-1 read as integers) beside the building of the tree, and canonical_bytes_ahead
+    takes them for that tree (and counts): on random, partly hostile files the same bytes as the Python
+    reference; files the loader refuses still raise its error; other counts for the tree recompute."""
+    import dataclasses
+
+    import dpviz.tree.io as tio
+    from dpviz.tree.model import TreeData
+
+    monkeypatch.setattr(tio, "_LINE_ROWS", 7)  # several blocks even for small trees
+    rng = np.random.default_rng(31)
+    early = 0
+    for case in range(160):
+        raw = _random_file(rng)
+        with tio.identity_early():
+            try:
+                data = load_tree_file(raw)
+            except InputError as exc:
+                assert _outcome(load_tree_file, raw) == ("error", str(exc))
+                continue
+        started = tio._EARLY.get(data.tree)
+        early += started is not None and started[1].result() is not None
+        data = dataclasses.replace(data, name="x") if case % 2 else data  # as the CLI marks the structure
+        tio.canonical_bytes_ahead(data)
+        assert tio.canonical_bytes("x", data) == _canonical_reference(data), case
+    assert early >= 5
+    plain = load_tree_file(b"node,parent,count\n0,,\n1,0,3\n2,0,4\n")  # not under identity_early: nothing started
+    assert plain.tree not in tio._EARLY
+    with tio.identity_early():
+        data = load_tree_file(b"node,parent,count\n0,,\n1,0,3\n2,0,4\n")
+    other = TreeData(data.tree, np.array([5.0, 6.0]))  # the same tree, other counts: not the file's bytes
+    tio.canonical_bytes_ahead(other)
+    assert tio.canonical_bytes("x", other) == _canonical_reference(other) != _canonical_reference(data)

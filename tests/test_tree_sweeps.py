@@ -251,3 +251,39 @@ def test_one_schedule_serves_buildtree_pivots_gmc_and_the_variance():
     gmc(pl, v + rng.normal(size=tree.n))
     output_variance(pl)
     assert ws.contraction is schedule
+
+
+@pytest.mark.parametrize("loop_max", [2, 2048])
+def test_parents_first_rows_skip_the_bfs_renumbering_and_build_the_same_tree(monkeypatch, loop_max):
+    """Rows whose parents come first (root in row 0, ``p[i] < i``) but not in BFS order are contracted in their
+    input positions (no breadth-first renumbering): the same Tree — DOH numbering, parents, depths, heights,
+    blocks — as the BFS path (the reference: the same array forced through ``_bfs_order``), the schedule
+    kept exactly when the BFS path would have taken the deep pass (more than LEVEL_LOOP_MAX levels), and it
+    replays to the dense references."""
+    from dpviz.tree import model
+
+    monkeypatch.setattr(model, "LEVEL_LOOP_MAX", loop_max)
+    rng = np.random.default_rng(12)
+    for j in range(60):
+        n = int(rng.integers(2, 150))
+        p = parents(rng, n, SHAPES[j % len(SHAPES)])
+        assert model._parents_first(p, chunk=7)
+        got = tree_from_parents(p)
+        with monkeypatch.context() as m:
+            m.setattr(model, "_parents_first", lambda p, chunk=0: False)
+            ref = tree_from_parents(p)
+        for f in ("parent", "height", "depth", "order", "block_start"):
+            assert np.array_equal(getattr(got, f), getattr(ref, f)), (j, f)
+        assert (got.schedule is not None) == (got.h > loop_max) == (ref.schedule is not None), j
+        if got.schedule is not None:
+            a = rng.normal(size=got.n1)
+            par = got.parent[: got.n1]
+            np.testing.assert_allclose(up_affine(got.schedule, a), ref_up(par, a, np.ones(got.n1)), rtol=1e-12,
+                                       atol=1e-11)
+            np.testing.assert_allclose(down_affine(got.schedule, a), ref_down(par, a, np.ones(got.n1)),
+                                       rtol=1e-12, atol=1e-11)
+    bad = np.array([-1, 0, 3, 1])  # a child before its parent: the BFS path (and its checks)
+    assert not model._parents_first(bad)
+    assert tree_from_parents(bad).h == 4
+    with pytest.raises(Exception, match="cycle"):
+        tree_from_parents(np.array([-1, 0, 3, 2]))

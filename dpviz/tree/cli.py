@@ -46,8 +46,8 @@ from dpviz.tree.generation import consistency_matrix, structure_matrix
 from dpviz.tree.gmc import gmc, plan
 from dpviz.tree.hierarchy import HIERARCHY_HELP, describe_structure, join_counts, read_counts, read_hierarchy
 from dpviz.tree.formats import noisy_columns, noisy_tree_from_table
-from dpviz.tree.io import (CAPS_HELP, MAX_BYTES, MAX_NODES, canonical_bytes_ahead, node_table, records_counts,
-                           records_tree, write_tree_csv)
+from dpviz.tree.io import (CAPS_HELP, MAX_BYTES, MAX_NODES, canonical_bytes_ahead, identity_early, node_table,
+                           records_counts, records_tree, write_tree_csv)
 from dpviz.tree.io import load as load_source
 from dpviz.tree.reading import read_table
 from dpviz.tree.release import release, simulate, simulation_table
@@ -299,7 +299,8 @@ def _release(args: argparse.Namespace) -> int:
                          "`python -m dpviz tree simulate ... --method all`")
     _output(args)
     noise = cliargs.noise_from_args(args, discrete=True)
-    data = _declared_data(args, release=True)
+    with identity_early():  # the identity bytes of a node,parent,count file start while its tree is built
+        data = _declared_data(args, release=True)
     if args.levels is None:  # the ledger's identity of the data, computed beside the release
         canonical_bytes_ahead(data)
     k = args.max_contributions

@@ -7,7 +7,8 @@
   is an :class:`dpviz.errors.InputError` naming the line or record; nothing else escapes a loader.
 * :func:`canonical_bytes` (hook ``canonical_bytes``): the ledger's identity of a loaded tree, built with
   Arrow kernels, or for ids ``0..n-1`` directly in sorted order as byte blocks (:func:`decimal_order`);
-  ``tree release`` starts it on a worker thread beside the release (:func:`canonical_bytes_ahead`).
+  ``tree release`` starts it on a worker thread beside the release (:func:`canonical_bytes_ahead`), for a
+  file with ids ``0..n-1`` from its parsed columns while the tree is built (:func:`identity_early`).
 * :func:`node_columns` / :func:`node_table`: the one builder of every per-node table (CLI outputs, the
   page's download), rows in the input order; :func:`write_tree_csv` writes one with the threaded Arrow
   writer of :mod:`dpviz.core.csv_writer`.
@@ -27,7 +28,9 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,12 +44,13 @@ from dpviz.core.csv_writer import is_pandas_array, number_column, write_csv
 from dpviz.errors import InputError
 from dpviz.tree.formats import tree_format, tree_from_table
 from dpviz.tree.model import INDEX, Tree, TreeData
-from dpviz.tree.reading import MAX_BYTES, MAX_NODES, read_table
+from dpviz.tree.reading import MAX_BYTES, MAX_NODES, Table, read_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "decimal_order", "load",
+__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "decimal_order", "identity_early",
+           "load",
            "load_tree_file", "node_columns",
            "InInputOrder", "input_order",
            "node_table", "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
@@ -144,7 +148,11 @@ def load_tree_file(path: str | Path | bytes, name: str | None = None, max_nodes:
     table = read_table(path, name, max_bytes=max_bytes, max_rows=max_nodes,
                        check_header=lambda cols, label: tree_format(cols, label, count_column),
                        integer_columns=lambda cols: _integer_columns(cols, name or "tree", count_column))
-    return tree_from_table(table, table.name, max_nodes, count_column=count_column)
+    early = _start_early(table, count_column) if _IDENTITY_EARLY.get() else None
+    data = tree_from_table(table, table.name, max_nodes, count_column=count_column)
+    if early is not None:
+        _EARLY[data.tree] = (data.x, early)
+    return data
 
 
 def _integer_columns(cols: list[str], name: str, count_column: str | None) -> list[str]:
@@ -307,9 +315,84 @@ def canonical_bytes_ahead(data: TreeData) -> None:
     after loading."""
     from concurrent.futures import ThreadPoolExecutor  # only the CLI's release path: kept off import time
 
+    x, early = _EARLY.pop(data.tree, (None, None))
+    if early is not None and x is data.x:  # the same tree and counts as loaded: the bytes started from the file
+
+        def done() -> bytes:
+            try:
+                got = early.result()
+            except Exception:  # noqa: BLE001 - never expected; the loaded tree's own bytes are the same
+                got = None
+            return got if got is not None else _canonical_bytes(data)
+    else:
+        def done() -> bytes:
+            return _canonical_bytes(data)
+
     pool = ThreadPoolExecutor(1, thread_name_prefix="dpviz-canonical")
-    _AHEAD[data] = pool.submit(_canonical_bytes, data)
+    _AHEAD[data] = pool.submit(done)
     pool.shutdown(wait=False)
+
+
+_IDENTITY_EARLY: ContextVar[bool] = ContextVar("dpviz_tree_identity_early", default=False)
+_EARLY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Tree loaded under :func:`identity_early` → (its counts ``x``, the future of :func:`_canonical_of_table`)."""
+
+
+@contextmanager
+def identity_early() -> Iterator[None]:
+    """While active, :func:`load_tree_file` starts the ledger's identity bytes of a ``node,parent,count`` file
+    with ids ``0..n-1`` (:func:`_canonical_of_table`) on a worker thread as soon as the file is parsed, beside
+    the building of the tree; :func:`canonical_bytes_ahead` then takes that result for the loaded tree.
+    ``tree release`` loads its input so (the first core is otherwise alone while the tree is built)."""
+    token = _IDENTITY_EARLY.set(True)
+    try:
+        yield
+    finally:
+        _IDENTITY_EARLY.reset(token)
+
+
+def _start_early(table: Table, count_column: str | None):
+    from concurrent.futures import ThreadPoolExecutor  # only the CLI's release path: kept off import time
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="dpviz-canonical-early")
+    fut = pool.submit(_canonical_of_table, table, count_column)
+    pool.shutdown(wait=False)
+    return fut
+
+
+def _canonical_of_table(table: Table, count_column: str | None) -> bytes | None:
+    """The :func:`canonical_bytes` a ``node,parent,count`` table read with typed integer columns
+    (:func:`dpviz.tree.reading.read_table`) and ids ``0..n-1`` in row order will have once loaded — from the
+    columns alone, before the tree is built (the same lines: :func:`_canonical_lines`) — or None: another
+    table, or one the loader will refuse or that takes the general path (the caller falls back to
+    :func:`_canonical_bytes` of the loaded tree). Never raises for the data: the loader names what is wrong."""
+    try:
+        kind, ccol = tree_format(list(table.columns), table.name, count_column)
+    except InputError:
+        return None
+    if kind != "node_parent" or not ccol:
+        return None
+    ids, parents, counts = (table.col(c) for c in ("node", "parent", ccol))
+    if not all(pa.types.is_integer(c.type) for c in (ids, parents, counts)) or ids.null_count:
+        return None
+    n = table.n
+    iv = arrow.values(ids)
+    if iv.size != n or not n or iv[0] != 0 or iv[-1] != n - 1 or np.any(np.diff(iv) != 1):
+        return None
+    pidx = arrow.values(parents).astype(np.int64)
+    if parents.null_count:
+        pidx = np.where(arrow.valid(parents), pidx, -1)
+    if np.any(pidx < -1) or np.any(pidx >= n):
+        return None
+    leaf = np.bincount(pidx[pidx >= 0], minlength=n) == 0
+    cv = arrow.values(counts)
+    if counts.null_count and not np.all(arrow.valid(counts)[leaf]):
+        return None
+    count = np.where(leaf, cv, 0) if counts.null_count or not leaf.all() else cv
+    if count.size and (int(count.min()) < 0 or int(count.max()) > 2**53):
+        return None
+    pos = decimal_order(n)  # input positions (= ids), in the lines' order
+    return _canonical_lines(pos, pidx[pos], leaf[pos], count[pos])
 
 
 def _canonical_bytes(data: TreeData) -> bytes:
@@ -377,10 +460,18 @@ def _canonical_unlabelled(tree: Tree, x: np.ndarray) -> bytes | None:
     pos = decimal_order(n)  # input positions (= ids), in the lines' order
     doh = _input_positions(tree)[pos]  # their DOH numbers
     par = tree.parent[doh]
-    par_id = tree.order[np.maximum(par, 0)]
+    par_id = np.where(par < 0, -1, tree.order[np.maximum(par, 0)])
     leaf = doh >= n1
     count = np.zeros(n, np.int64)
     count[leaf] = x[doh[leaf] - n1]
+    return _canonical_lines(pos, par_id, leaf, count)
+
+
+def _canonical_lines(pos: np.ndarray, par_id: np.ndarray, leaf: np.ndarray, count: np.ndarray) -> bytes:
+    """The lines of :func:`_canonical_unlabelled`, in their order: node ``pos[i]`` (its id), its parent's id
+    ``par_id[i]`` (-1: the root, no parent), whether it is a leaf, and its count (integers in ``0..2^53``;
+    an inner node's is written ``null``)."""
+    n = pos.size
     d = len(str(n - 1))
     dc = max(4, len(str(int(count.max(initial=0)))))
     w = 9 + 2 * d + dc
@@ -396,8 +487,8 @@ def _canonical_unlabelled(tree: Tree, x: np.ndarray) -> bytes | None:
         buf = np.empty((b - a, w), np.uint8)
         buf[:] = template
         _put_digits(buf, 2, d, pos[a:b])
-        _put_digits(buf, 5 + d, d, par_id[a:b])
-        buf[par[a:b] < 0, 5 + d : 5 + 2 * d] = 0  # the root: no parent
+        _put_digits(buf, 5 + d, d, np.maximum(par_id[a:b], 0))
+        buf[par_id[a:b] < 0, 5 + d : 5 + 2 * d] = 0  # the root: no parent
         _put_digits(buf, 7 + 2 * d, dc, count[a:b])
         buf[~leaf[a:b], 7 + 2 * d : 7 + 2 * d + dc] = null
         parts.append(buf[buf != 0])

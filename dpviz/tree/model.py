@@ -180,7 +180,9 @@ def tree_from_parents(
 
     O(n) vectorised, no Python loop over nodes: a compiled breadth-first order (skipped when the input
     is already in BFS order, as every generator here writes it: one chunked pass, :func:`_bfs_shape`,
-    then proves the array a valid tree), then depths and heights in BFS positions — one NumPy pass per
+    then proves the array a valid tree; skipped too when parents come before their children, root first,
+    :func:`_parents_first`: tree contraction then works in input positions), then depths and heights in BFS
+    positions — one NumPy pass per
     depth level for shallow trees (none when every leaf is on the last level: height = h + 1 − depth),
     tree contraction of the internal nodes for deep ones (O(n) work in O(log n) rounds; its schedule is kept
     as ``Tree.schedule`` for the deep engine) — and a stable radix sort by height for the
@@ -213,7 +215,9 @@ def tree_from_parents(
                 f"several roots: {_fmt(roots, where)} have no parent (expected exactly one root)"
             )
         root = int(roots[0])
-        bfs = _bfs_order(p, root)
+        # parents before their children (root first, p[i] < i): a valid tree as it is, whose depths and heights
+        # tree contraction computes in input positions (no breadth-first renumbering)
+        bfs = None if root == 0 and _parents_first(p) else _bfs_order(p, root)
     if bfs is not None and bfs.shape[0] != n:
         self_loop = np.flatnonzero(p == np.arange(n, dtype=INDEX))
         if self_loop.size:
@@ -225,7 +229,11 @@ def tree_from_parents(
             f"cycle: {lost.size} node(s) cannot reach the root, e.g. {_fmt(lost, where)}"
         )
     levels = None
-    if bfs is None:
+    if bfs is None and shape is None:  # parents first, not in BFS order: no level pass applies
+        depth, height, sched = _depths_heights_deep(p)
+        if int(height[0]) <= LEVEL_LOOP_MAX:  # in BFS order the level pass would have served it: no schedule
+            sched = None
+    elif bfs is None:
         depth, height, levels, sched = _depths_heights(p, gapless=shape == "gapless")
     else:  # relabel to BFS positions (parents non-decreasing, before their children), then back
         bfs = bfs.astype(np.intp)  # gathers and scatters index with intp (another type is converted each time)
@@ -280,6 +288,16 @@ def tree_from_parents(
         block_start=block_start,
         schedule=schedule,
     )
+
+
+def _parents_first(p: np.ndarray, chunk: int = 1 << 17) -> bool:
+    """Whether every non-root entry of ``p`` (root at 0, indices checked in range) is below its position
+    (``p[i] < i``): parents come before their children. One pass in cache-sized chunks."""
+    for a in range(1, p.shape[0], chunk):
+        b = min(p.shape[0], a + chunk)
+        if np.any(p[a:b] >= np.arange(a, b, dtype=p.dtype)):
+            return False
+    return True
 
 
 def _by_height(height: np.ndarray, h: int) -> np.ndarray:
