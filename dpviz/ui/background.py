@@ -23,7 +23,8 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MAX_RESULTS", "NICENESS", "Superseded", "precompute", "computed", "check_superseded", "supersede"]
+__all__ = ["MAX_RESULTS", "NICENESS", "Superseded", "precompute", "computed", "check_superseded", "supersede",
+           "lower_priority"]
 
 MAX_RESULTS = 32
 """Results (finished or under way) kept per server process; the oldest are dropped first."""
@@ -43,7 +44,8 @@ NICENESS = 19
 page's own script, get the CPU first."""
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
+    """Give the calling thread :data:`NICENESS` (once per thread): background work yields the CPU to the page."""
     if getattr(_LOCAL, "niced", False):
         return
     _LOCAL.niced = True
@@ -94,7 +96,7 @@ def precompute(key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
     def run() -> None:
         if not future.set_running_or_notify_cancel():
             return
-        _lower_priority()
+        lower_priority()
         _LOCAL.generation = generation
         try:
             check_superseded()

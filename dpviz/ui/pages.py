@@ -76,14 +76,19 @@ _PREFETCHED: set = set()
 def prefetch(key: object, fn, *args) -> None:
     """Run ``fn(*args)`` once per server process and ``key`` in a background thread: warms a cache a likely
     next change will read (e.g. the Stream page's other noise family), so that change does not pay for it.
-    Only for pure, cached library calls (an error is left for the page to meet and report when it asks)."""
+    Only for pure, cached library calls (an error is left for the page to meet and report when it asks). The
+    thread runs at :data:`dpviz.ui.background.NICENESS`, like :func:`dpviz.ui.background.precompute`'s worker
+    (which, unlike this, holds a result by key for the page to ask for)."""
     import threading
+
+    from dpviz.ui.background import lower_priority
 
     if key in _PREFETCHED:
         return
     _PREFETCHED.add(key)
 
     def run() -> None:
+        lower_priority()
         try:
             fn(*args)
         except Exception:  # noqa: BLE001 - a warm-up only
