@@ -69,9 +69,11 @@ def test_an_error_reaches_the_page_and_is_not_kept():
     assert key not in bg._RESULTS
 
 
-def test_a_page_miss_supersedes_background_work():
+def _cooperative_task(name: str) -> tuple[tuple, threading.Event, threading.Event]:
+    """(key, started, stopped) of a queued background task that checks for being superseded every 10 ms
+    (for ~5 s) and sets ``stopped`` when it is."""
     started, stopped = threading.Event(), threading.Event()
-    key = ("test", "superseded", time.monotonic())
+    key = ("test", name, time.monotonic())
 
     def cooperative():
         started.set()
@@ -86,6 +88,11 @@ def test_a_page_miss_supersedes_background_work():
 
     bg.precompute(key, cooperative)
     assert started.wait(5)
+    return key, started, stopped
+
+
+def test_a_page_miss_supersedes_background_work():
+    key, _, stopped = _cooperative_task("superseded")
     assert bg.computed(("test", "other", time.monotonic()), lambda: 1) == 1  # a miss: the page's work comes first
     assert stopped.wait(5)
     t0 = time.monotonic()
@@ -105,22 +112,7 @@ def test_results_are_bounded():
 
 
 def test_supersede_at_a_page_start_stops_running_work_and_nothing_stale_is_kept():
-    started, stopped = threading.Event(), threading.Event()
-    key = ("test", "page start", time.monotonic())
-
-    def cooperative():
-        started.set()
-        try:
-            for _ in range(500):
-                bg.check_superseded()
-                time.sleep(0.01)
-        except bg.Superseded:
-            stopped.set()
-            raise
-        return "finished"
-
-    bg.precompute(key, cooperative)
-    assert started.wait(5)
+    key, _, stopped = _cooperative_task("page start")
     bg.supersede()
     assert stopped.wait(5)
     assert bg.computed(key, lambda: "computed here") == "computed here"
