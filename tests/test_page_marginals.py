@@ -408,8 +408,10 @@ def test_private_release_panel(at, titanic):
 
 
 # ---- real browser ---------------------------------------------------------------------------------
-def test_browser_run_simulation(page, streamlit_server):
+def test_browser_live_simulation_then_a_private_release(page, streamlit_server):
+    """One page load for both (each browser test's load costs CI several seconds)."""
     open_page(page, streamlit_server, "Marginals")
+    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
     expect(metric_value(page, "Records N")).to_have_text("1,312")
     # live: no Run button; the default simulation is on the page, and an ε key press redraws it
     expect(page.get_by_role("button", name=re.compile(r"^Run the simulation"))).to_have_count(0)
@@ -429,11 +431,7 @@ def test_browser_run_simulation(page, streamlit_server):
         page.get_by_role("button", name=re.compile(r"^Simulated marginals \(CSV")).click()
     assert dl.value.suggested_filename.endswith("marginals-simulation.csv")
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
-
-
-def test_browser_private_release(page, streamlit_server):
-    open_page(page, streamlit_server, "Marginals")
-    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
+    wait_idle(page)
     _, name, header = draw_private_release(page, re.compile(r"^Private release ready: 108 rows"))
     assert name == "titanic.marginals-release.csv" and "true" not in header
     expect(page.locator("[data-testid=stException]")).to_have_count(0)

@@ -496,9 +496,11 @@ def test_private_release_refuses_non_integer_upload(at):
 # ---- real browser --------------------------------------------------------------------------------
 
 
-def test_browser_epsilon_slider_changes_numbers(page, streamlit_server):
+def test_browser_epsilon_slider_changes_numbers_then_a_private_release(page, streamlit_server):
+    """One page load for both (each browser test's load costs CI several seconds)."""
     open_page(page, streamlit_server, "Stream")
     wait_plotly(page, 3)
+    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
     fda = metric_value(page, FDA_RMSE)
     expect(fda).to_have_text(re.compile(r"^\d"))
     f0 = fda.inner_text()
@@ -509,12 +511,7 @@ def test_browser_epsilon_slider_changes_numbers(page, streamlit_server):
     # two key presses = two reruns (ε 0.7 then 0.5); the first may still be on screen: wait for the last one
     assert wait_for_number(fda, 2 * num(f0)) == pytest.approx(2 * num(f0), rel=2e-3)
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
-
-
-def test_browser_private_release(page, streamlit_server):
-    open_page(page, streamlit_server, "Stream")
-    wait_plotly(page, 3)
-    expect(page.get_by_text("Simulation — not a private release.")).to_be_visible()
+    wait_idle(page)
     grid, name, header = draw_private_release(page, re.compile(r"^Private release ready: 181 rows"))
     expect(grid).to_contain_text("released_total")
     assert name == "flights.stream-release.csv" and header.startswith("t,date,released_total")

@@ -433,7 +433,8 @@ def test_private_release_geometric_gaussian_and_method_choice(at, county):
 # ---- real browser --------------------------------------------------------------------------------
 
 
-def test_browser_epsilon_slider_changes_metrics(page, streamlit_server):
+def test_browser_epsilon_slider_changes_metrics_then_a_private_release(page, streamlit_server):
+    """One page load for both (each browser test's load costs CI several seconds)."""
     open_page(page, streamlit_server, "Tree")
     wait_plotly(page, 3)
     gmc, pl = metric_value(page, GMC), metric_value(page, RAW)
@@ -446,6 +447,16 @@ def test_browser_epsilon_slider_changes_metrics(page, streamlit_server):
     expect(gmc).not_to_have_text(g0)
     expect(pl).not_to_have_text(p0)
     assert wait_for_number(gmc, float(g0) / 0.3) == pytest.approx(float(g0) / 0.3, rel=2e-3)
+    expect(page.locator("[data-testid=stException]")).to_have_count(0)
+    wait_idle(page)
+    _, name, header = draw_private_release(page, "Private release ready")
+    assert name == "county.tree-release.csv"
+    assert header == ",".join(RELEASE_COLUMNS)
+    sim = page.get_by_role("button", name=re.compile("^Simulated tree"))
+    with page.expect_download() as sim_info:
+        sim.click()
+    assert sim_info.value.suggested_filename == "county.tree-simulation.csv"
+    assert open(sim_info.value.path(), encoding="utf-8").readline().startswith("node,parent,true,noisy,released_gmc")
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
 
 
@@ -464,17 +475,4 @@ def test_browser_upload_changes_tree(page, streamlit_server):
     expect(page.locator("[data-testid=stAlertContentError]")).to_contain_text("count -4 is negative")
     wait_idle(page)
     expect(n).to_have_text("3,207")  # nothing of the earlier file stays: the bundled tree, said so
-    expect(page.locator("[data-testid=stException]")).to_have_count(0)
-
-
-def test_browser_private_release(page, streamlit_server):
-    open_page(page, streamlit_server, "Tree")
-    _, name, header = draw_private_release(page, "Private release ready")
-    assert name == "county.tree-release.csv"
-    assert header == ",".join(RELEASE_COLUMNS)
-    sim = page.get_by_role("button", name=re.compile("^Simulated tree"))
-    with page.expect_download() as sim_info:
-        sim.click()
-    assert sim_info.value.suggested_filename == "county.tree-simulation.csv"
-    assert open(sim_info.value.path(), encoding="utf-8").readline().startswith("node,parent,true,noisy,released_gmc")
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
