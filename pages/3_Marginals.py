@@ -584,8 +584,6 @@ ui.private_release_panel(
     structure=release_structure, declares=True, blocked=refused)
 
 
-
-
 def _precompute() -> None:
     """Simulate in the background what one radio flip would show — the budget given the other way, the other
     workload choice, the other mechanism — and one ε step, so they find it computed (:mod:`dpviz.ui.background`)."""
@@ -606,8 +604,8 @@ def _precompute() -> None:
                            *((b, workload, mechanism, rounds) for b in steps)):
         live, key = _plan(b, wl, mech, t)[3:] if wl else ((), None)
         if live and workload_stats(domain.sizes, tuple(wl))["cells"] <= MEMO_MAX_CELLS:
-            ui.precompute((CAP.name, key), _run_simulation, Noise.from_params("gaussian", **b), live, seed, wl, mech,
-                          t if mech == "mwem" else None, _lnn_opts(mech))
+            ui.precompute((CAP.name, key), _run_simulation, per_record(Noise.from_params("gaussian", **b)), live, seed,
+                          wl, mech, t if mech == "mwem" else None, _lnn_opts(mech))
 
 
 if methods and counted is None:

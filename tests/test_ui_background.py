@@ -126,3 +126,23 @@ def test_the_worker_runs_at_a_lower_priority_than_the_page():
     bg.precompute(key, lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
     assert _wait_done(key).result() == max(mine, bg.NICENESS)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the page's thread is untouched
+
+
+def test_prefetch_remembers_a_bounded_number_of_keys(monkeypatch):
+    """A page whose warm-up keys change with every run (the Planner's carry the run's generation) must not grow
+    the server's set of keys without bound; a key seen recently is still warmed only once."""
+    from dpviz.ui import pages
+
+    monkeypatch.setattr(pages, "_PREFETCHED", type(pages._PREFETCHED)())
+    ran = []
+    done = threading.Event()
+    for i in range(pages.PREFETCH_KEYS + 40):
+        pages.prefetch(("test-bound", i), ran.append, i)
+    pages.prefetch(("test-bound", pages.PREFETCH_KEYS + 39), ran.append, -1)  # recent: not again
+    pages.prefetch(("test-last",), done.set)
+    assert done.wait(10)
+    assert len(pages._PREFETCHED) == pages.PREFETCH_KEYS and ("test-bound", 0) not in pages._PREFETCHED
+    t0 = time.monotonic()
+    while len(ran) < pages.PREFETCH_KEYS + 40 and time.monotonic() - t0 < 10:
+        time.sleep(0.01)
+    assert sorted(ran) == list(range(pages.PREFETCH_KEYS + 40))

@@ -49,11 +49,9 @@ from dpviz.tree.reading import MAX_BYTES, MAX_NODES, Table, read_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "decimal_order", "identity_early",
-           "load",
-           "load_tree_file", "node_columns",
-           "InInputOrder", "input_order",
-           "node_table", "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
+__all__ = ["CAPS_HELP", "MAX_BYTES", "MAX_NODES", "canonical_bytes", "canonical_bytes_ahead", "decimal_order",
+           "identity_early", "load", "load_tree_file", "node_columns", "InInputOrder", "input_order", "node_table",
+           "write_tree_csv", "records_counts", "records_tree", "parse_levels"]
 
 
 CAPS_HELP = (f"Caps: {MAX_NODES:,} nodes (--max-nodes), {MAX_BYTES:,} bytes per file (--max-bytes), "

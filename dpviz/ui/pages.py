@@ -8,6 +8,7 @@ names it with its CLI instead). A new page adds one line to :data:`PAGES`.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import streamlit as st
@@ -70,7 +71,10 @@ def _leave_folder_mode() -> None:
 
 
 _NAV_SWITCHED = "_dpviz_left_folder_mode"
-_PREFETCHED: set = set()
+_PREFETCHED: OrderedDict = OrderedDict()
+PREFETCH_KEYS = 512
+"""Warm-up keys remembered per server (the oldest forgotten first): a page whose keys change with every run (the
+Planner's, which carry the run's generation) does not grow the set without bound."""
 
 
 def prefetch(key: object, fn, *args) -> None:
@@ -85,7 +89,9 @@ def prefetch(key: object, fn, *args) -> None:
 
     if key in _PREFETCHED:
         return
-    _PREFETCHED.add(key)
+    _PREFETCHED[key] = None
+    while len(_PREFETCHED) > PREFETCH_KEYS:
+        _PREFETCHED.popitem(last=False)
 
     def run() -> None:
         lower_priority()
