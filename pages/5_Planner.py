@@ -200,10 +200,10 @@ def cached_what_if(names: tuple, weights: tuple, comp: str, delta: float | None,
 def affordable_trials(cost, trials: int, what: str, cli: str) -> int | None:
     """``trials`` if the estimate is within :data:`PAGE_MAX_SECONDS`; else the most trials that fit (or None),
     with a warning giving the estimate and the command that runs the full request."""
-    need = cost.seconds(trials)
-    if need <= PAGE_MAX_SECONDS:
+    fit = cost.trials_within(trials, TRIAL_CHOICES, PAGE_MAX_SECONDS)
+    if fit == trials:
         return trials
-    fit = cost.most_trials([t for t in TRIAL_CHOICES if t < trials], PAGE_MAX_SECONDS)
+    need = cost.seconds(trials)
     done = f"showing {fit} trials per ε instead" if fit else "not run"
     st.warning(f"{what} with {trials} trials per ε would take about {format_seconds(need)} (estimate), more than "
                f"this page's {PAGE_MAX_SECONDS:g} s: {done}. For the full request, run `{cli}` from the command line.",
@@ -402,7 +402,9 @@ def warm_all(settings: list[tuple], trials: int | None, generation: list[int], m
             n = trials if cap == settings[-1][0] else DEFAULT_TRIALS  # the last one is this page's capability
             if trials is not None:
                 key = dots_key(cap, params, curves, source)
-                if cached_dots_cost(*key, delta).seconds(n) <= WARM_MAX_SECONDS:
+                cost = cached_dots_cost(*key, delta)
+                n = cost.trials_within(n, TRIAL_CHOICES, PAGE_MAX_SECONDS)  # what that run will simulate
+                if n is not None and cost.seconds(n) <= WARM_MAX_SECONDS:
                     cached_dots(*key, n, seed, delta)
         except InputError:
             continue

@@ -233,6 +233,28 @@ def test_monte_carlo_cost_picks_the_most_trials_that_fit():
     assert cost.seconds(20) == pytest.approx(11.0)
     assert cost.most_trials([3, 5, 10, 20, 50], 10.0) == 10
     assert cost.most_trials([3, 5], 1.0) is None
+    assert cost.trials_within(20, [3, 5, 10, 20, 50], 12.0) == 20  # fits: as asked
+    assert cost.trials_within(50, [3, 5, 10, 20, 50], 10.0) == 10  # the most below it that fit
+    assert cost.trials_within(5, [3, 5, 10, 20, 50], 1.0) is None
+
+
+def test_trial_estimates_count_the_work_not_the_wait():
+    """A trial timed while its thread waits (here a sleep; on a server: another thread holding the GIL, or a
+    niced warm-up) is estimated by its CPU time: the wait would otherwise cut a person's trials."""
+    import time
+
+    from dpviz.core.limits import seconds_per_call
+    from dpviz.core.trials import estimate_trials
+
+    class Waits:
+        def trial(self, epsilon, seed):
+            time.sleep(0.05)
+            return [{"epsilon": epsilon}]
+
+    est = estimate_trials(Waits(), (0.5, 1.0), 100)  # by wall time: 2 × 100 × 0.05 = 10 s
+    assert est.seconds < 1.0 and est.rows == 200
+    assert seconds_per_call(lambda: time.sleep(0.05)) < 0.02
+    assert seconds_per_call(lambda: sum(range(200_000))) > 0  # real work is counted
 
 
 def test_dots_cost_estimates_the_dots(capsys):

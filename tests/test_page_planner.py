@@ -103,13 +103,13 @@ def test_likely_next_changes_are_warmed_so_their_first_change_simulates_nothing(
 
     calls = []
     real = montecarlo.dots
+    for t in threading.enumerate():  # the first (tree) run's own warm-up, still in the background (niced): it
+        if t.name.startswith("dpviz-prefetch-"):  # ends first, so the stream run below runs alone
+            t.join(timeout=300)
+            assert not t.is_alive(), f"{t.name} still warming after 300 s"
     monkeypatch.setattr(ui, "prefetch", lambda key, fn, *args: fn(*args))
     ok(at.radio(key="plan_cap").set_value("stream").run())  # warms stream (N = 181, Laplace, max) alternatives
     monkeypatch.setattr(ui, "prefetch", lambda *args: None)  # the next runs warm nothing more
-    for t in threading.enumerate():  # the first (tree) run's own warm-up, still in the background (niced)
-        if t.name.startswith("dpviz-prefetch-"):
-            t.join(timeout=300)
-            assert not t.is_alive(), f"{t.name} still warming after 300 s"
     monkeypatch.setattr(montecarlo, "dots", lambda *a, **k: calls.append((k["seed"], k["delta"], k["options"], k["trials"], len(a[0]))) or real(*a, **k))
     seed = at.session_state["planner_seed"]
     ok(at.radio(key="plan_noise").set_value("gaussian-delta").run())

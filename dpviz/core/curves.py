@@ -262,6 +262,13 @@ class MonteCarloCost:
         fit = [int(t) for t in choices if self.seconds(int(t)) <= max_seconds]
         return max(fit) if fit else None
 
+    def trials_within(self, trials: int, choices: Sequence[int], max_seconds: float) -> int | None:
+        """``trials`` if its estimate is within ``max_seconds``, else the most of ``choices`` below it that are
+        (None if none is): what a page asked for ``trials`` simulates."""
+        if self.seconds(trials) <= max_seconds:
+            return int(trials)
+        return self.most_trials([t for t in choices if int(t) < int(trials)], max_seconds)
+
 
 # ---- Monte-Carlo budget search (no closed form) ----------------------------------------------------------------
 MAX_BISECTION_STEPS = 50
