@@ -354,6 +354,26 @@ def test_meta_json_keeps_the_values_and_puts_long_number_lists_on_one_line():
     assert "\\u0000" not in text
 
 
+def test_number_lists_are_written_as_json_writes_them():
+    """:func:`dpviz.core.tables._number_list` (distinct values formatted once; a fast path for one type) against
+    ``json.dumps`` on random lists drawn from small pools: ints, floats, ±0.0, NaN, inf, bools, mixed types."""
+    import json
+
+    from dpviz.core import tables
+
+    rng = np.random.default_rng(7)
+    pools = [[1, 2, 3, 10**20], [0.5, 2.5e-05, 39119.0, 1e300], [0.0, -0.0, 1.5], [float("nan"), 1.0],
+             [float("inf"), -float("inf"), 2.0], [1, 1.0, 2], [True, 1, 2], [1.5, "a"], [3, 0]]
+    for pool in pools:
+        for n in (33, 200, 1000):
+            values = [pool[i] for i in rng.integers(0, len(pool), n)]
+            got = tables._number_list(values)
+            if any(isinstance(v, (bool, str)) for v in values):
+                assert got is None
+            else:
+                assert got == json.dumps(values), pool
+
+
 def test_scales_text_lists_short_trees_and_elides_deep_ones():
     import doctest
 
