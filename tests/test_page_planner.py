@@ -35,6 +35,12 @@ def chart(at, key: str) -> dict:
     return plotly_json(at, i)
 
 
+def dotted(fig: dict) -> list[str]:
+    """The mechanisms with Monte-Carlo dots in an error chart (one trace holds every mechanism's dots, each named
+    in its hover text), each once, in order."""
+    return list(dict.fromkeys(name for t in fig["data"] if "error_y" in t for name in t["text"]))
+
+
 def test_default_view_plans_the_county_tree_with_dots_and_a_split(at):
     from dpviz.tree.samples import load_county_sample
 
@@ -44,8 +50,10 @@ def test_default_view_plans_the_county_tree_with_dots_and_a_split(at):
     assert list(table["mechanism"])[0] == plan.mechanism and len(table) == 4
     fig = chart(at, "error_chart")
     lines = [t for t in fig["data"] if t.get("mode") == "lines"]
-    dots = [t for t in fig["data"] if t.get("mode") == "markers" and "error_y" in t]
-    assert len(lines) == 4 and len(dots) == 4  # an analytic line and Monte-Carlo dots per mechanism
+    assert len(lines) == 4 and len(dotted(fig)) == 4  # an analytic line and Monte-Carlo dots per mechanism
+    assert sum("error_y" in t for t in fig["data"]) == 1  # every mechanism's dots in one trace
+    planned = [t for t in fig["data"] if t.get("marker", {}).get("symbol") == "x"]
+    assert len(planned) == 1 and len(planned[0]["x"]) == 4  # ... and every planned budget in one
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["xaxis"]["title"]["text"] == "ε"
     assert plotly_charts(at) and {"split_chart", "what_if_chart"} <= {
         k for c in plotly_charts(at) for k in ("split_chart", "what_if_chart") if k in c.proto.id}
@@ -83,8 +91,7 @@ def test_marginals_and_graph_views(at):
     assert best(at)[0] == "rp" and best(at)[1].startswith("(ε, δ) = (")
     ok(at.selectbox(key="plan_marg_sample").set_value("titanic").run())
     ok(at.toggle(key="plan_dots_marginals").set_value(True).run())
-    dots = [t for t in chart(at, "error_chart")["data"] if "error_y" in t]
-    assert len(dots) == 1  # ResidualPlanner simulated; the release accounting has no simulation
+    assert len(dotted(chart(at, "error_chart"))) == 1  # ResidualPlanner simulated; the release accounting has no simulation
     ok(at.radio(key="plan_cap").set_value("graph").run())
     name, value = best(at)
     assert name in {"drf-dp", "kdh", "quadtree"} and (value.startswith("ε ≈") or value == "not reached")
@@ -118,8 +125,7 @@ def test_likely_next_changes_are_warmed_so_their_first_change_simulates_nothing(
     ok(at.radio(key="plan_metric").set_value("max").run())
     ok(at.button(key="new_draw").click().run())
     assert calls == [] and at.session_state["planner_seed"] != seed  # every dot was warmed; a new seed drawn
-    dots = [t for t in chart(at, "error_chart")["data"] if "error_y" in t]
-    assert len(dots) == 7  # one Monte-Carlo series per Laplace stream mechanism
+    assert len(dotted(chart(at, "error_chart"))) == 7  # one Monte-Carlo series per Laplace stream mechanism
 
 
 def test_long_horizon_never_keeps_a_person_waiting(at):
@@ -137,8 +143,7 @@ def test_long_horizon_never_keeps_a_person_waiting(at):
     assert elapsed < 60, elapsed
     expected = plan_target(stream_curves(1_000_000, metric="max"), 20.0)[0]
     assert best(at) == (expected.mechanism, expected.budget.describe)
-    dots = [t for t in chart(at, "error_chart")["data"] if "error_y" in t]
-    assert (len(dots) == 0) == ("not run" in warning)
+    assert (not dotted(chart(at, "error_chart"))) == ("not run" in warning)
 
 
 def test_graph_trials_are_bounded_by_the_estimate(at):

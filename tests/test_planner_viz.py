@@ -31,7 +31,10 @@ def test_error_figure_is_valid_with_lines_dots_plans_target_and_best_strip(curve
     dots = montecarlo.dots(lap[:2], 16, (0.5, 2.0), trials=2, seed=3, options={"horizon": 16, "metric": "max"})
     fig = validated(vp.error_figure(lap, grid, dots=dots, target=20.0, plans=plan_target(lap, 20.0)))
     modes = [t.mode for t in fig.data]
-    assert modes.count("lines") == len(lap) and sum(t.error_y.array is not None for t in fig.data) == 2
+    assert modes.count("lines") == len(lap) and sum(t.error_y.array is not None for t in fig.data) == 1
+    trace = next(t for t in fig.data if t.error_y.array is not None)  # both mechanisms' dots, one trace
+    assert set(trace.text) == {c.mechanism for c in lap[:2]} and len(trace.text) == len(dots)
+    assert len(set(trace.marker.color)) == 2  # each mechanism's dots in its line's colour
     assert fig.layout.xaxis.title.text == "ε" and fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     kinds = [s.type for s in fig.layout.shapes]
     assert kinds[0] == "line" and fig.layout.shapes[0].y0 == 20.0 and "rect" in kinds  # target, best-by-ε strip

@@ -2,7 +2,9 @@
 
 * :func:`error_figure` — error vs ε (log–log), one analytic line per mechanism, Monte-Carlo dots with
   their 95% interval (from :func:`dpviz.planner.montecarlo.dots`, i.e. a :mod:`dpviz.sweep`), the target
-  and each mechanism's planned ε, and a strip saying which mechanism is best at each ε.
+  and each mechanism's planned ε, and a strip saying which mechanism is best at each ε. The dots of every
+  mechanism are one trace, and so are the planned budgets (colour and hover text per point): the browser's
+  redraw grows with the number of traces, and a 12-mechanism chart had 36.
 * :func:`split_figure` — the budget split as bars (ε or ρ per release), each labelled with its error.
 * :func:`what_if_figure` — every release's error as the total budget moves (the optimal split re-solved
   at each total), the current total marked.
@@ -124,6 +126,7 @@ def error_figure(curves: Sequence[Curve | MonteCarloCurve], budgets: np.ndarray,
     notes: list[dict] = []
     seen: list[np.ndarray] = [] if target is None else [np.array([target])]
     by_mech = {} if dots is None or dots.empty else dict(tuple(dots.groupby("mechanism", sort=False)))
+    dotted: list[tuple[str, str, pd.DataFrame]] = []
     for i, c in enumerate(curves):
         color = _color(i)
         if axis == "rho":
@@ -139,24 +142,20 @@ def error_figure(curves: Sequence[Curve | MonteCarloCurve], budgets: np.ndarray,
                      "hovertemplate": f"{c.mechanism}: %{{y:.4g}} at %{{x:.3g}} ({kind})<extra></extra>"})
         d = by_mech.get(c.mechanism)
         if d is not None and len(d):
-            v, hi = d["value"].to_numpy(float), d["high"].to_numpy(float)
-            seen += [v, hi]
-            data.append({
-                "type": "scatter", "x": d["epsilon"].to_numpy(float), "y": v, "mode": "markers",
-                "name": f"{c.mechanism} Monte-Carlo", "legendgroup": c.mechanism, "showlegend": False,
-                "marker": {"color": color, "size": 8, "line": {"color": "white", "width": 1}},
-                "error_y": {"type": "data", "symmetric": False, "array": hi - v,
-                            "arrayminus": v - d["low"].to_numpy(float), "color": color, "thickness": 1.5},
-                "hovertemplate": f"{c.mechanism} Monte-Carlo: %{{y:.4g}} at ε = %{{x:.3g}}<extra></extra>"})
+            dotted.append((c.mechanism, color, d))
+    if dotted:
+        data.append(_dots_trace(dotted))
+        seen += [data[-1]["y"], data[-1]["y"] + data[-1]["error_y"]["array"]]
     index = {c.mechanism: k for k, c in reversed(list(enumerate(curves)))}
-    for p in plans:
-        at = p.rho if axis == "rho" else p.epsilon
-        if at is None:
-            continue
-        data.append({"type": "scatter", "x": [at], "y": [p.target], "mode": "markers", "showlegend": False,
-                     "legendgroup": p.mechanism,
-                     "marker": {"symbol": "x", "size": 11, "color": _color(index.get(p.mechanism, 0))},
-                     "hovertemplate": f"{p.mechanism}: planned {p.budget.describe}<extra></extra>"})
+    planned = [(p.rho if axis == "rho" else p.epsilon, p) for p in plans]
+    planned = [(at, p) for at, p in planned if at is not None]
+    if planned:  # one trace for every planned budget, named in its hover text
+        data.append({"type": "scatter", "x": [at for at, _ in planned], "y": [p.target for _, p in planned],
+                     "mode": "markers", "name": "planned budget", "showlegend": False,
+                     "text": [f"{p.mechanism}: planned {p.budget.describe}" for _, p in planned],
+                     "marker": {"symbol": "x", "size": 11,
+                                "color": [_color(index.get(p.mechanism, 0)) for _, p in planned]},
+                     "hovertemplate": "%{text}<extra></extra>"})
     if target is not None:
         shapes.append(_hline(target))
         notes.append({"x": 1.0, "xref": "paper", "y": math.log10(target), "yref": "y", "showarrow": False,
@@ -176,6 +175,24 @@ def error_figure(curves: Sequence[Curve | MonteCarloCurve], budgets: np.ndarray,
              **({"range": yr, **log_ticks(10 ** yr[0], 10 ** yr[1], 10)} if yr else {})}
     return _figure(data, {"xaxis": xaxis, "yaxis": yaxis, "shapes": shapes, "annotations": notes, "legend": LEGEND,
                           "margin": {"t": 40}, "height": 480})
+
+
+def _dots_trace(dotted: list[tuple[str, str, pd.DataFrame]]) -> dict:
+    """Every mechanism's Monte-Carlo dots in ONE trace: each dot in its mechanism's colour, named in its hover
+    text, with its 95% interval as an error bar (one colour: Plotly colours a trace's error bars alike). One
+    trace instead of one per mechanism: the Gaussian stream chart drew ~36 traces, and the browser's redraw
+    time grows with the number of traces, not of points."""
+    names = [m for m, _, d in dotted for _ in range(len(d))]
+    colors = [c for _, c, d in dotted for _ in range(len(d))]
+    x = np.concatenate([d["epsilon"].to_numpy(float) for _, _, d in dotted])
+    v = np.concatenate([d["value"].to_numpy(float) for _, _, d in dotted])
+    lo = np.concatenate([d["low"].to_numpy(float) for _, _, d in dotted])
+    hi = np.concatenate([d["high"].to_numpy(float) for _, _, d in dotted])
+    return {"type": "scatter", "x": x, "y": v, "mode": "markers", "name": "Monte-Carlo", "showlegend": False,
+            "text": names, "marker": {"color": colors, "size": 8, "line": {"color": "white", "width": 1}},
+            "error_y": {"type": "data", "symmetric": False, "array": hi - v, "arrayminus": v - lo,
+                        "color": "rgba(60, 60, 60, 0.55)", "thickness": 1.5},
+            "hovertemplate": "%{text} Monte-Carlo: %{y:.4g} at ε = %{x:.3g}<extra></extra>"}
 
 
 def _log_range(values: list[np.ndarray]) -> list[float] | None:
