@@ -15,16 +15,18 @@ Strategy and estimator → Simulation → Private release. It reads the widgets,
 Cached: the bundled data, a parsed upload per (file, attributes, bins, binning), the workload closure
 statistics and the teaching-view figures. A live simulation is shared by the server's sessions
 (:func:`ui.computed`), and what one flip of a radio would show (the budget given the other way, the other
-workload choice, the other mechanism) is simulated ahead in the background (:func:`ui.precompute`).
+workload choice, the other mechanism, one ε step, one GReM-LNN cap step) is simulated ahead in the background
+(:func:`ui.precompute`). A held simulation also serves another GReM-LNN cap or time limit when that is exact
+(:func:`dpviz.ui.marginals.reusable`: e.g. a run that stopped early, at any cap above its iteration count).
 """
 
 import math
 import time
-from itertools import combinations
 
 import streamlit as st
 
 from dpviz import ui
+from dpviz.ui import marginals as um
 from dpviz.core.modes import SIMULATION_NOTICE, output_name
 from dpviz.core.noise import Noise
 from dpviz.core.registry import capability
@@ -55,7 +57,6 @@ BIN_OPTIONS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20]
 LNN_ROUNDS = [100, 250, 500, 1000, 2000, 4000]
 LNN_LIMITS = [None, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0]
 MAX_UPLOAD_ATTRS = 8  # attributes selected by default after an upload
-TOY_SIZES = [2, 3, 4]
 LIVE_EVERY = 0.4  # seconds between redraws of the live GReM-LNN chart
 ITERATIONS_KEY = "marginals_lnn_iterations"  # GReM-LNN iterations of the last run per workload (cost estimate)
 MEMO_KEY = "marginals_memo"  # recent simulations by their settings: moving ε back is instant
@@ -83,13 +84,6 @@ def workload_stats(sizes: tuple, workload: tuple) -> dict:
 @st.cache_data(show_spinner=False, max_entries=16)
 def cached_workload(digest: str, attrs: tuple, sizes: tuple, _raw: bytes) -> list:
     return parse_workload(_raw, Domain(attrs, sizes))
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def teaching(sizes: tuple, gamma: tuple, tau: tuple) -> tuple:
-    dom = Domain(("a", "b", "c")[: len(sizes)], sizes)
-    table = vm.orthogonality_table(dom)
-    return vm.teaching_figures(dom, gamma, tau), table, vm.orthogonality_figure(table)
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -313,7 +307,8 @@ with m2:
                                    "~0.2 s per iteration here) take minutes at 4000 iterations.")
     release_method = l3c.selectbox("Method of the private release", list(RELEASE_METHODS),
                                    key="marginals_release_method", format_func=lambda m: vm.method_label(m, mechanism))
-_lnn_opts = lambda mech: {**lnn_defaults(mech), "rounds": int(lnn_rounds), "time_limit": lnn_limit}  # noqa: E731
+_lnn_opts = lambda mech, cap=None: {**lnn_defaults(mech), "rounds": int(cap or lnn_rounds),  # noqa: E731
+                                     "time_limit": lnn_limit}
 lnn_opts = _lnn_opts(mechanism)
 st.caption("GReM-LNN settings (paper App. H): " + vm.lnn_settings_text(lnn_opts)
            + "; it stops early once the counts below zero sum to less than 1 (negative mass) or the multipliers "
@@ -321,43 +316,20 @@ st.caption("GReM-LNN settings (paper App. H): " + vm.lnn_settings_text(lnn_opts)
 if not methods:
     st.warning("Select at least one reconstruction method.", icon=":material/warning:")
 
-with st.expander("Teaching view: the residual basis on a tiny domain", icon=":material/school:"):
-    st.caption("Three toy attributes a, b, c. D differences neighbouring values; R_τ = ⊗ (D on τ, 1ᵀ elsewhere) "
-               "is the τ-residual query; A_(γ,τ) = M_γ R_τ⁺ maps it back into the γ-marginal, so "
-               "μ̂_γ = Σ_(τ⊆γ) A_(γ,τ) z_τ (Prop. 1). Residuals of different τ are orthogonal.")
-    t1, t2, t3, t4, t5 = st.columns(5)
-    sizes = tuple(int(c.select_slider(f"n_{a}", TOY_SIZES, value=v, key=f"toy_{a}"))
-                  for c, a, v in zip((t1, t2, t3), "abc", (2, 3, 2), strict=True))
-    subsets = [g for r in range(4) for g in combinations(range(3), r)]
-    name = {g: "{" + ",".join("abc"[i] for i in g) + "}" if g else "∅" for g in subsets}
-    gamma = t4.selectbox("γ (marginal)", [g for g in subsets if g], index=3, key="toy_gamma", format_func=name.get)
-    taus = [t for t in subsets if set(t) <= set(gamma)]
-    if ss.get("toy_tau") not in taus:
-        ss["toy_tau"] = taus[-1]
-    tau = t5.selectbox("τ ⊆ γ (residual)", taus, key="toy_tau", format_func=name.get)
-    figs, ortho, ortho_fig = teaching(sizes, tuple(gamma), tuple(tau))
-    h1, h2 = st.columns(2)
-    ui.chart(h1, figs["D"], key="toy_D", width="stretch")
-    ui.chart(h2, figs["D+"], key="toy_Dplus", width="stretch")
-    ui.chart(st, figs["R"], key="toy_R", width="stretch")
-    h3, h4 = st.columns(2)
-    ui.chart(h3, figs["A"], key="toy_A", width="stretch")
-    ui.chart(h4, ortho_fig, key="toy_ortho", width="stretch")
-    st.caption(f"‖R_τ R_τ'ᵀ‖ is zero off the diagonal (blank cells): the {len(subsets)} residual blocks are mutually "
-               f"orthogonal, and their row counts m_τ add up to n = {math.prod(sizes)} "
-               f"(Σ m_τ = {int(ortho['m_τ'].sum())}), so together they are a basis.")
+um.teaching_view()
 
 # 4. Simulation ------------------------------------------------------------------------------------
 seed = ui.simulation_section(CAP)
 
 
-def _plan(budget: dict, workload: list, mechanism: str, rounds: int) -> tuple:
+def _plan(budget: dict, workload: list, mechanism: str, rounds: int, cap: int | None = None) -> tuple:
     """(shape key, cost estimate, GReM-LNN seconds, the methods recomputed at once, key of their simulation) of
-    one setting: the page's own, or one a radio flip away (precomputed in the background, :func:`_precompute`)."""
-    mwem_rounds = rounds if mechanism == "mwem" else None
-    shape = (data_key, tuple(workload), mechanism, mwem_rounds, int(lnn_rounds), lnn_limit)
+    one setting: the page's own, or one a radio flip away (precomputed in the background, :func:`_precompute`);
+    ``cap``: GReM-LNN's iteration cap (default: the slider's)."""
+    mwem_rounds, cap = (rounds if mechanism == "mwem" else None), int(cap or lnn_rounds)
+    shape = (data_key, tuple(workload), mechanism, mwem_rounds, cap, lnn_limit)
     cost = estimate_simulation(domain, workload, data.N, mechanism=mechanism, rounds=mwem_rounds, methods=methods,
-                               lnn_rounds=int(lnn_rounds), lnn_iterations=ss.get(ITERATIONS_KEY, {}).get(shape))
+                               lnn_rounds=cap, lnn_iterations=ss.get(ITERATIONS_KEY, {}).get(shape))
     lnn_s = cost.lnn if lnn_limit is None else min(cost.lnn, float(lnn_limit))
     live = tuple(methods) if cost.measure + lnn_s <= LIVE_SECONDS else tuple(
         m for m in methods if m != "lnn") if cost.measure <= LIVE_SECONDS else ()
@@ -429,12 +401,12 @@ if run_clicked:
     _simulate(full_key, tuple(methods), progress)
     bar.empty()
     live.empty()
+elif (ss.get("marginals_sim") or (None,))[0] not in (full_key, live_key) and (found := um.reusable(
+        full_key, kept := [ss.get("marginals_sim"), *ss.get(MEMO_KEY, {}).values()]) or um.reusable(live_key, kept)):
+    ss["marginals_sim"] = found  # held or memoised: this draw, or the same under another GReM-LNN cap or limit
 elif live_methods and (ss.get("marginals_sim") or (None,))[0] not in (full_key, live_key):
-    if live_key in ss.get(MEMO_KEY, {}):
-        ss["marginals_sim"] = ss[MEMO_KEY][live_key]
-    else:
-        with st.spinner("Simulating ..."):
-            _simulate(live_key, live_methods)
+    with st.spinner("Simulating ..."):
+        _simulate(live_key, live_methods)
 
 held = ss.get("marginals_sim")
 if not methods:
@@ -586,7 +558,8 @@ ui.private_release_panel(
 
 def _precompute() -> None:
     """Simulate in the background what one radio flip would show — the budget given the other way, the other
-    workload choice, the other mechanism — and one ε step, so they find it computed (:mod:`dpviz.ui.background`)."""
+    workload choice, the other mechanism —, one ε step and one GReM-LNN cap step (unless the held simulation
+    serves that cap exactly, :func:`dpviz.ui.marginals.reusable`), so they find it computed (:mod:`dpviz.ui.background`)."""
     if wmode == "kway":
         picks, picked = _pick_labels(kmax)
         other = [picks[p] for p in picked]
@@ -599,13 +572,18 @@ def _precompute() -> None:
     t_other = rounds if len(other) == len(workload) else min(DEFAULT_ROUNDS, max(1, len(other)))
     i = 0 if use_rho else EPS_OPTIONS.index(eps)  # then one ε step either way (after the radios)
     steps = [] if use_rho else [{"epsilon": e, "delta": delta} for e in EPS_OPTIONS[max(0, i - 1):i + 2] if e != eps]
-    for b, wl, mech, t in ((flip, workload, mechanism, rounds), (budget, other, mechanism, t_other),
-                           (budget, workload, "mwem" if mechanism == "rp" else "rp", rounds),
-                           *((b, workload, mechanism, rounds) for b in steps)):
-        live, key = _plan(b, wl, mech, t)[3:] if wl else ((), None)
+    j = LNN_ROUNDS.index(int(lnn_rounds))
+    caps = [c for c in LNN_ROUNDS[max(0, j - 1):j + 2] if c != int(lnn_rounds)] if "lnn" in live_methods else []
+    for b, wl, mech, t, cap in ((flip, workload, mechanism, rounds, None), (budget, other, mechanism, t_other, None),
+                                (budget, workload, "mwem" if mechanism == "rp" else "rp", rounds, None),
+                                *((b, workload, mechanism, rounds, None) for b in steps),
+                                *((budget, workload, mechanism, rounds, c) for c in caps)):
+        live, key = _plan(b, wl, mech, t, cap)[3:] if wl else ((), None)
+        if cap is not None and um.reusable(key, [ss.get("marginals_sim")]):
+            continue
         if live and workload_stats(domain.sizes, tuple(wl))["cells"] <= MEMO_MAX_CELLS:
             ui.precompute((CAP.name, key), _run_simulation, per_record(Noise.from_params("gaussian", **b)), live, seed,
-                          wl, mech, t if mech == "mwem" else None, _lnn_opts(mech))
+                          wl, mech, t if mech == "mwem" else None, _lnn_opts(mech, cap))
 
 
 if methods and counted is None:

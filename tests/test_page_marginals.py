@@ -435,3 +435,61 @@ def test_browser_live_simulation_then_a_private_release(page, streamlit_server):
     _, name, header = draw_private_release(page, re.compile(r"^Private release ready: 108 rows"))
     assert name == "titanic.marginals-release.csv" and "true" not in header
     expect(page.locator("[data-testid=stException]")).to_have_count(0)
+
+
+def test_lnn_reuse_across_cap_and_time_limit_only_when_a_fresh_run_gives_the_same(titanic):
+    """dpviz.ui.marginals.lnn_serves: a held GReM-LNN run answers another (cap, time limit) exactly when a fresh
+    run with that setting gives the very same marginals — checked both ways: every case it accepts equals a fresh
+    run bit for bit, and the boundary cases it refuses (a cap below the early stop, a capped run asked for a
+    higher cap) do differ, so a rule that reused too much would fail here."""
+    from dpviz.core.noise import Noise
+    from dpviz.marginals.model import all_kway
+    from dpviz.marginals.release import simulate
+    from dpviz.ui.marginals import lnn_serves
+
+    wl = all_kway(titanic.domain, 2)
+    noise = Noise.from_params("gaussian", epsilon=0.1, delta=1e-9)  # LNN still moving at 250 iterations
+    runs = {}
+
+    def lnn(cap: int, limit: float | None):
+        if (cap, limit) not in runs:
+            sim = simulate(titanic, noise, ["lnn"], 5, workload=wl, lnn_options={"rounds": cap, "time_limit": limit})
+            runs[cap, limit] = sim.results["lnn"]
+        return runs[cap, limit]
+
+    def same(a, b) -> bool:
+        return all(np.array_equal(a.marginals[g], b.marginals[g]) for g in a.marginals)
+
+    early = lnn(4000, None)
+    k = early.info["iterations"]
+    assert early.info["stop_reason"] == "negative_mass" and not early.info["restarts"] and 250 < k < 1000
+    capped = lnn(250, None)
+    assert capped.info["stop_reason"] == "rounds"
+    cases = [((4000, None), (1000, 30.0), True), ((1000, 30.0), (4000, None), True), ((4000, None), (250, None), False),
+             ((250, None), (250, 30.0), True), ((250, None), (500, None), False)]
+    for held, wanted, expected in cases:
+        h = lnn(*held)
+        assert lnn_serves(h.info, h.seconds, held, wanted) is expected, (held, wanted)
+        assert same(h, lnn(*wanted)) is expected, (held, wanted)  # the rule is exact, and tight on these
+    assert not lnn_serves(early.info, early.seconds, (4000, None), (4000, early.seconds / 2))  # a limit it passed
+    timed = {**early.info, "stop_reason": "time_limit"}
+    assert not lnn_serves(timed, 0.01, (4000, 10.0), (4000, 30.0))  # cut by the clock: serves only itself
+    restarted = {**early.info, "restarts": 1}  # a restart may have come after a lower cap
+    assert not lnn_serves(restarted, 0.01, (4000, None), (2000, None))
+    assert lnn_serves(restarted, 0.01, (4000, None), (4000, 30.0))
+
+
+def test_lnn_cap_and_time_limit_moves_redraw_the_held_simulation(at):
+    """On Titanic GReM-LNN stops early (negative mass, ~300 iterations): moving its cap (to any cap above that)
+    or its time limit shows the held simulation itself — nothing is simulated — while a cap below the early stop
+    is a new simulation."""
+    held = at.session_state["marginals_sim"]
+    assert "lnn" in held[1].results and held[1].results["lnn"].info["stop_reason"] == "negative_mass"
+    ok(at.select_slider(key="marginals_lnn_rounds").set_value(2000).run())
+    ok(at.selectbox(key="marginals_lnn_limit").set_value(10.0).run())
+    now = at.session_state["marginals_sim"]
+    assert now[1] is held[1] and now[0] != held[0] and now[0][0][4:6] == (2000, 10.0)
+    assert error_table(at) is not None and "GReM-LNN" in " ".join(error_table(at)["method"])
+    ok(at.select_slider(key="marginals_lnn_rounds").set_value(100).run())
+    low = at.session_state["marginals_sim"][1]
+    assert low is not held[1] and low.results["lnn"].info["iterations"] == 100
