@@ -21,7 +21,8 @@ enough for the browser to redraw on every ε step (:mod:`dpviz.viz.graph`: two-c
 dots, rasters of at most 256² blocks). The decomposition's depth is the reader's choice
 (``graph_depth_chosen``): it is kept when ε moves and clamped only while the new tree is shallower. The
 inspected method's views (the "Show" radio, the depth slider, the Step 1 toggle) are one ``st.fragment``:
-changing them reruns and redraws only that part (nothing else on the page reads them).
+changing them reruns and redraws only that part (nothing else on the page reads them). The next "New noise
+draw" is computed ahead (:func:`warm_next_draw`, on the seed :func:`dpviz.ui.sections.next_seed` drew for it).
 """
 
 import time
@@ -46,6 +47,7 @@ from dpviz.graph.release import method_rng, metrics_rng, partition_json, release
 from dpviz.graph.samples import sample_info
 from dpviz.graph.io import edges_frame, read_edges
 from dpviz.graph.metrics import degree_histogram, evaluate, true_communities
+from dpviz.ui.sections import next_seed
 from dpviz.viz import graph as vg
 
 CAP = capability("graph")
@@ -115,6 +117,42 @@ def figure(kind: str, key: Hashable, _build: Callable[[], go.Figure]) -> go.Figu
     """A figure built once per (kind, inputs): ``key`` holds every input of ``_build`` (data, method, ε,
     split, seed, ...). The same figure object is sent again, so an unchanged view costs no rebuild."""
     return _build()
+
+
+def degree_chart(scores: dict, seed: int) -> go.Figure:
+    """The degree distributions of the true graph and of every scored release of ``seed`` (at the page's ε)."""
+    return figure("degree", (data_key, tuple(scores), eps, split, seed), lambda: vg.degree_figure(
+        {"true": true_structure(data_key, graph)[1]} | {vg.method_label(k): h for k, (_, h) in scores.items()},
+        title="Degree distribution, true vs released (log-log)"))
+
+
+def released_chart(key: tuple, rel) -> go.Figure:
+    """Step 4: the adjacency matrix of release ``rel`` (``key``: every input of it, method second)."""
+    return figure("released", key, lambda: vg.adjacency_figure(
+        rel.edges, n, order=rel.order, labels=graph.labels,
+        title=f"Reconstructed adjacency (Step 4, {vg.method_label(key[1])})"))
+
+
+def partition_chart(key: tuple, rel, depth: int) -> go.Figure:
+    """Step 2: the decomposition of release ``rel`` after ``depth`` levels."""
+    return figure("partition", (*key, depth), lambda: vg.partition_figure(
+        rel.partition, n, depth, symmetric=not rel.private, title=f"{vg.method_label(key[1])}: decomposition (Step 2)"))
+
+
+def warm_next_draw(seed: int, todo: list, methods: list, inspect: str, view: str, depth: int) -> None:
+    """The next "New noise draw" (``seed``, :func:`dpviz.ui.sections.next_seed`) computed ahead in the background
+    (:func:`ui.prefetch`): every method's release and metrics at this ε and split, and the charts of that draw the
+    page shows (degree distributions, the inspected method's view at the reader's depth), into the caches the
+    click reads. No session state here: the page hands over what it read."""
+    rels = {k: simulated_release(data_key, k, eps, _split_for(k, split), seed, graph)[0] for k in todo}
+    scores = {k: simulated_metrics(data_key, k, eps, _split_for(k, split), seed, graph, rels[k]) for k in methods}
+    if scores:
+        degree_chart(scores, seed)
+    key, rel = (data_key, inspect, eps, _split_for(inspect, split), seed), rels[inspect]
+    if view == "decompose":
+        released_chart(key, rel)
+        if rel.partition is not None:
+            partition_chart(key, rel, min(depth, int(rel.partition.depth.max())))
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -267,7 +305,6 @@ with st.spinner(f"Releasing {len(todo)} method{'s' if len(todo) != 1 else ''} an
                 f"(|V| = {n:,}{': a few seconds' if n > BIG else ''}) ..."):
     try:
         releases = {k: simulated_release(data_key, k, eps, _split_for(k, split), seed, graph) for k in todo}
-        true_hist = true_structure(data_key, graph)[1]
         scores = {k: simulated_metrics(data_key, k, eps, _split_for(k, split), seed, graph, releases[k][0])
                   for k in methods}
     except InputError as exc:
@@ -297,9 +334,7 @@ if scores:
     st.caption("Cut queries: 100 random vertex sets S per size 0.2..0.8 |V|, the same for every method. Community "
                "structure: the true graph's Louvain communities." + (
                    f" DRF (not DP) is the published DRF: {NOT_PRIVATE_LABEL}." if "drf" in scores else ""))
-    ui.chart(st, figure("degree", (data_key, tuple(scores), eps, split, seed), lambda: vg.degree_figure(
-        {"true": true_hist} | {vg.method_label(k): h for k, (_, h) in scores.items()},
-        title="Degree distribution, true vs released (log-log)")), key="graph_degree_chart", width="stretch")
+    ui.chart(st, degree_chart(scores, seed), key="graph_degree_chart", width="stretch")
 
 rel, seconds = releases[inspect]
 label = vg.method_label(inspect)
@@ -367,12 +402,8 @@ def decomposition_view() -> None:
                                   "Your choice is kept when ε moves."))
     d1, d2 = st.columns(2)
     if p is not None:
-        ui.chart(d1, figure("partition", (*sim_key, deep), lambda: vg.partition_figure(
-            p, n, deep, symmetric=not rel.private, title=f"{label}: decomposition (Step 2)")),
-            key=VIEW_CHARTS[0], width="stretch")
-    ui.chart(d2, figure("released", sim_key, lambda: vg.adjacency_figure(
-        rel.edges, n, order=rel.order, labels=graph.labels, title=f"Reconstructed adjacency (Step 4, {label})")),
-        key=VIEW_CHARTS[1], width="stretch")
+        ui.chart(d1, partition_chart(sim_key, rel, deep), key=VIEW_CHARTS[0], width="stretch")
+    ui.chart(d2, released_chart(sim_key, rel), key=VIEW_CHARTS[1], width="stretch")
     if p is not None:
         st.caption(f"{len(p):,} regions, {int(p.leaf.sum()):,} final; colour = released (noisy, post-processed) "
                    f"edge count / cells of the region. {rel.edges.shape[0]:,} edges released in {seconds:.3g} s "
@@ -501,3 +532,9 @@ if release_structure is not None and held_partition is not None and held_partiti
                        key="graph_release_partition_download", icon=":material/data_object:", on_click="ignore")
     st.caption("The partition is part of the release: regions, their released (noisy, post-processed) counts and "
                "the vertex order from noisy degrees, in the declared vertex labels.")
+
+# the next "New noise draw" ahead, in the background: the click then finds its releases, metrics and charts cached
+ahead = (next_seed(CAP), todo, methods, inspect, ss.get("graph_view", "decompose"),
+         int(ss.get(DEPTH_CHOSEN, DEFAULT_DEPTH)))
+ui.prefetch(("graph-next-draw", data_key, eps, split, ahead[0], tuple(todo), tuple(methods), *ahead[3:]),
+            warm_next_draw, *ahead)

@@ -18,8 +18,8 @@ from dpviz.core.registry import Capability
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
 
-__all__ = ["noise_caption", "simulation_section", "simulation_banner", "simulation_file_name", "DeclarationSpec",
-           "Structure", "release_heading", "shipped_structure", "declared_structure", "with_notice"]
+__all__ = ["noise_caption", "simulation_section", "next_seed", "simulation_banner", "simulation_file_name",
+           "DeclarationSpec", "Structure", "release_heading", "shipped_structure", "declared_structure", "with_notice"]
 
 
 def noise_caption(sim_noise, release_noise) -> None:
@@ -43,7 +43,17 @@ def simulation_section(cap: Capability) -> int:
     s1, _ = st.columns([1, 3])
     seed = int(s1.number_input("Noise seed (simulation)", min_value=0, max_value=2**31 - 1, step=1, key=key))
     s1.button("New noise draw", icon=":material/casino:", key="new_draw",
-              on_click=lambda: st.session_state.update({key: fresh_seed()}))
+              on_click=lambda: st.session_state.update({key: next_seed(cap, drawn=True)}))
+    return seed
+
+
+def next_seed(cap: Capability, *, drawn: bool = False) -> int:
+    """The seed "New noise draw" sets next (session key ``{cap.name}_next_seed``): drawn ahead with
+    :func:`~dpviz.core.modes.fresh_seed`, so a page can compute that draw in the background before the click;
+    ``drawn=True`` (the click) hands it over and forgets it."""
+    seed = int(st.session_state.setdefault(f"{cap.name}_next_seed", fresh_seed()))
+    if drawn:
+        del st.session_state[f"{cap.name}_next_seed"]
     return seed
 
 
