@@ -10,6 +10,7 @@ from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.marginals.io import read_table
 from dpviz.marginals.samples import load_titanic_sample
 from dpviz.marginals.release import METHODS
+from dpviz.ui.marginals import TEACHING_OPEN
 from dpviz.viz.marginals import method_label
 from tests.apptest_helpers import (plotly_charts, input_error_message, 
     ROOT,
@@ -367,7 +368,11 @@ def test_pick_marginals(at):
 
 # ---- teaching view --------------------------------------------------------------------------------
 def test_teaching_view(at):
-    assert {"toy_D", "toy_Dplus", "toy_R", "toy_A", "toy_ortho"} <= chart_keys(at)
+    toys = {"toy_D", "toy_Dplus", "toy_R", "toy_A", "toy_ortho"}
+    assert not toys & chart_keys(at) and not [s for s in at.select_slider if s.key == "toy_b"]  # closed: not built
+    at.session_state[TEACHING_OPEN] = True
+    ok(at.run())
+    assert toys <= chart_keys(at)
     z = np.asarray(decode_plotly_array(chart(at, "toy_ortho")["data"][0]["z"]), float)
     assert z.shape == (8, 8) and np.all(z[~np.eye(8, dtype=bool)] == 0) and np.all(np.diag(z) > 0)
     a = np.asarray(decode_plotly_array(chart(at, "toy_A")["data"][0]["z"]), float)

@@ -36,7 +36,8 @@ from dpviz.marginals.model import Domain
 from dpviz.ui.charts import chart
 from dpviz.viz import marginals as vm
 
-__all__ = ["EARLY_STOPS", "LNN_CAP_AT", "LNN_LIMIT_AT", "lnn_serves", "reusable", "teaching_view"]
+__all__ = ["EARLY_STOPS", "LNN_CAP_AT", "LNN_LIMIT_AT", "TEACHING_OPEN", "lnn_serves", "reusable",
+           "teaching_view"]
 
 LNN_CAP_AT, LNN_LIMIT_AT = 4, 5
 """Where the GReM-LNN iteration cap and time limit sit in a simulation key's settings (``key[0]``): the page's
@@ -94,11 +95,20 @@ def _teaching(sizes: tuple, gamma: tuple, tau: tuple) -> tuple:
     return vm.teaching_figures(dom, gamma, tau), table, vm.orthogonality_figure(table)
 
 
+TEACHING_OPEN = "marginals_teaching_open"
+"""The teaching view expander's state: its widgets and five charts are built only while it is open."""
+
+
 def teaching_view() -> None:
     """The expander "Teaching view": the residual basis on a toy domain of three attributes (D, D⁺, R_τ, A_(γ,τ)
-    of Prop. 1, and the residuals' orthogonality), with its own widgets (keys ``toy_*``)."""
+    of Prop. 1, and the residuals' orthogonality), with its own widgets (keys ``toy_*``). Built only while open
+    (:data:`TEACHING_OPEN`): closed, it sends nothing, so a change elsewhere on the page redraws five charts less."""
     ss = st.session_state
-    with st.expander("Teaching view: the residual basis on a tiny domain", icon=":material/school:"):
+    box = st.expander("Teaching view: the residual basis on a tiny domain", icon=":material/school:",
+                      key=TEACHING_OPEN, on_change="rerun")
+    with box:
+        if not box.open:
+            return
         st.caption("Three toy attributes a, b, c. D differences neighbouring values; R_τ = ⊗ (D on τ, 1ᵀ elsewhere) "
                    "is the τ-residual query; A_(γ,τ) = M_γ R_τ⁺ maps it back into the γ-marginal, so "
                    "μ̂_γ = Σ_(τ⊆γ) A_(γ,τ) z_τ (Prop. 1). Residuals of different τ are orthogonal.")
