@@ -526,7 +526,7 @@ def test_identity_started_from_the_file_equals_the_loaded_trees(monkeypatch):
 
     monkeypatch.setattr(tio, "_LINE_ROWS", 7)  # several blocks even for small trees
     rng = np.random.default_rng(31)
-    early = 0
+    early = ids_early = 0
     for case in range(160):
         raw = _random_file(rng)
         with tio.identity_early():
@@ -537,10 +537,18 @@ def test_identity_started_from_the_file_equals_the_loaded_trees(monkeypatch):
                 continue
         started = tio._EARLY.get(data.tree)
         early += started is not None and started[1].result() is not None
+        text = tio._ID_TEXT.get(data.tree)  # the id text formatted from the file: the same as from the tree
+        if text is not None and text.result() is not None:
+            ids_early += 1
+            got = tio.node_columns(data.tree)
+            del tio._ID_TEXT[data.tree]
+            want = tio.node_columns(data.tree)
+            assert got.column("node").to_pylist() == want.column("node").cast(pa.string()).to_pylist(), case
+            assert got.column("parent").to_pylist() == want.column("parent").cast(pa.string()).to_pylist(), case
         data = dataclasses.replace(data, name="x") if case % 2 else data  # as the CLI marks the structure
         tio.canonical_bytes_ahead(data)
         assert tio.canonical_bytes("x", data) == _canonical_reference(data), case
-    assert early >= 5
+    assert early >= 5 and ids_early >= 5
     plain = load_tree_file(b"node,parent,count\n0,,\n1,0,3\n2,0,4\n")  # not under identity_early: nothing started
     assert plain.tree not in tio._EARLY
     with tio.identity_early():

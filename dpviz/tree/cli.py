@@ -312,7 +312,7 @@ def _release(args: argparse.Namespace) -> int:
     hier = [] if _hierarchy_path(args) is None else [args.hierarchy]
     charged = data if args.levels is None else RecordsSource(args.input, args.max_bytes)  # records: charged to them
     with ledger.charge(args, "tree", args.input, charged, noise, args.method, inputs=hier):
-        write_tree_csv(table, args.output, meta=meta, inputs=_inputs(args), plain=("variance", "std"),
+        write_tree_csv(table, args.output, meta=meta, inputs=_inputs(args), plain=_plain(rel.tree),
                        raw_text=args.raw_text)
     t = rel.tree
     scales = scales_text(rel.level_scales)
@@ -330,6 +330,12 @@ def _release(args: argparse.Namespace) -> int:
     print(f"wrote {len(table):,} rows (node,parent,noisy,released,variance,std) to {args.output} "
           f"and its description to {args.output}.meta.json")
     return 0
+
+
+def _plain(tree) -> tuple[str, ...]:
+    """The columns of a release table holding number text (written unquoted, never escaped): the variance
+    and its root, and the ids of an unlabelled tree (input positions, formatted early: :func:`load`)."""
+    return ("variance", "std") + (("node", "parent") if tree.label_source is None else ())
 
 
 def _describe_structure(args: argparse.Namespace) -> int:

@@ -89,7 +89,11 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
     integers (the root's parent null), which :func:`write_tree_csv` writes as the same text."""
     rows = None if tree.in_input_order else _input_positions(tree)
     par = tree.parent if rows is None else tree.parent[rows]
-    if tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
+    early = _ID_TEXT.get(tree) if tree.label_source is None else None
+    text = early.result() if early is not None else None
+    if text is not None and len(text[0]) == tree.n:  # the same ids, formatted while the tree was built
+        node, parent = text
+    elif tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
         # threads), the root's parent null (an empty cell)
         node = arrow.from_numpy(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r: id r
         parent = arrow.from_numpy(par if rows is None else tree.order[par], valid=par >= 0)
@@ -149,7 +153,9 @@ def load_tree_file(path: str | Path | bytes, name: str | None = None, max_nodes:
     early = _start_early(table, count_column) if _IDENTITY_EARLY.get() else None
     data = tree_from_table(table, table.name, max_nodes, count_column=count_column)
     if early is not None:
-        _EARLY[data.tree] = (data.x, early)
+        _EARLY[data.tree] = (data.x, early[0])
+        if data.tree.label_source is None:  # ids are the rows: the id text read from the file is the output's
+            _ID_TEXT[data.tree] = early[1]
     return data
 
 
@@ -350,12 +356,37 @@ def identity_early() -> Iterator[None]:
 
 
 def _start_early(table: Table, count_column: str | None):
+    """(future of :func:`_canonical_of_table`, future of :func:`_id_text_of_table`), on one worker thread."""
     from concurrent.futures import ThreadPoolExecutor  # only the CLI's release path: kept off import time
 
     pool = ThreadPoolExecutor(1, thread_name_prefix="dpviz-canonical-early")
-    fut = pool.submit(_canonical_of_table, table, count_column)
+    futures = pool.submit(_canonical_of_table, table, count_column), pool.submit(_id_text_of_table, table)
     pool.shutdown(wait=False)
-    return fut
+    return futures
+
+
+_ID_TEXT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Unlabelled tree loaded under :func:`identity_early` → the future of its ``node``/``parent`` text in row
+order (:func:`_id_text_of_table`), which :func:`node_columns` publishes instead of formatting the ids again."""
+
+
+def _id_text_of_table(table: Table) -> tuple[pa.Array, pa.Array] | None:
+    """The ``node`` and ``parent`` columns of a ``node,parent,...`` table read with typed integer ids
+    ``0..n-1`` in row order, as the text a release writes for them (row r: node ``r``, parent its parent's
+    row, the root's parent null: an empty cell) — formatted from the file's own columns while the tree is
+    built, off the write's critical path; None for any other table. Only a tree the loader accepts uses
+    it, and for such a tree it is exactly the text of :func:`node_columns`' integer ids (canonical decimal:
+    checked by the reader, :func:`dpviz.tree.reading._canonical_integers`)."""
+    from dpviz.tree.formats import _is_row_index
+
+    if "node" not in table.columns or "parent" not in table.columns:
+        return None
+    ids, parents = table.col("node"), table.col("parent")
+    if not (pa.types.is_integer(ids.type) and pa.types.is_integer(parents.type)) or ids.null_count:
+        return None
+    if not _is_row_index(ids):
+        return None
+    return pc.cast(ids, pa.string()), pc.cast(parents, pa.string())  # the root's parent null: an empty cell
 
 
 def _canonical_of_table(table: Table, count_column: str | None) -> bytes | None:

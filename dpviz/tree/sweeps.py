@@ -77,12 +77,11 @@ class Contraction:
 
     def relabel(self, new: np.ndarray) -> Contraction:
         """The same schedule with node i called ``new[i]`` (a permutation of 0..n-1): the sweeps only follow
-        the indices, so it serves the renumbered tree, e.g. a
-        schedule built in BFS numbering serves the tree in DOH numbering
-        (:func:`dpviz.tree.model.tree_from_parents`)."""
+        the indices, so it serves the renumbered tree, e.g. a schedule built in BFS numbering serves the tree
+        in DOH numbering (:func:`dpviz.tree.model.tree_from_parents`)."""
         new = np.asarray(new).astype(np.intp, copy=False)
-        return replace(self, rake=new[self.rake], rake_parent=new[self.rake_parent], splice=new[self.splice], splice_child=new[self.splice_child],
-                       splice_parent=new[self.splice_parent])
+        return replace(self, rake=new[self.rake], rake_parent=new[self.rake_parent], splice=new[self.splice],
+                       splice_child=new[self.splice_child], splice_parent=new[self.splice_parent])
 
 
 def _coins(nodes: np.ndarray, r: int) -> np.ndarray:
