@@ -579,7 +579,7 @@ def _precompute() -> None:
                                 *((b, workload, mechanism, rounds, None) for b in steps),
                                 *((budget, workload, mechanism, rounds, c) for c in caps)):
         live, key = _plan(b, wl, mech, t, cap)[3:] if wl else ((), None)
-        if cap is not None and um.reusable(key, [ss.get("marginals_sim")]):
+        if cap is not None and key is not None and um.reusable(key, [ss.get("marginals_sim")]):
             continue
         if live and workload_stats(domain.sizes, tuple(wl))["cells"] <= MEMO_MAX_CELLS:
             ui.precompute((CAP.name, key), _run_simulation, per_record(Noise.from_params("gaussian", **b)), live, seed,
