@@ -52,6 +52,7 @@ from dpviz.viz import graph as vg
 
 CAP = capability("graph")
 ui.page_setup(CAP.name)
+ui.supersede()  # the next draw warmed for an earlier state (warm_next_draw) stops: this run comes first
 INSPECT_VIEWS = {"relabel": "Step 1: relabelling", "decompose": "Steps 2–4: decomposition and reconstruction"}
 EPS_OPTIONS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0]
 SHARE_OPTIONS = list(range(1, 11))
@@ -141,11 +142,18 @@ def partition_chart(key: tuple, rel, depth: int) -> go.Figure:
 
 def warm_next_draw(seed: int, todo: list, methods: list, inspect: str, view: str, depth: int) -> None:
     """The next "New noise draw" (``seed``, :func:`dpviz.ui.sections.next_seed`) computed ahead in the background
-    (:func:`ui.prefetch`): every method's release and metrics at this ε and split, and the charts of that draw the
+    (:func:`ui.precompute`): every method's release and metrics at this ε and split, and the charts of that draw the
     page shows (degree distributions, the inspected method's view at the reader's depth), into the caches the
-    click reads. No session state here: the page hands over what it read."""
-    rels = {k: simulated_release(data_key, k, eps, _split_for(k, split), seed, graph)[0] for k in todo}
-    scores = {k: simulated_metrics(data_key, k, eps, _split_for(k, split), seed, graph, rels[k]) for k in methods}
+    click reads. It stops between two methods once a newer page run starts (:func:`ui.supersede`): work ahead
+    never competes with the reader's next change. No session state here: the page hands over what it read."""
+    rels, scores = {}, {}
+    for k in todo:
+        ui.check_superseded()
+        rels[k] = simulated_release(data_key, k, eps, _split_for(k, split), seed, graph)[0]
+    for k in methods:
+        ui.check_superseded()
+        scores[k] = simulated_metrics(data_key, k, eps, _split_for(k, split), seed, graph, rels[k])
+    ui.check_superseded()
     if scores:
         degree_chart(scores, seed)
     key, rel = (data_key, inspect, eps, _split_for(inspect, split), seed), rels[inspect]
@@ -536,5 +544,5 @@ if release_structure is not None and held_partition is not None and held_partiti
 # the next "New noise draw" ahead, in the background: the click then finds its releases, metrics and charts cached
 ahead = (next_seed(CAP), todo, methods, inspect, ss.get("graph_view", "decompose"),
          int(ss.get(DEPTH_CHOSEN, DEFAULT_DEPTH)))
-ui.prefetch(("graph-next-draw", data_key, eps, split, ahead[0], tuple(todo), tuple(methods), *ahead[3:]),
-            warm_next_draw, *ahead)
+ui.precompute(("graph-next-draw", data_key, eps, split, ahead[0], tuple(todo), tuple(methods), *ahead[3:]),
+              warm_next_draw, *ahead)

@@ -225,18 +225,18 @@ def test_figures_are_light_and_titles_clear_the_axes(at):
 # ---- data upload ----------------------------------------------------------------------------------
 def test_new_noise_draw_is_computed_ahead_and_its_click_computes_nothing(monkeypatch):
     """After a run the page computes the next "New noise draw" (the seed ui.sections.next_seed drew for it) in the
-    background (ui.prefetch, here run in place): every method's release and metrics and the shown charts. The
+    background (ui.precompute, here run in place): every method's release and metrics and the shown charts. The
     click then takes that very seed and finds everything cached: no release, no metric, no figure is built."""
     from dpviz import ui
     from dpviz.graph import metrics as graph_metrics, release as graph_release
     from dpviz.viz import graph as viz_graph
 
-    monkeypatch.setattr(ui, "prefetch", lambda key, fn, *args: fn(*args))
+    monkeypatch.setattr(ui, "precompute", lambda key, fn, *args: fn(*args))
     at = ok(app_test(PAGE, session_state={"graph_seed": SEED}))
     ahead = at.session_state["graph_next_seed"]
     assert ahead != SEED
     calls = []
-    monkeypatch.setattr(ui, "prefetch", lambda *args: None)  # the click's own run warms nothing more
+    monkeypatch.setattr(ui, "precompute", lambda *args: None)  # the click's own run warms nothing more
     for module, names in ((graph_release, ("release",)), (graph_metrics, ("evaluate",)),
                           (viz_graph, ("degree_figure", "adjacency_figure", "partition_figure"))):
         for name in names:
