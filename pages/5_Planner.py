@@ -28,6 +28,7 @@ from dpviz.planner import montecarlo, specs
 from dpviz.planner.curves import best_by_epsilon, plan_target, plans_table
 from dpviz.planner.montecarlo import MonteCarloCost
 from dpviz.planner.split import PlannedRelease, split_budget, what_if
+from dpviz.ui.planner import PLAN_CONFIG, SPLIT_CONFIG, table_config
 from dpviz.viz import planner as vp
 
 PAGE = ui.page_info("planner")
@@ -213,17 +214,6 @@ def affordable_trials(cost, trials: int, what: str, cli: str) -> int | None:
 
 def samples(cap: str) -> dict[str, str]:
     return {s.name: s.title for s in capability(cap).samples}
-
-
-def table_config(config: dict, gaps: list[str]) -> dict:
-    """``config`` with every column that :func:`dpviz.viz.planner.readable` turned into text shown as text (a number
-    column would show its empty cells as "None")."""
-    out = dict(config)
-    for col in gaps:
-        old = config.get(col)
-        out[col] = st.column_config.TextColumn(old["label"] if old else col, help=(old or {}).get("help"),
-                                               width=(old or {}).get("width"))
-    return out
 
 
 def simulation_section() -> int:
@@ -423,115 +413,95 @@ def dots_controls(enabled: bool) -> tuple[int, bool, int]:
 
 
 prefetch = None  # (key, function, *args) for ui.prefetch at the end of the page
-PLAN_CONFIG = {
-    "mechanism": st.column_config.TextColumn("mechanism", help="The mechanism/strategy the plan is for."),
-    "label": st.column_config.TextColumn("in words", width="medium"),
-    "noise": st.column_config.TextColumn("noise", width="small"),
-    "epsilon": st.column_config.NumberColumn("ε (simulation)", format="%.4g",
-                                             help="The ε the simulation spends (exact Gaussian profile for (ε, δ))."),
-    "release_epsilon": st.column_config.NumberColumn("ε (release)", format="%.4g",
-                                                     help="The ε a discrete release needs at that δ (CKS)."),
-    "rho": st.column_config.NumberColumn("ρ", format="%.4g", help="zCDP ρ of a Gaussian plan."),
-    "rmse": st.column_config.NumberColumn("error", format="%.4g", help="The analytic error at the planned budget."),
-    "budget": st.column_config.TextColumn("planned budget", help="What to give the release command."),
-}
 
-try:
-    if cap == "graph":
-        methods = st.multiselect("Edge-DP methods", ["drf-dp", "kdh", "quadtree", "random", "degree"],
-                                 default=["drf-dp", "kdh", "quadtree"], key="plan_graph_methods")
-        if not methods:
-            raise InputError("Pick at least one edge-DP method.")
-        seed, _, trials = dots_controls(False)
-        with st.spinner("Timing a few simulated graph releases ..."):
-            cost = cached_graph_cost(data_key, tuple(methods), data)
-        trials = affordable_trials(cost, trials, "Simulating the graph releases",
-                                   f"python -m dpviz sweep graph {data_arg} --epsilons "
-                                   f"{','.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))} --methods {','.join(methods)}")
-        if trials is None:
-            raise InputError("Even 3 trials per ε would keep this page busy too long: pick fewer or faster methods, "
-                             "or a smaller graph.")
-        with st.spinner("Simulating graph releases (sweep) ..."):
-            curves, dots = cached_graph(data_key, metric, tuple(methods), trials, seed, data)
-        rows = sorted(({"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves),
-                      key=lambda r: (r["epsilon"] is None, r["epsilon"] or 0.0))
-        best = rows[0]
-        st.metric(f"Best: {best['mechanism']}", "not reached" if best["epsilon"] is None else f"ε ≈ {best['epsilon']:.3g}",
-                  help="The smallest ε at which the method's mean metric meets the target (Monte-Carlo).")
-        st.dataframe(pd.DataFrame({"mechanism": [r["mechanism"] for r in rows],
-                                   "ε for the target": ["not reached" if r["epsilon"] is None else f"{r['epsilon']:.3g}"
-                                                        for r in rows]}),
-                     hide_index=True, key="plan_table")
-        st.caption(f"Monte-Carlo: the mean of {trials} simulated releases at each ε "
-                   f"({', '.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))}), interpolated as a power law between "
-                   "them after making it monotone; the bands are 95% intervals of the mean. The answer is noisy: "
-                   "`python -m dpviz plan graph` bisects over ε instead. *Not reached*: the method's mean never met "
-                   "the target on this grid (some methods have an error floor).")
-        plans = []
-        grid = vp.epsilon_grid(0.1, 10.0)
-    else:
-        curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
-        plans = plan_target(curves, target, delta)
-        best = plans[0]
-        st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
-        table = plans_table(plans).drop(columns=["delta"])
-        table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
-        shown, gaps = vp.readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
-        st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
-                     width="stretch")
-        if gaps:
-            st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
-        if any(p.family == "gaussian" and p.delta is not None for p in plans):
-            st.caption("Gaussian (ε, δ): *ε (simulation)* is what the simulation spends (exact Gaussian profile; "
-                       "the Canonne–Kamath–Steinke conversion for marginals), *ε (release)* what a discrete release "
-                       "needs (CKS). Discrete noise has at most the continuous variance, so a release at the planned "
-                       "budget meets the target too.")
-        grid = vp.budget_grid(plans, axis)
-        if axis == "epsilon":
-            runs = best_by_epsilon(curves, grid, delta)
-            st.caption("Best mechanism by ε: " + "; ".join(f"{n} for ε from {a:.3g} to {b:.3g}" for a, b, n in runs)
-                       + (". With one noise family the ranking does not move with ε (every MSE is a/ε² or a/ρ); "
-                          "it moves with the structure, e.g. naive beats Fenwick + FDA on short streams."
-                          if len(runs) == 1 else "."))
-        seed, show_dots, trials = dots_controls(axis == "epsilon")
-        dots = None
-        warm = likely_next(cap, params, data, source, noise_kind, delta, seed)
-        if show_dots:
-            key = dots_key(cap, params, curves, source)
-            with st.spinner("Estimating the Monte-Carlo work ..."):
-                cost = cached_dots_cost(*key, delta)
-            arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else data_arg
-            trials = affordable_trials(cost, trials, "The Monte-Carlo dots",
-                                       f"python -m dpviz sweep {cap} {arg} --epsilons "
-                                       f"{','.join(f'{e:g}' for e in MC_EPSILONS)} --trials {trials}")
-            if trials is not None:
-                with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
-                    dots = cached_dots(*key, trials, seed, delta)
-        # after this run (end of the page): the curves, and dots when shown, of the likely next changes
-        prefetch = (("plan-next", repr([w[:2] + w[4:] for w in warm]), trials if show_dots else None), warm_all, warm,
-                    trials if show_dots else None)
-    ui.chart(st, vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
-                    key="error_chart", width="stretch")
-    st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "
-               "simulated releases at a few ε with its 95% interval; ×: each mechanism's planned budget.")
-except InputError as exc:
-    st.error(str(exc), icon=":material/error:")
-    seed = int(ss.setdefault(f"{PAGE.name}_seed", fresh_seed()))  # what the Simulation section would hold
+# one block for the section's results, whose elements come and go with the settings: what follows keeps its
+# place on the page, so the split charts below are updated in place, not remounted and drawn anew
+with st.container():
+    try:
+        if cap == "graph":
+            methods = st.multiselect("Edge-DP methods", ["drf-dp", "kdh", "quadtree", "random", "degree"],
+                                     default=["drf-dp", "kdh", "quadtree"], key="plan_graph_methods")
+            if not methods:
+                raise InputError("Pick at least one edge-DP method.")
+            seed, _, trials = dots_controls(False)
+            with st.spinner("Timing a few simulated graph releases ..."):
+                cost = cached_graph_cost(data_key, tuple(methods), data)
+            trials = affordable_trials(cost, trials, "Simulating the graph releases",
+                                       f"python -m dpviz sweep graph {data_arg} --epsilons "
+                                       f"{','.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))} "
+                                       f"--methods {','.join(methods)}")
+            if trials is None:
+                raise InputError("Even 3 trials per ε would keep this page busy too long: pick fewer or faster "
+                                 "methods, or a smaller graph.")
+            with st.spinner("Simulating graph releases (sweep) ..."):
+                curves, dots = cached_graph(data_key, metric, tuple(methods), trials, seed, data)
+            rows = sorted(({"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves),
+                          key=lambda r: (r["epsilon"] is None, r["epsilon"] or 0.0))
+            best = rows[0]
+            st.metric(f"Best: {best['mechanism']}",
+                      "not reached" if best["epsilon"] is None else f"ε ≈ {best['epsilon']:.3g}",
+                      help="The smallest ε at which the method's mean metric meets the target (Monte-Carlo).")
+            st.dataframe(pd.DataFrame({"mechanism": [r["mechanism"] for r in rows], "ε for the target": [
+                "not reached" if r["epsilon"] is None else f"{r['epsilon']:.3g}" for r in rows]}),
+                         hide_index=True, key="plan_table")
+            st.caption(f"Monte-Carlo: the mean of {trials} simulated releases at each ε "
+                       f"({', '.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))}), interpolated as a power law between "
+                       "them after making it monotone; the bands are 95% intervals of the mean. The answer is noisy: "
+                       "`python -m dpviz plan graph` bisects over ε instead. *Not reached*: the method's mean never "
+                       "met the target on this grid (some methods have an error floor).")
+            plans = []
+            grid = vp.epsilon_grid(0.1, 10.0)
+        else:
+            curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
+            plans = plan_target(curves, target, delta)
+            best = plans[0]
+            st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
+            table = plans_table(plans).drop(columns=["delta"])
+            table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
+            shown, gaps = vp.readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
+            st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
+                         width="stretch")
+            if gaps:
+                st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
+            if any(p.family == "gaussian" and p.delta is not None for p in plans):
+                st.caption("Gaussian (ε, δ): *ε (simulation)* is what the simulation spends (exact Gaussian "
+                           "profile; the Canonne–Kamath–Steinke conversion for marginals), *ε (release)* what a "
+                           "discrete release needs (CKS). Discrete noise has at most the continuous variance, so a "
+                           "release at the planned budget meets the target too.")
+            grid = vp.budget_grid(plans, axis)
+            if axis == "epsilon":
+                runs = best_by_epsilon(curves, grid, delta)
+                st.caption("Best mechanism by ε: " + "; ".join(f"{n} for ε from {a:.3g} to {b:.3g}" for a, b, n in runs)
+                           + (". With one noise family the ranking does not move with ε (every MSE is a/ε² or a/ρ); "
+                              "it moves with the structure, e.g. naive beats Fenwick + FDA on short streams."
+                              if len(runs) == 1 else "."))
+            seed, show_dots, trials = dots_controls(axis == "epsilon")
+            dots = None
+            warm = likely_next(cap, params, data, source, noise_kind, delta, seed)
+            if show_dots:
+                key = dots_key(cap, params, curves, source)
+                with st.spinner("Estimating the Monte-Carlo work ..."):
+                    cost = cached_dots_cost(*key, delta)
+                arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else data_arg
+                trials = affordable_trials(cost, trials, "The Monte-Carlo dots",
+                                           f"python -m dpviz sweep {cap} {arg} --epsilons "
+                                           f"{','.join(f'{e:g}' for e in MC_EPSILONS)} --trials {trials}")
+                if trials is not None:
+                    with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
+                        dots = cached_dots(*key, trials, seed, delta)
+            # after this run (end of the page): the curves, and dots when shown, of the likely next changes
+            prefetch = (("plan-next", repr([w[:2] + w[4:] for w in warm]), trials if show_dots else None), warm_all,
+                        warm, trials if show_dots else None)
+        ui.chart(st, vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
+                 key="error_chart", width="stretch")
+        st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "
+                   "simulated releases at a few ε with its 95% interval; ×: each mechanism's planned budget.")
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+        seed = int(ss.setdefault(f"{PAGE.name}_seed", fresh_seed()))  # what the Simulation section would hold
 
 
 # 2. One budget, several releases --------------------------------------------------------------------------
-SPLIT_CONFIG = {
-    "name": st.column_config.TextColumn("release", help="The planned release (a ready-made example)."),
-    "capability": st.column_config.TextColumn("shape", width="small"),
-    "mechanism": st.column_config.TextColumn("mechanism", help="The mechanism with the smallest error for it."),
-    "weight": st.column_config.NumberColumn("weight wᵢ", width="small", format="%g"),
-    "share": st.column_config.NumberColumn("share", width="small", format="percent", help="Its share of the total."),
-    "epsilon": st.column_config.NumberColumn("εᵢ", width="small", format="%.4g"),
-    "rho": st.column_config.NumberColumn("ρᵢ", width="small", format="%.4g"),
-    "error": st.column_config.NumberColumn("error", width="small", format="%.4g",
-                                           help="The error it gets at its share (RMSE, or the graph metric)."),
-    "metric": st.column_config.TextColumn("error of", width="medium", help="What the error measures."),
-}
 
 
 @st.fragment
