@@ -13,8 +13,12 @@ Pages (``pages/*.py``) and the home page (``app.py``) stay thin views: they read
   bundled sample, synthetic data or upload) and :func:`~dpviz.ui.sources.handle_upload`;
 * :mod:`dpviz.ui.records` — records uploads (one row per person, event or edge; CSV, gzip CSV or Parquet):
   the column pickers and the contribution bound, counted by each capability's own records function;
-* :mod:`dpviz.ui.sections` — the noise caption, the Simulation section and the release's public structure;
-* :mod:`dpviz.ui.release_panel` — the Private release panel and the privacy ledger it charges first.
+* :mod:`dpviz.ui.sections` — the noise caption, the Simulation section (its "New noise draw" takes the seed
+  :func:`~dpviz.ui.sections.next_seed` drew ahead, so a page can compute that draw before the click) and the
+  release's public structure;
+* :mod:`dpviz.ui.release_panel` — the Private release panel and the privacy ledger it charges first;
+* :mod:`dpviz.ui.marginals` and :mod:`dpviz.ui.planner` — pieces of one page each (the Marginals teaching view
+  and its rule for reusing a GReM-LNN run under another cap or time limit; the Planner's table settings).
 
 Layers (docs/ARCHITECTURE.md): ``dpviz.ui`` may import core, the capabilities, the tools and ``dpviz.viz``;
 nothing in ``dpviz`` imports it.
