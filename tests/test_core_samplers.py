@@ -269,39 +269,6 @@ def fixed_urandom(seed: int):
     return fake
 
 
-def test_reserved_csprng_words_are_handed_out_once_then_os_urandom(monkeypatch: pytest.MonkeyPatch) -> None:
-    """reserve_csprng_words fetches words on a thread; csprng_uint64 hands them out first, in order, each
-    once, then reads os.urandom; a seeded Generator never takes them; discard_reserved_words waits for a
-    fetch still running and drops the rest."""
-    import threading
-
-    from dpviz.core import samplers
-
-    stream = np.random.default_rng(5).bytes(8 * 200)
-    served = [0]
-
-    def fake(n: int) -> bytes:  # one continuing stream: the reserve's 100 words, then the draws' own
-        out = stream[served[0]:served[0] + n]
-        served[0] += n
-        return out
-
-    monkeypatch.setattr(os, "urandom", fake)
-    expected = np.frombuffer(stream, np.uint64)
-    samplers.reserve_csprng_words(100)
-    for t in threading.enumerate():
-        if t.name == "dpviz-csprng-reserve":
-            t.join(10)
-    assert samplers._FETCHING[0] == 0
-    discrete_laplace(3.0, 500, rng=np.random.default_rng(1))  # a seeded draw: nothing taken
-    assert np.array_equal(csprng_uint64(60), expected[:60])
-    assert np.array_equal(csprng_uint64(60), expected[60:120])  # 40 reserved, then 20 from os.urandom
-    assert served[0] == 8 * 120 and not samplers._RESERVED
-    samplers.reserve_csprng_words(10)
-    samplers.discard_reserved_words()  # waits for that fetch, then drops its words
-    assert samplers._FETCHING[0] == 0 and not samplers._RESERVED and served[0] == 8 * 130
-    assert np.array_equal(csprng_uint64(5), expected[130:135])
-
-
 @pytest.mark.parametrize("kind", ["laplace", "gaussian"])
 def test_rng_none_takes_every_bit_from_os_urandom(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     f = SAMPLER[kind]

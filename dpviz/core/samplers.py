@@ -103,7 +103,6 @@ from __future__ import annotations
 import math
 import operator
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Context, Decimal, DivisionByZero, InvalidOperation, Overflow, getcontext, localcontext
@@ -118,12 +117,10 @@ from dpviz.errors import InputError
 __all__ = [
     "MAX_SCALE",
     "csprng_uint64",
-    "discard_reserved_words",
     "discrete_gaussian",
     "discrete_gaussian_variance",
     "discrete_laplace",
     "discrete_laplace_variance",
-    "reserve_csprng_words",
 ]
 
 MAX_SCALE = 2.0**40
@@ -150,69 +147,13 @@ Size = int | tuple[int, ...]
 
 
 def csprng_uint64(size: Size) -> np.ndarray:
-    """Uniform 64-bit words from the OS CSPRNG: one ``os.urandom`` call, viewed with ``np.frombuffer`` —
-    after the words :func:`reserve_csprng_words` fetched ahead, if any are left (each handed out once).
+    """Uniform 64-bit words from the OS CSPRNG: one ``os.urandom`` call, viewed with ``np.frombuffer``.
 
     The result is a read-only ``uint64`` array of shape ``size``.
     """
     shape = _shape(size)
     n = math.prod(shape)
-    need = 8 * n
-    parts: list[Any] = []
-    if _RESERVED:
-        with _RESERVED_LOCK:
-            while need and _RESERVED:
-                head = _RESERVED[0]
-                take = min(need, len(head))
-                parts.append(head[:take])
-                if take == len(head):
-                    _RESERVED.pop(0)
-                else:
-                    _RESERVED[0] = head[take:]
-                need -= take
-    if need or not parts:
-        parts.append(os.urandom(need))
-    data = parts[0] if len(parts) == 1 else b"".join(parts)
-    return np.frombuffer(data, dtype=np.uint64).reshape(shape)
-
-
-_RESERVED: list[memoryview] = []  # words from os.urandom not yet handed out, in order
-_RESERVED_LOCK = threading.Condition()
-_FETCHING = [0]  # reservations still being fetched
-
-
-def reserve_csprng_words(n: int) -> None:
-    """Start fetching ``n`` 64-bit words from ``os.urandom`` on a thread of their own, for the next
-    :func:`csprng_uint64` calls to take first (each word exactly once, under a lock; a draw that comes
-    before they arrive reads ``os.urandom`` itself). ``tree release`` reserves one word per node while one
-    core is alone building the tree: the kernel's CSPRNG then runs there, not beside the noise draw. The
-    words are as fresh as any (drawn in this run, never stored or seeded); a seeded ``rng`` never reads
-    them. :func:`discard_reserved_words` drops what is left."""
-    if n <= 0:
-        return
-    with _RESERVED_LOCK:
-        _FETCHING[0] += 1
-
-    def fetch() -> None:
-        try:
-            data = memoryview(os.urandom(8 * int(n)))
-        except BaseException:  # noqa: BLE001 - nothing reserved: the draws read os.urandom themselves
-            data = None
-        with _RESERVED_LOCK:
-            if data is not None:
-                _RESERVED.append(data)
-            _FETCHING[0] -= 1
-            _RESERVED_LOCK.notify_all()
-
-    threading.Thread(target=fetch, name="dpviz-csprng-reserve", daemon=True).start()
-
-
-def discard_reserved_words() -> None:
-    """Drop the reserved words not handed out (after the release that reserved them), once every
-    reservation still being fetched has arrived: none is left for a later draw of this process."""
-    with _RESERVED_LOCK:
-        _RESERVED_LOCK.wait_for(lambda: _FETCHING[0] == 0)
-        _RESERVED.clear()
+    return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).reshape(shape)
 
 
 def _word_source(rng: Any) -> Draw:

@@ -31,7 +31,6 @@ from dpviz.core import cliargs
 from dpviz.core.inputs import require_regular_file
 from dpviz.core.modes import RELEASE_NOTICE, SIMULATION_NOTICE
 from dpviz.core.records import RecordsSource, per_record_noise, person_metadata, unit_of_privacy
-from dpviz.core.samplers import discard_reserved_words
 from dpviz.core.registry import SAMPLE_PREFIX, capability
 from dpviz.core.registry import load_source as load_any
 from dpviz.core.structure import (
@@ -300,15 +299,12 @@ def _release(args: argparse.Namespace) -> int:
                          "`python -m dpviz tree simulate ... --method all`")
     _output(args)
     noise = cliargs.noise_from_args(args, discrete=True)
+    with identity_early():  # the identity bytes of a node,parent,count file start while its tree is built
+        data = _declared_data(args, release=True)
+    if args.levels is None:  # the ledger's identity of the data, computed beside the release
+        canonical_bytes_ahead(data)
     k = args.max_contributions
-    try:
-        with identity_early():  # the identity bytes of a node,parent,count file start while its tree is built
-            data = _declared_data(args, release=True)
-        if args.levels is None:  # the ledger's identity of the data, computed beside the release
-            canonical_bytes_ahead(data)
-        rel = release(data, per_record_noise(noise, k), split=args.split, method=args.method, csv_text=True)
-    finally:
-        discard_reserved_words()  # the CSPRNG words the load reserved for the noise that the draw did not take
+    rel = release(data, per_record_noise(noise, k), split=args.split, method=args.method, csv_text=True)
     table, meta = rel.columns(), rel.metadata()
     if args.levels is not None:
         meta = person_metadata(meta, noise, person=args.person_column, max_contributions=k, source=data.name)

@@ -356,14 +356,9 @@ def identity_early() -> Iterator[None]:
 
 
 def _start_early(table: Table, count_column: str | None):
-    """(future of :func:`_canonical_of_table`, future of :func:`_id_text_of_table`), on one worker thread;
-    and one OS CSPRNG word per node reserved for the release's noise, fetched beside them
-    (:func:`dpviz.core.samplers.reserve_csprng_words`; ``tree release`` discards what its draw left)."""
+    """(future of :func:`_canonical_of_table`, future of :func:`_id_text_of_table`), on one worker thread."""
     from concurrent.futures import ThreadPoolExecutor  # only the CLI's release path: kept off import time
 
-    from dpviz.core.samplers import reserve_csprng_words
-
-    reserve_csprng_words(table.n)
     pool = ThreadPoolExecutor(1, thread_name_prefix="dpviz-canonical-early")
     futures = pool.submit(_canonical_of_table, table, count_column), pool.submit(_id_text_of_table, table)
     pool.shutdown(wait=False)
