@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 from dpviz.core import arrow
 from dpviz.core.csv_writer import is_pandas_array, number_column, write_csv
 from dpviz.errors import InputError
-from dpviz.tree.formats import tree_format, tree_from_table
+from dpviz.tree.formats import _is_row_index, tree_format, tree_from_table
 from dpviz.tree.model import INDEX, Tree, TreeData
 from dpviz.tree.reading import MAX_BYTES, MAX_NODES, Table, read_table
 
@@ -377,8 +377,6 @@ def _id_text_of_table(table: Table) -> tuple[pa.Array, pa.Array] | None:
     built, off the write's critical path; None for any other table. Only a tree the loader accepts uses
     it, and for such a tree it is exactly the text of :func:`node_columns`' integer ids (canonical decimal:
     checked by the reader, :func:`dpviz.tree.reading._canonical_integers`)."""
-    from dpviz.tree.formats import _is_row_index
-
     if "node" not in table.columns or "parent" not in table.columns:
         return None
     ids, parents = table.col("node"), table.col("parent")
@@ -405,8 +403,7 @@ def _canonical_of_table(table: Table, count_column: str | None) -> bytes | None:
     if not all(pa.types.is_integer(c.type) for c in (ids, parents, counts)) or ids.null_count:
         return None
     n = table.n
-    iv = arrow.values(ids)
-    if iv.size != n or not n or iv[0] != 0 or iv[-1] != n - 1 or np.any(np.diff(iv) != 1):
+    if len(ids) != n or not _is_row_index(ids):
         return None
     pidx = arrow.values(parents).astype(np.int64)
     if parents.null_count:
