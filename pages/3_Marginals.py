@@ -293,7 +293,7 @@ with m2:
     if "marginals_methods" not in ss:
         ss["marginals_methods"] = list(METHODS)
     methods = st.multiselect("Reconstruction methods (simulation: all on the same measurements)", list(METHODS),
-                             key="marginals_methods", format_func=lambda m: vm.method_label(m, mechanism),
+                             key="marginals_methods", format_func=vm.method_choice,
                              help="GReM-MLE (EMP on Scalable MWEM): unbiased least squares, may give negative "
                                   "counts. GReM-LNN: the same fit with every cell ≥ 0. Trunc: negative counts set "
                                   "to 0. Trunc+Rescale: then scaled back to the marginal's total.")
@@ -306,7 +306,7 @@ with m2:
                                    "machine's speed; still non-negative). Large workloads (Adult, all 3-way: "
                                    "~0.2 s per iteration here) take minutes at 4000 iterations.")
     release_method = l3c.selectbox("Method of the private release", list(RELEASE_METHODS),
-                                   key="marginals_release_method", format_func=lambda m: vm.method_label(m, mechanism))
+                                   key="marginals_release_method", format_func=vm.method_choice)
 _lnn_opts = lambda mech, cap=None: {**lnn_defaults(mech), "rounds": int(cap or lnn_rounds),  # noqa: E731
                                      "time_limit": lnn_limit}
 lnn_opts = _lnn_opts(mechanism)

@@ -167,6 +167,19 @@ def test_a_mechanism_flip_reads_the_simulation_done_ahead_and_it_matches_a_direc
     assert list(error_table(at)["method"]) == ["EMP", "Trunc"]
 
 
+def test_method_pickers_keep_their_labels_when_the_mechanism_flips(at):
+    """The browser holds a multiselect's choice by its option labels and sends them back on the next change:
+    a label that changed with the mechanism (GReM-MLE -> EMP) dropped GReM-MLE from the methods on the first
+    change after a flip (and made the next GReM-LNN cap move a new simulation)."""
+    keys = ("marginals_methods", "marginals_release_method")
+    before = [list(at.multiselect(key=keys[0]).options), list(at.selectbox(key=keys[1]).options)]
+    ok(at.radio(key="marginals_mechanism").set_value("mwem").run())
+    after = [list(at.multiselect(key=keys[0]).options), list(at.selectbox(key=keys[1]).options)]
+    assert before == after and "GReM-MLE / EMP" in after[0]
+    assert at.multiselect(key=keys[0]).value == list(METHODS)
+    assert list(error_table(at)["method"])[0] == "EMP"  # results still name it as the mechanism does
+
+
 def test_methods_and_epsilon_are_live(at):
     ok(at.multiselect(key="marginals_methods").set_value(["mle", "trunc"]).run())
     assert list(error_table(at)["method"]) == ["GReM-MLE", "Trunc"]  # no click: recomputed at once

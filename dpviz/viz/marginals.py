@@ -32,7 +32,7 @@ from dpviz.marginals.model import Clique, Domain, axis_labels, cell_labels, cliq
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
-    "MAX_BARS", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label",
+    "MAX_BARS", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label", "method_choice",
     "clique_label", "cell_labels", "axis_labels",
     "per_marginal_errors", "method_summary", "method_error_table", "ERROR_COLUMNS", "NO_CLOSED_FORM",
     "per_marginal_error_figure", "HUMAN_TICKS",
@@ -92,6 +92,14 @@ def method_label(method: str, mechanism: str = "rp") -> str:
     if method == "mle" and mechanism == "mwem":
         return "EMP"
     return METHOD_SHORT.get(method, method)
+
+
+def method_choice(method: str) -> str:
+    """A method as the page's pickers name it, whatever the mechanism: 'GReM-MLE / EMP' for the unbiased one.
+    A picker's option labels must not change with another widget: the browser holds a multiselect's or
+    select box's choice by its labels and sends them back on the next change, so a label that changed with the
+    mechanism (GReM-MLE → EMP) would silently drop the method from the selection."""
+    return "GReM-MLE / EMP" if method == "mle" else METHOD_SHORT.get(method, method)
 
 
 # ---- labels ---------------------------------------------------------------------------------------
