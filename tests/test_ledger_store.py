@@ -219,6 +219,20 @@ def _id(cap, path, **kw):
     return identify(cap, str(path), load_for_ledger(cap, str(path), **kw)).sha256
 
 
+@pytest.mark.parametrize("cap, name", [("tree", "tree_good.csv"), ("stream", "stream_good.csv")])
+def test_identity_is_the_sha256_of_the_canonical_bytes(cap, name):
+    """identify hashes the header and the capability's bytes without joining them: the same digest (a table of
+    records, e.g. marginals, is identified by its records instead: test_ledger_records)."""
+    import hashlib
+
+    from dpviz.ledger.identity import canonical_bytes
+
+    data = load_for_ledger(cap, str(DATA / name))
+    want = hashlib.sha256(canonical_bytes(cap, str(DATA / name), data)).hexdigest()
+    assert identify(cap, str(DATA / name), data).sha256 == want
+    assert canonical_bytes(cap, str(DATA / name), data).startswith(f"dpviz-ledger/1 {cap}\n".encode())
+
+
 def test_tree_identity_ignores_format_and_row_order(tmp_path):
     base = _id("tree", DATA / "tree_good.csv")
     lines = (DATA / "tree_good.csv").read_text().splitlines()

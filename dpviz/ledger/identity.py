@@ -167,7 +167,9 @@ def identify(capability_name: str, source: str | Path, data: Any = None) -> Data
     if counted_from_records(capability_name, source, data):
         records = type(data).__name__ == "RecordsSource"
         return records_identity(data.source if records else source, max_bytes=data.max_bytes if records else None)
-    digest = hashlib.sha256(canonical_bytes(capability_name, source, data)).hexdigest()
+    hashed = hashlib.sha256(f"{FORMAT} {capability_name}\n".encode())  # = sha256(canonical_bytes(...)), without
+    hashed.update(capability(capability_name).hook("canonical_bytes")(source, data))  # copying them behind the header
+    digest = hashed.hexdigest()
     return DatasetId(digest, capability_name, display_name(source), canonical_description(capability_name))
 
 

@@ -447,13 +447,11 @@ def decimal_order(n: int) -> np.ndarray:
     if n <= 1:
         return np.zeros(max(n, 0), np.int64)
     width = len(str(n - 1))
-    length = np.ones(n, np.int64)
-    for k in range(1, width):  # at most 10 digits (2^31 nodes)
-        length[10**k:] += 1
-    pad = 10 ** np.arange(width, -1, -1, dtype=np.int64)  # pad[L] = 10^(width - L)
-    key = np.arange(n, dtype=np.int64) * pad[length]
-    key *= width + 1
-    key += length
+    key = np.arange(n, dtype=np.int64)
+    for length in range(1, width + 1):  # the numbers of each length, a slice: one product each (at most 10)
+        part = key[10 ** (length - 1) if length > 1 else 0: 10**length]
+        part *= 10 ** (width - length) * (width + 1)
+        part += length
     return np.argsort(key, kind="stable")
 
 
