@@ -128,6 +128,30 @@ def test_the_worker_runs_at_a_lower_priority_than_the_page():
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine  # the page's thread is untouched
 
 
+def _occupy_worker() -> threading.Event:
+    """Block the worker with a task until the returned event is set (what queues behind it stays queued)."""
+    started, release = threading.Event(), threading.Event()
+    bg.precompute(("test", "occupy", time.monotonic()), lambda: (started.set(), release.wait(5)))
+    assert started.wait(5)
+    return release
+
+
+def test_a_page_run_queues_again_what_a_superseded_task_held():
+    """A page run supersedes the queued work as it starts and queues its neighbours at its end: a neighbour
+    still queued for the earlier run (about to be dropped unrun) must be queued again, not taken as held."""
+    release = _occupy_worker()
+    calls = []
+    key = ("test", "queued again", time.monotonic())
+    bg.precompute(key, lambda: calls.append("earlier run") or "earlier")
+    bg.supersede()  # the next page run starts ...
+    bg.precompute(key, lambda: calls.append("this run") or "this run")  # ... and queues the same neighbour
+    bg.precompute(key, lambda: calls.append("twice") or "twice")  # held for this run: not queued twice
+    release.set()
+    assert _wait_done(key).result() == "this run"
+    assert calls == ["this run"]
+    assert bg.computed(key, lambda: pytest.fail("computed again")) == "this run"
+
+
 def test_prefetch_remembers_a_bounded_number_of_keys(monkeypatch):
     """A page whose warm-up keys change with every run (the Planner's carry the run's generation) must not grow
     the server's set of keys without bound; a key seen recently is still warmed only once."""

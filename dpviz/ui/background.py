@@ -6,8 +6,9 @@ single background thread while the reader looks at the page. When the reader doe
 asks :func:`computed` for the same key and gets the result at once (or waits for the run already under way,
 never starting it twice). A page run that misses the cache supersedes every queued or running background
 task (:func:`supersede`, which a page may also call as its run starts, so that no background work competes
-with it for the interpreter), and :func:`precompute` at the end of that run queues the new neighbours. A long
-task stops early when it calls :func:`check_superseded` (e.g. from a progress callback).
+with it for the interpreter), and :func:`precompute` at the end of that run queues the new neighbours — again
+those a superseded task held, which would otherwise be dropped unrun. A long task stops early when it calls
+:func:`check_superseded` (e.g. from a progress callback).
 
 Only for pure library calls whose result depends on nothing but the key: the task never touches Streamlit
 (no session state, no elements) — the page does its own bookkeeping when it reads the result. Results are
@@ -86,13 +87,17 @@ def _forget(key: Hashable, future: Future) -> None:
 
 
 def precompute(key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
-    """Queue ``fn(*args)`` in the background unless ``key`` is held or under way. A task that raises (or is
+    """Queue ``fn(*args)`` in the background unless ``key`` is held, or queued or under way since the last
+    :func:`supersede` (a task queued before it is dropped unrun: queued again here). A task that raises (or is
     superseded) is forgotten: the page meets the error itself when it asks :func:`computed`."""
     with _LOCK:
-        if key in _RESULTS:
+        held = _RESULTS.get(key)
+        if held is not None and (held.done() or getattr(held, "generation", None) == _STATE["generation"]):
             return
+        # absent, or queued / running for a superseded page run (it stops unrun or at its next check): again
         generation = _STATE["generation"]
         future: Future = Future()
+        future.generation = generation  # type: ignore[attr-defined]
         _keep(key, future)
 
     def run() -> None:
