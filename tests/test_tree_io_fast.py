@@ -301,11 +301,13 @@ def test_arrow_helpers_round_trip_without_pandas_and_their_doctests():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("declared", [True, False])
-def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(tmp_path, declared):
+@pytest.mark.parametrize("declared", [True, False, "sample"])
+def test_tree_release_of_a_generated_file_never_imports_pandas_or_scipy_sparse(tmp_path, declared):
     """pyarrow imports pandas on its first pa.array()/to_numpy(); the release path avoids both, which
     saves a quarter of a second of every ``tree release`` (issue 11, Startup): with a declared hierarchy
-    (read, joined) and with the structure read from the data."""
+    (read, joined), with the structure read from the data, and for the bundled ``sample:county`` (a
+    region/division/state/county table joined onto its declaration). A tree this small never imports
+    scipy.sparse either (0.1-0.2 s more: :data:`dpviz.tree.propagation._SMALL_TREE`)."""
     import os
     import subprocess
     import sys
@@ -320,12 +322,13 @@ def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(
         f"{i},{'' if p[i] < 0 else p[i]},{rng.integers(0, 9) if leaf[i] else ''}\n" for i in range(n)))
     hier = tmp_path / "h.csv"
     hier.write_text("node,parent\n" + "".join(f"{i},{'' if p[i] < 0 else p[i]}\n" for i in range(n)))
-    flags = ["--hierarchy", str(hier)] if declared else ["--structure-from-data"]
+    flags = ["--hierarchy", str(hier)] if declared is True else ["--structure-from-data"] if not declared else []
+    source = "sample:county" if declared == "sample" else str(src)
     code = ("import sys\nfrom dpviz.cli import main\n"
-            f"assert main(['tree', 'release', {str(src)!r}, *{flags!r}, '--epsilon', '1', '--output', {str(out)!r}]) "
+            f"assert main(['tree', 'release', {source!r}, *{flags!r}, '--epsilon', '1', '--output', {str(out)!r}]) "
             "== 0\n"
             "print(sorted({k.split('.')[0] for k in sys.modules if k.split('.')[0] == 'pandas'} | "
-            "{k for k in sys.modules if k.startswith('scipy.sparse.linalg')}))\n")
+            "{k for k in sys.modules if k.startswith('scipy.sparse')}))\n")
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")}
     env.pop("DPVIZ_LEDGER", None)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -333,7 +336,8 @@ def test_tree_release_of_a_generated_file_never_imports_pandas_or_sparse_linalg(
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     lines = out.read_text().splitlines()
     notice = "" if declared else ",structure"
-    assert lines[0] == "node,parent,noisy,released,variance,std" + notice and len(lines) == n + 1
+    rows = 3207 if declared == "sample" else n  # the county declaration: 3,142 counties and the levels above
+    assert lines[0] == "node,parent,noisy,released,variance,std" + notice and len(lines) == rows + 1
 
 
 def test_meta_json_keeps_the_values_and_puts_long_number_lists_on_one_line():
@@ -582,3 +586,18 @@ def test_float_text_is_arrows_cast_byte_for_byte():
     fast = rng.normal(3e6, 1e5, _FAST_MIN * 4)  # the common case: no value takes Arrow's path
     assert float_text(fast).equals(pc.cast(number_column(fast), pa.string()))
     assert float_text(np.array([1.5, np.nan])).equals(pc.cast(number_column(np.array([1.5, np.nan])), pa.string()))
+
+
+def test_arrow_bools_and_string_scalar_without_pandas():
+    """:func:`dpviz.core.arrow.bools` equals the Python values (nulls False) for every slice offset and chunking;
+    :func:`~dpviz.core.arrow.string_scalar` is the string's scalar."""
+    from dpviz.core.arrow import bools, string_scalar
+
+    base = pa.array([True, None, False, True, True, False, True, True, True, False, None, True] * 3)
+    for off in range(9):
+        part = base.slice(off, 17)
+        assert bools(part).tolist() == [bool(v) for v in part.to_pylist()], off
+    chunked = pa.chunked_array([base.slice(1, 5), base.slice(7, 9)])
+    assert bools(chunked).tolist() == [bool(v) for v in chunked.to_pylist()]
+    assert string_scalar("a / b").as_py() == "a / b" and string_scalar("").as_py() == ""
+    assert bools(pc.equal(pa.array(["", "x", ""]), string_scalar(""))).tolist() == [True, False, True]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_numpy", "valid", "value_bytes", "values"]
+__all__ = ["bools", "from_numpy", "string_scalar", "valid", "value_bytes", "values"]
 
 _TYPES = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
           np.dtype(np.uint32): pa.uint32(), np.dtype(np.float64): pa.float64(), np.dtype(np.float32): pa.float32()}
@@ -68,3 +68,26 @@ def value_bytes(arr: pa.Array) -> np.ndarray:
     offsets = np.frombuffer(arr.buffers()[1], np.int64 if pa.types.is_large_string(arr.type) else np.int32)
     a, b = int(offsets[arr.offset]), int(offsets[arr.offset + len(arr)])
     return np.frombuffer(arr.buffers()[2], np.uint8)[a:b] if b > a else np.zeros(0, np.uint8)
+
+
+def string_scalar(text: str) -> pa.Scalar:
+    """``text`` as an Arrow string scalar, made from buffers: a compute function's Python ``str`` argument
+    would import pandas (``pc.equal(col, "")`` → ``pc.equal(col, string_scalar(""))``)."""
+    raw = text.encode()
+    offsets = np.array([0, len(raw)], np.int32)
+    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])[0]
+
+
+def bools(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A boolean Arrow array (or chunked array) as a NumPy bool array, nulls False (``to_numpy`` would import
+    pandas and turn nulls into ``None``)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return np.concatenate([bools(c) for c in arr.chunks]) if arr.num_chunks else np.zeros(0, bool)
+    if not pa.types.is_boolean(arr.type):
+        raise TypeError(f"bools: expected a boolean array, got {arr.type}")
+    n = len(arr)
+    if not n:
+        return np.zeros(0, bool)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+    out = bits[arr.offset:arr.offset + n].astype(bool)
+    return out & valid(arr) if arr.null_count else out

@@ -59,15 +59,18 @@ MAX_VARIANCE = 1e30
 
 def _numbers(text: pa.Array) -> np.ndarray:
     """float64 of a string column: NaN where empty or not a number (vectorised; Arrow's parser first)."""
-    empty = pc.equal(text, "")
+    text = text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
+    empty = pc.equal(text, arrow.string_scalar(""))
     try:
-        vals = pc.cast(pc.if_else(empty, "nan", text), pa.float64())
-        out = np.array(vals.to_numpy(zero_copy_only=False), dtype=float)
+        vals = pc.cast(pc.if_else(empty, arrow.string_scalar("nan"), text), pa.float64())
+        out = np.array(arrow.values(vals), dtype=float)  # a copy (the view is read-only); no pandas
+        if vals.null_count:
+            out[~arrow.valid(vals)] = np.nan
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # some value is not a number: find which (slow path)
         import pandas as pd  # the slow path only: a value that is not a number
         num = pd.to_numeric(pd.Series(text.to_numpy(zero_copy_only=False), dtype=object), errors="coerce")
         out = np.array(num.to_numpy(dtype=float, na_value=np.nan), dtype=float)
-    out[empty.to_numpy(zero_copy_only=False)] = np.nan
+    out[arrow.bools(empty)] = np.nan
     return out
 
 
@@ -83,7 +86,7 @@ def _parse_counts(text: pa.Array, where, required: np.ndarray | None = None, fie
             vals[missing] = np.nan
     else:
         vals = _numbers(text)
-        missing = pc.equal(text, "").to_numpy(zero_copy_only=False)
+        missing = arrow.bools(pc.equal(text, arrow.string_scalar("")))
         bad = np.flatnonzero(~missing & ~np.isfinite(vals))
         if bad.size:
             i = int(bad[0])
@@ -429,6 +432,20 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
+def _strings_of(texts: list[str]) -> pa.Array:
+    """A few Python strings as an Arrow string array, from buffers (``pa.array`` would import pandas)."""
+    raw = [t.encode() for t in texts]
+    offsets = np.concatenate(([0], np.cumsum([len(r) for r in raw]))).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(raw), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))])
+
+
+def _indices(enc: pa.DictionaryArray | pa.ChunkedArray) -> np.ndarray:
+    """The indices of a dictionary-encoded column as NumPy (no pandas; nulls are not expected here)."""
+    if isinstance(enc, pa.ChunkedArray):
+        return np.concatenate([_indices(c) for c in enc.chunks]) if enc.num_chunks else np.zeros(0, np.int32)
+    return arrow.values(enc.indices)
+
+
 def tree_from_levels(
     table: Table | pd.DataFrame,
     level_cols: list[str] | None = None,
@@ -451,21 +468,21 @@ def tree_from_levels(
         )
     where_row = table.where()
     cells = [table.col(c) for c in level_cols]
-    empty_rows = [np.flatnonzero(pc.equal(c, "").to_numpy(zero_copy_only=False)) for c in cells]
+    empty_rows = [np.flatnonzero(arrow.bools(pc.equal(c, arrow.string_scalar("")))) for c in cells]
     firsts = [(int(e[0]), k) for k, e in enumerate(empty_rows) if e.size]
     if firsts:
         r, k = min(firsts)
         raise InputError(f"{where_row(r)}: empty value in level column {level_cols[k]!r}")
     n_rows = table.n
-    ids: list[Any] = [pa.array([ROOT_ID], pa.string())]
+    ids: list[Any] = [_strings_of([ROOT_ID])]
     parent_of_level: list[np.ndarray] = [np.array([-1], np.int64)]
     offset, n_nodes, prev_n = 1, 1, 0
     prev_codes = np.zeros(n_rows, np.int64)
     path = None
     for lev, cell in enumerate(cells):
-        path = cell if lev == 0 else pc.binary_join_element_wise(path, cell, PATH_SEP)
+        path = cell if lev == 0 else pc.binary_join_element_wise(path, cell, arrow.string_scalar(PATH_SEP))
         enc = path.dictionary_encode()
-        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        codes = _indices(enc).astype(np.int64, copy=False)
         first = _first_rows(codes)
         n_nodes += first.size
         _check_size(n_nodes + (n_rows if lev < len(cells) - 1 else 0), max_nodes)

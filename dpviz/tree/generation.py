@@ -1,15 +1,20 @@
 """Generation Matrix and the other sparse matrices of the paper (Defs. 5, 7, 9; Prop. 1).
 
-All matrices are ``scipy.sparse`` CSR in Descending Order of Height. ``G`` has exactly 2n-1
+All matrices are ``scipy.sparse`` CSR in Descending Order of Height (scipy.sparse is imported on the first
+matrix built: a tree release never builds one, and the import is 0.1-0.2 s of its start-up). ``G`` has exactly 2n-1
 non-zeros (Prop. 1): ``w_i`` on the diagonal and ``-w_{i→f_i}`` at (i, f_i).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from dpviz.tree.model import Tree
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "generation_matrix",
@@ -19,6 +24,12 @@ __all__ = [
     "consistency_matrix",
     "k_order_submatrix",
 ]
+
+
+def _sparse():
+    import scipy.sparse
+
+    return scipy.sparse
 
 
 def generation_matrix(
@@ -44,7 +55,7 @@ def generation_matrix(
     data[1::2] = -we[1:]
     indices[2::2] = np.arange(1, n)
     data[2::2] = wn[1:]
-    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    return _sparse().csr_matrix((data, indices, indptr), shape=(n, n))
 
 
 def structure_matrix(tree: Tree) -> sp.csr_matrix:
@@ -55,14 +66,14 @@ def structure_matrix(tree: Tree) -> sp.csr_matrix:
 def k_order_submatrix(g: sp.spmatrix, tree: Tree, k: int) -> sp.csr_matrix:
     """Leading n_k × n_k principal submatrix of ``g``: the Generation Matrix of T⁽ᵏ⁾ (Def. 3, Fig. 3)."""
     nk = tree.n_k(k)
-    return sp.csr_matrix(g)[:nk, :nk]
+    return _sparse().csr_matrix(g)[:nk, :nk]
 
 
 def mapping_matrix(s: np.ndarray, n: int) -> sp.csr_matrix:
     """H_S ∈ {0,1}^{m×n} of Def. 9 / Eq. (11): h_{i,j} = 1 iff s_i = j (0-based ``s``)."""
     s = np.asarray(s, np.int64)
     m = s.shape[0]
-    return sp.csr_matrix((np.ones(m), s, np.arange(m + 1)), shape=(m, n))
+    return _sparse().csr_matrix((np.ones(m), s, np.arange(m + 1)), shape=(m, n))
 
 
 def leaf_mapping_matrix(tree: Tree) -> sp.csr_matrix:
@@ -80,4 +91,4 @@ def consistency_matrix(tree: Tree) -> sp.csr_matrix:
     rows = np.concatenate([np.arange(n1), np.arange(1, n)])
     cols = np.concatenate([np.arange(n1), tree.parent[1:]])
     vals = np.concatenate([np.ones(n1), -np.ones(n - 1)])
-    return sp.csr_matrix((vals, (rows, cols)), shape=(n, n1))
+    return _sparse().csr_matrix((vals, (rows, cols)), shape=(n, n1))

@@ -100,7 +100,7 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
     else:
         ids = tree.label_array  # DOH order
         node = ids if rows is None else ids.take(rows)
-        parent = ids.take(pa.array(par, mask=par < 0)).fill_null("")
+        parent = ids.take(arrow.from_numpy(np.asarray(par, np.int64), valid=par >= 0)).fill_null(arrow.string_scalar(""))
     out = {"node": node, "parent": parent}
     for name, col in columns.items():
         if isinstance(col, InInputOrder):

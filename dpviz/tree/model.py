@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpviz.core.structure import StructureSource
 from dpviz.errors import InputError
@@ -334,8 +333,10 @@ def _bfs_order(p: np.ndarray, root: int) -> np.ndarray:
     input is not already in BFS order (:func:`_bfs_shape`)."""
     n = p.shape[0]
     child = np.flatnonzero(p >= 0).astype(INDEX, copy=False)
+    import scipy.sparse as sp  # imported here: scipy.sparse is 0.1-0.2 s of every tree command's start-up, and
+    from scipy.sparse import csgraph  # csgraph pulls in scipy.sparse.linalg (90 ms more)
+
     g = sp.csr_matrix((np.ones(child.size, np.int8), (p[child], child)), shape=(n, n))
-    from scipy.sparse import csgraph  # imported here: csgraph pulls in scipy.sparse.linalg (90 ms of start-up)
 
     return csgraph.breadth_first_order(g, root, directed=True, return_predecessors=False).astype(INDEX)
 

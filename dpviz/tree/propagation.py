@@ -39,24 +39,42 @@ from dpviz.errors import InputError
 from dpviz.tree.model import Tree
 from dpviz.tree.sweeps import Contraction, contraction, down_affine, up_affine
 
-try:  # y += A x for a CSR row range, in place: the compiled kernel behind scipy.sparse's A @ x
-    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
-except ImportError:  # pragma: no cover - private SciPy module moved: the NumPy fallback below
-    _csr_matvec = None
+_UNLOADED = object()
+_csr_matvec: object = _UNLOADED
+"""y += A x for a CSR row range, in place: the compiled kernel behind scipy.sparse's A @ x, imported on first use
+(scipy.sparse is 0.1-0.2 s of a tree command's start-up, and most trees never need it); None: the NumPy fallback."""
+
+
+def _kernel():
+    global _csr_matvec
+    if _csr_matvec is _UNLOADED:
+        try:
+            from scipy.sparse._sparsetools import csr_matvec as kernel
+        except ImportError:  # pragma: no cover - private SciPy module moved: the NumPy fallback
+            kernel = None
+        _csr_matvec = kernel
+    return _csr_matvec
 
 Engine = Literal["auto", "levels", "sparse"]
 
 __all__ = ["upward", "downward", "partial_propagation", "workspace", "Workspace", "use_sparse", "Engine"]
 
 
+_SMALL_TREE = 1 << 16
+"""Trees with fewer nodes use the NumPy form of :func:`_rows_matvec` until something else has loaded the compiled
+kernel: a small release (``tree release sample:county``) then never imports scipy.sparse."""
+
+
 def _rows_matvec(n_row: int, ptr: np.ndarray, idx: np.ndarray, data: np.ndarray,
-                 x: np.ndarray, y: np.ndarray) -> None:
+                 x: np.ndarray, y: np.ndarray, n: int | None = None) -> None:
     """y[r] += Σ_{j ∈ [ptr[r], ptr[r+1])} data[j] x[idx[j]] for r < n_row (``ptr`` holds absolute
-    offsets into ``idx``/``data``, so a row range of a CSR matrix is just a slice of its pointers)."""
+    offsets into ``idx``/``data``, so a row range of a CSR matrix is just a slice of its pointers). ``n``: the
+    tree's size (below :data:`_SMALL_TREE`, NumPy unless the compiled kernel is loaded already)."""
     if n_row <= 0:
         return
-    if _csr_matvec is not None:
-        _csr_matvec(n_row, x.shape[0], ptr, idx, data, x, y)
+    kernel = None if n is not None and n < _SMALL_TREE and _csr_matvec is _UNLOADED else _kernel()
+    if kernel is not None:
+        kernel(n_row, x.shape[0], ptr, idx, data, x, y)
         return
     lo, hi = int(ptr[0]), int(ptr[n_row])
     seg = np.repeat(np.arange(n_row), np.diff(ptr[: n_row + 1]))
@@ -191,7 +209,7 @@ class Workspace:
         elif negate:
             np.negative(yb, out=yb)
         ptr, idx = self.children
-        _rows_matvec(e - s, ptr[s : e + 1], idx, self.ones, x, yb)
+        _rows_matvec(e - s, ptr[s : e + 1], idx, self.ones, x, yb, self.n)
         if negate:
             np.negative(yb, out=yb)
 
@@ -235,7 +253,7 @@ class Workspace:
             np.copyto(y[s:e], init[s:e])
         if coef is not None and np.ndim(coef) == 0:
             coef = np.full(self.n, float(coef))
-        _rows_matvec(e - s, self.rows[s : e + 1], self.parent, self.ones if coef is None else coef, x, y[s:e])
+        _rows_matvec(e - s, self.rows[s : e + 1], self.parent, self.ones if coef is None else coef, x, y[s:e], self.n)
 
     def parent_add_all(self, x: np.ndarray, y: np.ndarray, coef: np.ndarray | None = None) -> None:
         """y_i += coef_i x_{f_i} for every non-root node i (``coef`` None or an array by node)."""
@@ -243,7 +261,7 @@ class Workspace:
             for k_h in range(self.h - 1, 0, -1):
                 self.parent_add(k_h, x, y, coef)
             return
-        _rows_matvec(self.n - 1, self.rows[1:], self.parent, self.ones if coef is None else coef, x, y[1:])
+        _rows_matvec(self.n - 1, self.rows[1:], self.parent, self.ones if coef is None else coef, x, y[1:], self.n)
 
     # ---- scratch --------------------------------------------------------------------------------
     @contextmanager
