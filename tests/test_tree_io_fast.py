@@ -565,7 +565,7 @@ def test_identity_started_from_the_file_equals_the_loaded_trees(monkeypatch):
 def test_float_text_is_arrows_cast_byte_for_byte():
     """:func:`float_text` (orjson's digits, Arrow's where the two spell a number differently) against Arrow's own
     cast, on random floats of every magnitude, integral values, ±0, NaN, ±inf, subnormals and float32 values."""
-    from dpviz.core.csv_writer import _FAST_MIN, float_text, number_column
+    from dpviz.core.csv_writer import _FAST_BLOCK, _FAST_MIN, float_text, number_column
 
     rng = np.random.default_rng(11)
     for trial in range(12):
@@ -583,8 +583,10 @@ def test_float_text_is_arrows_cast_byte_for_byte():
         got.validate(full=True)
         assert got.equals(want), trial
         assert got.null_count == int(np.isnan(v).sum())
-    fast = rng.normal(3e6, 1e5, _FAST_MIN * 4)  # the common case: no value takes Arrow's path
-    assert float_text(fast).equals(pc.cast(number_column(fast), pa.string()))
+    for n in (_FAST_MIN * 4, 3 * _FAST_BLOCK + 1, 2 * _FAST_BLOCK + 777):  # the common case (no value takes
+        fast = rng.normal(3e6, 1e5, n)  # Arrow's path), in one block and across blocks (a last block of 1)
+        fast[::5000] = np.round(fast[::5000])  # and Arrow's text spliced into several blocks
+        assert float_text(fast).equals(pc.cast(number_column(fast), pa.string())), n
     assert float_text(np.array([1.5, np.nan])).equals(pc.cast(number_column(np.array([1.5, np.nan])), pa.string()))
 
 
