@@ -21,9 +21,8 @@ enough for the browser to redraw on every ε step (:mod:`dpviz.viz.graph`: two-c
 dots, rasters of at most 256² blocks). The decomposition's depth is the reader's choice
 (``graph_depth_chosen``): it is kept when ε moves and clamped only while the new tree is shallower. The
 inspected method's views (the "Show" radio, the depth slider, the Step 1 toggle) are one ``st.fragment``:
-changing them reruns and redraws only that part (nothing else on the page reads them). This draw at each DRF
-share slider's neighbouring values, then the next "New noise draw" are computed ahead (:func:`warm_next_draw`,
-the latter on the seed :func:`dpviz.ui.sections.next_seed` drew for it).
+changing them reruns and redraws only that part (nothing else on the page reads them). The next "New noise
+draw" is computed ahead (:func:`warm_next_draw`, on the seed :func:`dpviz.ui.sections.next_seed` drew for it).
 """
 
 import time
@@ -121,11 +120,9 @@ def figure(kind: str, key: Hashable, _build: Callable[[], go.Figure]) -> go.Figu
     return _build()
 
 
-def degree_chart(scores: dict, seed: int, at_split: tuple | None = None) -> go.Figure:
-    """The degree distributions of the true graph and of every scored release of ``seed`` (at the page's ε, and its
-    split unless ``at_split``)."""
-    key = (data_key, tuple(scores), eps, split if at_split is None else at_split, seed)
-    return figure("degree", key, lambda: vg.degree_figure(
+def degree_chart(scores: dict, seed: int) -> go.Figure:
+    """The degree distributions of the true graph and of every scored release of ``seed`` (at the page's ε)."""
+    return figure("degree", (data_key, tuple(scores), eps, split, seed), lambda: vg.degree_figure(
         {"true": true_structure(data_key, graph)[1]} | {vg.method_label(k): h for k, (_, h) in scores.items()},
         title="Degree distribution, true vs released (log-log)"))
 
@@ -143,15 +140,12 @@ def partition_chart(key: tuple, rel, depth: int) -> go.Figure:
         rel.partition, n, depth, symmetric=not rel.private, title=f"{vg.method_label(key[1])}: decomposition (Step 2)"))
 
 
-def warm_next_draw(seed: int, todo: list, methods: list, inspect: str, view: str, depth: int,
-                   at_split: tuple | None = None) -> None:
+def warm_next_draw(seed: int, todo: list, methods: list, inspect: str, view: str, depth: int) -> None:
     """The next "New noise draw" (``seed``, :func:`dpviz.ui.sections.next_seed`) computed ahead in the background
     (:func:`ui.precompute`): every method's release and metrics at this ε and split, and the charts of that draw the
     page shows (degree distributions, the inspected method's view at the reader's depth), into the caches the
-    click reads. ``at_split``: the same for the current draw at a neighbouring split (one step of one DRF share
-    slider). It stops between two methods once a newer page run starts (:func:`ui.supersede`): work ahead
+    click reads. It stops between two methods once a newer page run starts (:func:`ui.supersede`): work ahead
     never competes with the reader's next change. No session state here: the page hands over what it read."""
-    split = globals()["split"] if at_split is None else at_split
     rels, scores = {}, {}
     for k in todo:
         ui.check_superseded()
@@ -161,7 +155,7 @@ def warm_next_draw(seed: int, todo: list, methods: list, inspect: str, view: str
         scores[k] = simulated_metrics(data_key, k, eps, _split_for(k, split), seed, graph, rels[k])
     ui.check_superseded()
     if scores:
-        degree_chart(scores, seed, split)
+        degree_chart(scores, seed)
     key, rel = (data_key, inspect, eps, _split_for(inspect, split), seed), rels[inspect]
     if view == "decompose":
         released_chart(key, rel)
@@ -547,14 +541,8 @@ if release_structure is not None and held_partition is not None and held_partiti
     st.caption("The partition is part of the release: regions, their released (noisy, post-processed) counts and "
                "the vertex order from noisy degrees, in the declared vertex labels.")
 
-# work ahead, in the background: this draw at each DRF share slider's neighbouring values (one step up first), then
-# the next "New noise draw": the change or the click then finds its releases, metrics and charts cached
+# the next "New noise draw" ahead, in the background: the click then finds its releases, metrics and charts cached
 ahead = (next_seed(CAP), todo, methods, inspect, ss.get("graph_view", "decompose"),
          int(ss.get(DEPTH_CHOSEN, DEFAULT_DEPTH)))
-for step, i in ((step, i) for step in (1, -1) for i in range(3)):
-    if split[i] + step in SHARE_OPTIONS:
-        near = tuple(v + step if j == i else v for j, v in enumerate(split))
-        ui.precompute(("graph-next-draw", data_key, eps, near, seed, tuple(todo), tuple(methods), *ahead[3:]),
-                      warm_next_draw, seed, *ahead[1:], near)
 ui.precompute(("graph-next-draw", data_key, eps, split, ahead[0], tuple(todo), tuple(methods), *ahead[3:]),
               warm_next_draw, *ahead)

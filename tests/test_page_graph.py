@@ -249,30 +249,6 @@ def test_new_noise_draw_is_computed_ahead_and_its_click_computes_nothing(monkeyp
     assert {"release", "evaluate", "degree_figure"} <= set(calls)
 
 
-def test_a_share_slider_step_is_computed_ahead_and_computes_nothing(monkeypatch):
-    """After a run the page also computes the current draw at each DRF share slider's neighbouring values in the
-    background (here run in place): one step of ε_D^d then builds no release, metric or figure; a share two steps
-    away (not warmed) does."""
-    from dpviz import ui
-    from dpviz.graph import metrics as graph_metrics, release as graph_release
-    from dpviz.viz import graph as viz_graph
-
-    monkeypatch.setattr(ui, "precompute", lambda key, fn, *args: fn(*args))
-    at = ok(app_test(PAGE, session_state={"graph_seed": SEED}))
-    calls = []
-    monkeypatch.setattr(ui, "precompute", lambda *args: None)  # the change's own run warms nothing more
-    for module, names in ((graph_release, ("release",)), (graph_metrics, ("evaluate",)),
-                          (viz_graph, ("degree_figure", "adjacency_figure", "partition_figure"))):
-        for name in names:
-            real = getattr(module, name)
-            monkeypatch.setattr(module, name, lambda *a, _n=name, _f=real, **k: calls.append(_n) or _f(*a, **k))
-    d = at.select_slider(key="graph_split_d")
-    ok(d.set_value(d.value + 1).run())
-    assert at.session_state["graph_seed"] == SEED and calls == [] and len(plotly_charts(at)) >= 3
-    ok(at.select_slider(key="graph_split_c").set_value(at.select_slider(key="graph_split_c").value - 2).run())
-    assert {"release", "evaluate"} <= set(calls)
-
-
 def test_upload_good_then_malformed_clears_the_earlier_upload(at):
     ok(at.radio(key="graph_view").set_value("relabel").run())  # the input adjacency is on Step 1's view
     ok(at.radio(key="graph_source").set_value("upload").run())
