@@ -46,8 +46,6 @@ _FAST_LOW, _FAST_HIGH = 1e-5, 1e10
 """Non-integral magnitudes in [1e-5, 1e10): where orjson's shortest digits read exactly as Arrow writes them."""
 _FAST_MIN = 1 << 12  # values below which Arrow's cast alone is as fast
 _FAST_MAX = 1 << 26  # values above which the text could pass 32-bit offsets: Arrow's cast alone
-
-
 _FAST_BLOCK = 1 << 16  # values per orjson call: it holds the GIL for its call (~2 ms per block, not ~30 per 10⁶)
 
 
@@ -91,7 +89,8 @@ def float_text(v: np.ndarray) -> pa.Array:
 
 def number_text(values: np.ndarray, dictionary: bool = False) -> pa.Array:
     """A number column as the text :func:`write_csv` writes for it (shortest round-trip digits, an
-    empty cell for NaN), as Arrow strings: formatting ahead of the write (the GIL is released).
+    empty cell for NaN), as Arrow strings: formatting ahead of the write, on a worker thread (Arrow's cast
+    releases the GIL; :func:`float_text` holds it only for short blocks).
 
     A run of equal adjacent values is formatted once (float formatting is the write's main cost, and
     structure-only columns repeat: siblings' variances, whole levels of a complete tree). ``dictionary``:
@@ -200,8 +199,8 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
                 table = table.set_column(i, name, pc.cast(col, pa.float64()))
 
     def fmt(part: pa.Table, header: bool = False) -> pa.Buffer:
-        if quoting == "none" and part.num_rows:  # numbers to text here: Arrow's cast releases the GIL, so
-            # slices format in parallel (the same shortest round-trip text the CSV writer would produce)
+        if quoting == "none" and part.num_rows:  # numbers to text here, slices on several threads (Arrow's cast
+            # releases the GIL, float_text holds it for short blocks): the shortest round-trip text of the CSV writer
             part = pa.table({name: col if pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
                              else _column_text(col) for name, col in zip(part.column_names, part.columns)})
             if not header:  # every cell written as it is: the size is known, so one buffer of that size (a

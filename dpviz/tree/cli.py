@@ -334,7 +334,8 @@ def _release(args: argparse.Namespace) -> int:
 
 def _plain(tree) -> tuple[str, ...]:
     """The columns of a release table holding number text (written unquoted, never escaped): the variance
-    and its root, and the ids of an unlabelled tree (input positions, formatted early: :func:`load`)."""
+    and its root, and the ids of an unlabelled tree (input positions, formatted while the tree is built:
+    :func:`dpviz.tree.io.load_tree_file` under :func:`~dpviz.tree.io.identity_early`)."""
     return ("variance", "std") + (("node", "parent") if tree.label_source is None else ())
 
 
