@@ -6,6 +6,10 @@
   never a Playwright browser download; viewport 1280x1400.
 * Browser tests (marked ``e2e`` or using ``page``/``streamlit_server``) are *skipped* when
   Chromium is missing, but *fail* when ``CI=true``: CI must never go green by skipping them.
+* In-process tests run with the pages' work ahead off (``DPVIZ_WORK_AHEAD=0``,
+  :func:`dpviz.ui.background.work_ahead`): every result is computed by the run that asks for it, the
+  same result, without background simulations competing for the CPU (they took about half of the page
+  tests' CPU time). Tests of the work ahead are marked ``work_ahead``; the browser tests' server keeps it on.
 """
 
 import os
@@ -40,6 +44,7 @@ def pytest_configure(config):
     is unset for the whole session; tests that need a ledger pass --ledger or set the variable."""
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dpviz-test-data-")
     os.environ.pop("DPVIZ_LEDGER", None)
+    os.environ["DPVIZ_WORK_AHEAD"] = "0"  # in-process pages compute no work ahead (module docstring)
     # .streamlit/config.toml hides error details from browser users ("none"); in-process AppTests need
     # the real message in at.exception, so tests (never the served app) see full details.
     from streamlit import config as st_config
@@ -91,7 +96,8 @@ def streamlit_server(tmp_path_factory):
            "--server.headless", "true", "--server.address", "127.0.0.1",
            "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    env = {**os.environ, "DPVIZ_WORK_AHEAD": "1"}  # the served app as a person meets it: work ahead on
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
     try:
@@ -128,6 +134,13 @@ def browser_type_launch_args(browser_type_launch_args):
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 1400}}
+
+
+@pytest.fixture(autouse=True)
+def _work_ahead_only_where_tested(request, monkeypatch):
+    """The pages' background work ahead is off in-process (pytest_configure) but in tests marked ``work_ahead``
+    (an autouse fixture: it runs before the test's own function-scoped fixtures, e.g. a page's first run)."""
+    monkeypatch.setenv("DPVIZ_WORK_AHEAD", "1" if request.node.get_closest_marker("work_ahead") else "0")
 
 
 @pytest.fixture(autouse=True)

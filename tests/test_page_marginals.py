@@ -134,6 +134,7 @@ def test_run_simulation_error_table_and_charts(at, titanic):
     assert labels[:2] == ["Simulated marginals (CSV: true and every method)", "Simulated marginals (JSON)"]
 
 
+@pytest.mark.work_ahead
 def test_a_mechanism_flip_reads_the_simulation_done_ahead_and_it_matches_a_direct_run(at, titanic):
     """After a run the page simulates the other mechanism in the background (ui.precompute); the flip shows
     that very result, and it is what a direct simulate() with the page's settings gives."""

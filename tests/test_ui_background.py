@@ -8,6 +8,8 @@ import pytest
 from dpviz.errors import InputError
 from dpviz.ui import background as bg
 
+pytestmark = pytest.mark.work_ahead  # the work ahead itself (tests/conftest.py turns it off elsewhere)
+
 
 def _wait_done(key, timeout: float = 5.0):
     t0 = time.monotonic()
@@ -170,3 +172,22 @@ def test_prefetch_remembers_a_bounded_number_of_keys(monkeypatch):
     while len(ran) < pages.PREFETCH_KEYS + 40 and time.monotonic() - t0 < 10:
         time.sleep(0.01)
     assert sorted(ran) == list(range(pages.PREFETCH_KEYS + 40))
+
+
+def test_work_ahead_off_queues_nothing_and_the_page_computes_it(monkeypatch):
+    """DPVIZ_WORK_AHEAD=0 (the in-process test default): precompute and prefetch run nothing; computed() gives
+    the same result, computed in the asking thread."""
+    from dpviz.ui import pages
+
+    calls = []
+    monkeypatch.setenv(bg.WORK_AHEAD_ENV, "0")
+    assert not bg.work_ahead()
+    bg.precompute(("off-test", 1), lambda: calls.append("bg") or 7)
+    pages.prefetch(("off-test", 2), lambda: calls.append("prefetch"))
+    time.sleep(0.05)
+    assert calls == [] and ("off-test", 1) not in bg._RESULTS and ("off-test", 2) not in pages._PREFETCHED
+    assert bg.computed(("off-test", 1), lambda: threading.current_thread().name) == threading.current_thread().name
+    monkeypatch.setenv(bg.WORK_AHEAD_ENV, "1")
+    assert bg.work_ahead()
+    bg.precompute(("off-test", 3), lambda: calls.append("bg") or 8)
+    assert _wait_done(("off-test", 3)).result() == 8 and calls == ["bg"]

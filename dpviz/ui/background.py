@@ -13,6 +13,12 @@ those a superseded task held, which would otherwise be dropped unrun. A long tas
 Only for pure library calls whose result depends on nothing but the key: the task never touches Streamlit
 (no session state, no elements) — the page does its own bookkeeping when it reads the result. Results are
 kept per server process (shared by sessions, bounded by :data:`MAX_RESULTS`), like ``st.cache_resource``.
+
+``DPVIZ_WORK_AHEAD=0`` in the environment turns the work ahead off (:func:`work_ahead`): :func:`precompute`
+and :func:`dpviz.ui.prefetch` then queue nothing and every result is computed by the page run that asks for
+it (the same result, later). The test suite sets it for in-process page tests, which would otherwise spend
+about half their CPU on work ahead that no later change reads; the tests of the work ahead itself, and the
+browser tests' server, keep it on.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MAX_RESULTS", "NICENESS", "Superseded", "precompute", "computed", "check_superseded", "supersede",
+__all__ = ["MAX_RESULTS", "NICENESS", "WORK_AHEAD_ENV", "work_ahead", "Superseded", "precompute", "computed", "check_superseded", "supersede",
            "lower_priority"]
 
 MAX_RESULTS = 32
@@ -45,6 +51,15 @@ NICENESS = 10
 page's own script, get the CPU first — at 10 (scheduler weight 110 against 1,024 at 0) the work ahead takes ~10%
 of a contended core and still finishes on a busy machine (at 19, weight 15, a 2 s warm-up could take minutes
 while both cores are busy)."""
+
+
+WORK_AHEAD_ENV = "DPVIZ_WORK_AHEAD"
+"""The environment variable that turns the work ahead off when it is ``0`` (on by default)."""
+
+
+def work_ahead() -> bool:
+    """Whether pages compute their likely next changes ahead (:data:`WORK_AHEAD_ENV` is not ``0``)."""
+    return os.environ.get(WORK_AHEAD_ENV, "1").strip() != "0"
 
 
 def lower_priority() -> None:
@@ -89,7 +104,10 @@ def _forget(key: Hashable, future: Future) -> None:
 def precompute(key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
     """Queue ``fn(*args)`` in the background unless ``key`` is held, or queued or under way since the last
     :func:`supersede` (a task queued before it is dropped unrun: queued again here). A task that raises (or is
-    superseded) is forgotten: the page meets the error itself when it asks :func:`computed`."""
+    superseded) is forgotten: the page meets the error itself when it asks :func:`computed`. Nothing is queued
+    when :func:`work_ahead` is off."""
+    if not work_ahead():
+        return
     with _LOCK:
         held = _RESULTS.get(key)
         if held is not None and (held.done() or getattr(held, "generation", None) == _STATE["generation"]):

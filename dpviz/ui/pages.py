@@ -82,12 +82,13 @@ def prefetch(key: object, fn, *args) -> None:
     next change will read (e.g. the Stream page's other noise family), so that change does not pay for it.
     Only for pure, cached library calls (an error is left for the page to meet and report when it asks). The
     thread runs at :data:`dpviz.ui.background.NICENESS`, like :func:`dpviz.ui.background.precompute`'s worker
-    (which, unlike this, holds a result by key for the page to ask for)."""
+    (which, unlike this, holds a result by key for the page to ask for). Nothing runs when
+    :func:`dpviz.ui.background.work_ahead` is off."""
     import threading
 
-    from dpviz.ui.background import lower_priority
+    from dpviz.ui.background import lower_priority, work_ahead
 
-    if key in _PREFETCHED:
+    if key in _PREFETCHED or not work_ahead():
         return
     _PREFETCHED[key] = None
     while len(_PREFETCHED) > PREFETCH_KEYS:
