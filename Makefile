@@ -19,12 +19,11 @@ $(PY):
 # compiling every module of every package to bytecode; here each module is compiled on its first import);
 # where uv cannot be had, pip does the same install.
 UV_VERSION := 0.13.9
+UV_INSTALL := $(VENV)/bin/uv pip install -q --system-certs --python $(PY)
 $(STAMP): $(DEPS) | $(PY)
-	@if $(PY) -m pip install -q --disable-pip-version-check uv==$(UV_VERSION) 2>/dev/null; then \
-	  $(VENV)/bin/uv pip install -q --python $(PY) -r requirements-dev.txt && \
-	  $(VENV)/bin/uv pip install -q --python $(PY) -e . --no-deps; \
-	else \
-	  echo "make: uv unavailable, installing with pip" >&2; \
+	@if $(PY) -m pip install -q --disable-pip-version-check uv==$(UV_VERSION) 2>/dev/null \
+	    && $(UV_INSTALL) -r requirements-dev.txt && $(UV_INSTALL) -e . --no-deps; then :; else \
+	  echo "make: no install with uv, installing with pip" >&2; \
 	  $(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt && \
 	  $(PY) -m pip install -q --disable-pip-version-check -e . --no-deps; \
 	fi
