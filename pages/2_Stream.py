@@ -40,6 +40,7 @@ SAMPLES = {s.name: s.title for s in CAP.samples}  # sample:NAME -> human-readabl
 SYN_LENGTHS = [16, 31, 64, 365, 1_000, 8_760, 100_000]
 SYN_RATES = [0.5, 1.0, 5.0, 10.0, 50.0, 100.0, 1_000.0]
 DEFAULT_MECHS = ["naive", "binary", "fenwick-fda", "smooth-binary", "kary"]
+TABLE_SLOT = len(DEFAULT_MECHS) + 1  # rows the error table's height holds: the defaults, and Gaussian's release default
 TARGETS = {"max": "worst step", "mean": "mean per step"}
 NOISE_KINDS = {"laplace": "Laplace (ε-DP)", "gaussian": "Gaussian (zCDP)"}
 PLAY_FRAMES = 40  # a play run reveals the stream in about this many frames
@@ -261,6 +262,7 @@ if mechs:
 st.markdown("**Error table** (exact, over the N released totals; hover a column name for its meaning)")
 if table is not None:
     st.dataframe(vs.for_display(table), hide_index=True, key="mse_table", width="stretch",
+                 height=ui.table_height(max(len(table), TABLE_SLOT)),  # a Noise flip (+1 row) keeps its size
                  column_config={c: cfg for c, cfg in STRATEGY_COLUMNS.items() if c in table.columns})
     if "fenwick-fda" not in mechs:
         st.caption("Select Fenwick + FDA to compare every total with it (Total ÷ FDA).")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from dpviz import ui
 from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.stream.fenwick import workload_matrix
 from dpviz.stream.io import CAPS_HELP, MAX_STEPS, read_stream_csv
@@ -322,7 +323,17 @@ def test_synthetic_stream(at):
     assert metrics(at)[FDA_RMSE] == r0  # the noise does not depend on the data
 
 
-def test_gaussian_options(at):
+def test_gaussian_options(at, monkeypatch):
+    import streamlit as st
+
+    sizes, real = [], st.dataframe  # (rows, height) of the error table, per run
+
+    def dataframe(data, *args, **kwargs):
+        if kwargs.get("key") == "mse_table":
+            sizes.append((len(data), kwargs.get("height")))
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "dataframe", dataframe)
     ok(at.radio(key="noise").set_value("gaussian").run())
     best = best_releasable("max", "gaussian", 181)  # the Gaussian release default joins the comparison
     assert best in at.multiselect(key="mechanisms").value and LABELS[best] in table_mechanisms(at)
@@ -339,6 +350,9 @@ def test_gaussian_options(at):
     assert num(metrics(at)[FDA_MSE]) == pytest.approx(10 * num(r), rel=1e-3)
     ok(at.radio(key="noise").set_value("laplace").run())  # Gaussian-only factorisations leave the comparison
     assert best not in at.multiselect(key="mechanisms").value and LABELS[best] not in table_mechanisms(at)
+    # the Noise flip adds a row, the table keeps its size (a resized data grid redraws late in the browser, issue 19)
+    (rows_g, height_g), (rows_l, height_l) = sizes[0], sizes[-1]
+    assert rows_g == rows_l + 1 and height_g == height_l == ui.table_height(rows_g)
 
 
 def test_new_noise_draw_changes_seed_and_numbers(at):

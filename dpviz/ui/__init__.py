@@ -31,7 +31,7 @@ from dpviz.ui.pages import PAGES, PageInfo, page_info, page_of, page_setup, pref
 from dpviz.ui.release_panel import PREVIEW_ROWS, SESSION_LEDGER_KEY, page_ledger, private_release_panel, session_ledger
 from dpviz.ui.sections import (DeclarationSpec, Structure, declared_structure, noise_caption, release_heading,
                                shipped_structure, simulation_banner, simulation_file_name, simulation_section,
-                               with_notice)
+                               table_height, with_notice)
 from dpviz.ui.sources import UPLOAD_BYTES_KEY, UploadSpec, clear_results, data_source, handle_upload, load_bundled
 from dpviz.ui import records
 from dpviz.ui.records import RecordsSpec
@@ -39,5 +39,5 @@ from dpviz.ui.records import RecordsSpec
 __all__ = ["check_superseded", "computed", "precompute", "supersede", "chart", "PrivacyChoice", "PrivacyKeys", "privacy_widgets", "PAGES", "PageInfo", "page_info", "page_of", "page_setup", "prefetch", "PREVIEW_ROWS", "SESSION_LEDGER_KEY",
            "page_ledger", "private_release_panel", "session_ledger", "DeclarationSpec", "Structure",
            "declared_structure", "noise_caption", "release_heading", "shipped_structure", "simulation_banner",
-           "simulation_file_name", "simulation_section", "with_notice", "UPLOAD_BYTES_KEY",
+           "simulation_file_name", "simulation_section", "table_height", "with_notice", "UPLOAD_BYTES_KEY",
            "UploadSpec", "clear_results", "data_source", "handle_upload", "load_bundled", "records", "RecordsSpec"]

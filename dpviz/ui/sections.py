@@ -18,8 +18,23 @@ from dpviz.core.registry import Capability
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
 
-__all__ = ["noise_caption", "simulation_section", "next_seed", "simulation_banner", "simulation_file_name",
+__all__ = ["table_height", "TABLE_ROW_PX", "noise_caption", "simulation_section", "next_seed", "simulation_banner", "simulation_file_name",
            "DeclarationSpec", "Structure", "release_heading", "shipped_structure", "declared_structure", "with_notice"]
+
+
+TABLE_ROW_PX = 35
+"""Height of one ``st.dataframe`` row and of its header (Streamlit's default row height), in pixels."""
+
+
+def table_height(rows: int) -> int:
+    """The pixel height of an ``st.dataframe`` showing ``rows`` rows and its header, without a scroll bar.
+
+    A table given a fixed slot (``height=table_height(slot_rows)``) keeps its size when a change adds or
+    removes a row. Its size matters in the browser: a data grid that changes height is laid out again and
+    its canvas resized, and the grid rebuilds its (hidden) accessibility table 0.2 s after its last
+    redraw — measured as the last DOM change of a Stream "Noise" flip, ~0.2-0.35 s after every chart had
+    drawn (issue 19, /tmp/b19 timeline)."""
+    return (max(int(rows), 1) + 1) * TABLE_ROW_PX + 3
 
 
 def noise_caption(sim_noise, release_noise) -> None:
