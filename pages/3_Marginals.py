@@ -432,7 +432,8 @@ else:
     st.markdown("**Error per method** (same measurements for every method; averaged over the workload marginals, "
                 "per cell)")
     view, helps = vm.method_error_table(table, names, baseline="mle" if "mle" in sim.results else None)
-    st.dataframe(view, hide_index=True, key="marginals_error_table", width="stretch",
+    st.dataframe(view, hide_index=True, key="marginals_error_table", width="stretch",  # one height with or without
+                 height=ui.table_height(max(len(view), len(methods))),  # GReM-LNN in the draw (issue 19)
                  column_config={c: st.column_config.Column(c, help=helps.get(c), width="small") for c in view.columns}
                  | {c: st.column_config.NumberColumn(c, help=helps.get(c), format="%.4g", width="small")
                     for c in view.columns if view[c].dtype.kind == "f"})

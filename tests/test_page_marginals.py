@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from dpviz import ui
 from dpviz.core.registry import PAGE_SKELETON, capability
 from dpviz.marginals.io import read_table
 from dpviz.marginals.samples import load_titanic_sample
@@ -168,10 +169,20 @@ def test_a_mechanism_flip_reads_the_simulation_done_ahead_and_it_matches_a_direc
     assert list(error_table(at)["method"]) == ["EMP", "Trunc"]
 
 
-def test_method_pickers_keep_their_labels_when_the_mechanism_flips(at):
+def test_method_pickers_keep_their_labels_when_the_mechanism_flips(at, monkeypatch):
     """The browser holds a multiselect's choice by its option labels and sends them back on the next change:
     a label that changed with the mechanism (GReM-MLE -> EMP) dropped GReM-MLE from the methods on the first
     change after a flip (and made the next GReM-LNN cap move a new simulation)."""
+    import streamlit as st
+
+    heights, real = [], st.dataframe  # the error table's height in every run (issue 19: one size, no resize)
+
+    def dataframe(data, *args, **kwargs):
+        if kwargs.get("key") == "marginals_error_table":
+            heights.append((len(data), kwargs.get("height")))
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "dataframe", dataframe)
     keys = ("marginals_methods", "marginals_release_method")
     before = [list(at.multiselect(key=keys[0]).options), list(at.selectbox(key=keys[1]).options)]
     ok(at.radio(key="marginals_mechanism").set_value("mwem").run())
@@ -179,6 +190,10 @@ def test_method_pickers_keep_their_labels_when_the_mechanism_flips(at):
     assert before == after and "GReM-MLE / EMP" in after[0]
     assert at.multiselect(key=keys[0]).value == list(METHODS)
     assert list(error_table(at)["method"])[0] == "EMP"  # results still name it as the mechanism does
+    ok(at.multiselect(key=keys[0]).set_value(["mle", "trunc"]).run())
+    # the table's height is the selected methods' slot, whether GReM-LNN is in the draw or not
+    assert heights and heights[0] == (len(METHODS), ui.table_height(len(METHODS)))
+    assert heights[-1] == (2, ui.table_height(2))
 
 
 def test_methods_and_epsilon_are_live(at):
