@@ -4,7 +4,8 @@ usage: .venv/bin/python bench/browser_latency.py [--repeats 3] [--quick] [--page
 
 A real ``streamlit run app.py`` on 127.0.0.1 and Debian's Chromium (``$CHROMIUM_PATH`` or /usr/bin/chromium,
 never a Playwright download) at 1280 px, one fresh browser context (a new Streamlit session) per page. Every
-time is measured in the page, from the action (navigation start, key press, click) to the **last DOM change
+time is measured in the page, from the action (navigation start; the key press or pointer press itself, as the
+page receives it, not Playwright's checks before it) to the **last DOM change
 before the page settles**: the script has run and is idle, no spinner or skeleton is shown, every visible
 Plotly chart has drawn its SVG, and nothing has changed for 0.3 s (tests/e2e_helpers.py: PROBE_JS,
 SETTLED_JS). The server side of the same moves (AppTest script time, no websocket, no drawing) is
@@ -132,7 +133,8 @@ def target(page, w: Widget):
 
 
 def act(page, w: Widget, step: str = "ArrowRight") -> str:
-    """Make the widget's first change, the clock started (:func:`mark`) just before the change itself.
+    """Make the widget's first change, the clock armed (:func:`mark`) just before it: it starts at the key or
+    pointer press the page receives.
     Returns what was done, or raises LookupError."""
     el = target(page, w)
     if el is None:

@@ -193,10 +193,14 @@ class StreamlitServer:
 
 # ---- timing a page as a person sees it: action -> last chart painted -------------------------------------
 # Installed before the app's own scripts (``page.add_init_script``): remembers the time of the last DOM change
-# and whether the script has run since ``mark``.
+# and whether the script has run since ``mark``. After a ``mark`` the clock restarts at the first key press or
+# pointer press the page receives (``armed``): what a person does, not the driver's checks before it (Playwright
+# scrolls, waits for the element to be stable and hit-testable first: 40-280 ms, none of it the page's).
 PROBE_JS = """(() => {
   if (window.__dpv) return;
-  const p = window.__dpv = {t0: 0, last: performance.now(), ran: false};
+  const p = window.__dpv = {t0: 0, last: performance.now(), ran: false, armed: false, input: false};
+  const press = e => { if (p.armed) { p.t0 = e.timeStamp; p.armed = false; p.input = true; } };
+  for (const type of ['keydown', 'pointerdown', 'mousedown']) window.addEventListener(type, press, true);
   new MutationObserver(records => {
     p.last = performance.now();
     for (const r of records) {
@@ -231,13 +235,16 @@ def install_probe(page: Page) -> None:
 
 
 def mark(page: Page) -> None:
-    """Start a measurement: the next :func:`settled` counts from now and waits for a script run."""
-    page.evaluate("() => { const p = window.__dpv; p.t0 = performance.now(); p.ran = false; }")
+    """Start a measurement: the next :func:`settled` counts from the next key or pointer press (else from now)
+    and waits for a script run."""
+    page.evaluate("() => { const p = window.__dpv; p.t0 = performance.now(); p.ran = false; p.armed = true;"
+                  " p.input = false; }")
 
 
 def settled(page: Page, timeout: float = 60_000, quiet_ms: int = QUIET_MS) -> float:
-    """Seconds from :func:`mark` (or from the navigation's start after ``goto``) to the last DOM change before
-    the page settled (see SETTLED_JS): the action's script run, the element updates and every chart painted."""
+    """Seconds from the key or pointer press after :func:`mark` (or from the navigation's start after ``goto``) to
+    the last DOM change before the page settled (see SETTLED_JS): the action's script run, the element updates
+    and every chart painted."""
     page.wait_for_function(SETTLED_JS, arg=quiet_ms, polling=50, timeout=timeout)
     return page.evaluate("() => (window.__dpv.last - window.__dpv.t0) / 1000")
 

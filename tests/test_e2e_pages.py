@@ -117,6 +117,7 @@ def test_the_browser_bench_probe_times_an_eps_move(page: Page, streamlit_server)
     assert [tagged for tagged, _ in after] == [True] * len(figures)  # same nodes: Plotly.react, no remount
     assert [d for _, d in after] != [d for _, d in figures]  # ... and they show the new ε's figures
     assert page.evaluate("() => window.__dpv.ran") is True
+    assert page.evaluate("() => window.__dpv.input") is True  # the clock started at the key press itself
     wait_idle(page)
     mark(page)  # nothing happens after a mark: the probe waits for a rerun and does not report a stale time
     with pytest.raises(Exception, match="Timeout"):

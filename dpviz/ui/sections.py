@@ -18,8 +18,9 @@ from dpviz.core.registry import Capability
 from dpviz.core.structure import STRUCTURE_FROM_DATA_NOTICE
 from dpviz.errors import InputError
 
-__all__ = ["table_height", "TABLE_ROW_PX", "noise_caption", "simulation_section", "next_seed", "simulation_banner", "simulation_file_name",
-           "DeclarationSpec", "Structure", "release_heading", "shipped_structure", "declared_structure", "with_notice"]
+__all__ = ["table_height", "TABLE_ROW_PX", "noise_caption", "simulation_section", "next_seed", "simulation_banner",
+           "simulation_file_name", "DeclarationSpec", "Structure", "release_heading", "shipped_structure",
+           "declared_structure", "with_notice"]
 
 
 TABLE_ROW_PX = 35
@@ -33,7 +34,7 @@ def table_height(rows: int) -> int:
     removes a row. Its size matters in the browser: a data grid that changes height is laid out again and
     its canvas resized, and the grid rebuilds its (hidden) accessibility table 0.2 s after its last
     redraw — measured as the last DOM change of a Stream "Noise" flip, ~0.2-0.35 s after every chart had
-    drawn (issue 19, /tmp/b19 timeline)."""
+    drawn (issue 19: a browser timeline of the flip)."""
     return (max(int(rows), 1) + 1) * TABLE_ROW_PX + 3
 
 
