@@ -28,7 +28,7 @@ PAGE = "pages/3_Marginals.py"
 DATA = ROOT / "tests" / "data"
 GOOD = (DATA / "marginals_cli_good.csv").read_bytes()  # 240 rows: color 3, size 4, age 10 bins, flag 2
 ALL_LABELS = [method_label(m) for m in METHODS]
-L1, L2, VAR = "|error| per cell (ℓ1)", "ℓ2 per cell", "variance (analytic)"
+L1, L2, VAR = "|error| (ℓ1)", "ℓ2 per cell", "variance σ²"
 
 
 @pytest.fixture(scope="module")
@@ -451,7 +451,7 @@ def test_browser_live_simulation_then_a_private_release(page, streamlit_server):
     expect(page.get_by_role("button", name=re.compile(r"^Run the simulation"))).to_have_count(0)
     expect(metric_value(page, "Workload marginals")).to_have_text("4", timeout=30_000)
     wait_idle(page)
-    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="per cell (ℓ1)")).to_have_count(1)
+    expect(page.locator("[data-testid=stDataFrame]").filter(has_text="|error| (ℓ1)")).to_have_count(1)
     budget = page.get_by_text(re.compile(r"simulation seed .*\(ε, δ\) = \(1, "))
     expect(budget).to_have_count(1)
     page.get_by_role("slider").first.press("ArrowRight")  # ε 1 -> 2

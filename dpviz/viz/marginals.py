@@ -158,7 +158,7 @@ def method_summary(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
 
 
 ERROR_COLUMNS = {
-    "l1": ("|error| per cell (ℓ1)",
+    "l1": ("|error| (ℓ1)",
            "Average over the workload marginals γ of ‖μ̂_γ − μ_γ‖₁ / n_γ: how many counts a cell is off, on average."),
     "ratio": ("ℓ1 ÷ {base}",
               "This method's ℓ1 error divided by {base}'s on the same draw (below 1: better than {base})."),
@@ -166,7 +166,7 @@ ERROR_COLUMNS = {
     "negative_cells": ("negative cells", "Cells below zero (a count cannot be negative). GReM-LNN, Trunc and "
                                          "Trunc+Rescale never have any."),
     "negative_mass": ("negative mass", "The counts below zero, summed over the workload cells (Σ |negative cells|)."),
-    "analytic_variance": ("variance (analytic)", "Per-cell variance of the unbiased GReM-MLE / EMP estimate, "
+    "analytic_variance": ("variance σ²", "Analytic per-cell variance of the unbiased GReM-MLE / EMP estimate, "
                                                         "averaged over the cells: computed from the noise scales "
                                                         "alone, no truth needed. The other methods are biased and "
                                                         "have no closed form."),
