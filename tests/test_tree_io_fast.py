@@ -602,4 +602,7 @@ def test_arrow_bools_and_string_scalar_without_pandas():
     chunked = pa.chunked_array([base.slice(1, 5), base.slice(7, 9)])
     assert bools(chunked).tolist() == [bool(v) for v in chunked.to_pylist()]
     assert string_scalar("a / b").as_py() == "a / b" and string_scalar("").as_py() == ""
+    from dpviz.core.arrow import strings
+
+    assert strings(["(all)", "", "é / x"]).to_pylist() == ["(all)", "", "é / x"] and len(strings([])) == 0
     assert bools(pc.equal(pa.array(["", "x", ""]), string_scalar(""))).tolist() == [True, False, True]

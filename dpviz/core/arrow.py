@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["bools", "from_numpy", "string_scalar", "valid", "value_bytes", "values"]
+__all__ = ["bools", "from_numpy", "string_scalar", "strings", "valid", "value_bytes", "values"]
 
 _TYPES = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(), np.dtype(np.uint64): pa.uint64(),
           np.dtype(np.uint32): pa.uint32(), np.dtype(np.float64): pa.float64(), np.dtype(np.float32): pa.float32()}
@@ -70,12 +70,17 @@ def value_bytes(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(arr.buffers()[2], np.uint8)[a:b] if b > a else np.zeros(0, np.uint8)
 
 
+def strings(texts: list[str]) -> pa.Array:
+    """A few Python strings as an Arrow string array, made from buffers (``pa.array`` would import pandas)."""
+    raw = [t.encode() for t in texts]
+    offsets = np.concatenate(([0], np.cumsum([len(r) for r in raw]))).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(raw), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))])
+
+
 def string_scalar(text: str) -> pa.Scalar:
-    """``text`` as an Arrow string scalar, made from buffers: a compute function's Python ``str`` argument
+    """``text`` as an Arrow string scalar (:func:`strings`): a compute function's Python ``str`` argument
     would import pandas (``pc.equal(col, "")`` → ``pc.equal(col, string_scalar(""))``)."""
-    raw = text.encode()
-    offsets = np.array([0, len(raw)], np.int32)
-    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])[0]
+    return strings([text])[0]
 
 
 def bools(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:

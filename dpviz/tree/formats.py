@@ -432,13 +432,6 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
-def _strings_of(texts: list[str]) -> pa.Array:
-    """A few Python strings as an Arrow string array, from buffers (``pa.array`` would import pandas)."""
-    raw = [t.encode() for t in texts]
-    offsets = np.concatenate(([0], np.cumsum([len(r) for r in raw]))).astype(np.int32)
-    return pa.Array.from_buffers(pa.string(), len(raw), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))])
-
-
 def _indices(enc: pa.DictionaryArray | pa.ChunkedArray) -> np.ndarray:
     """The indices of a dictionary-encoded column as NumPy (no pandas; nulls are not expected here)."""
     if isinstance(enc, pa.ChunkedArray):
@@ -474,7 +467,7 @@ def tree_from_levels(
         r, k = min(firsts)
         raise InputError(f"{where_row(r)}: empty value in level column {level_cols[k]!r}")
     n_rows = table.n
-    ids: list[Any] = [_strings_of([ROOT_ID])]
+    ids: list[Any] = [arrow.strings([ROOT_ID])]
     parent_of_level: list[np.ndarray] = [np.array([-1], np.int64)]
     offset, n_nodes, prev_n = 1, 1, 0
     prev_codes = np.zeros(n_rows, np.int64)

@@ -30,8 +30,8 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MAX_RESULTS", "NICENESS", "WORK_AHEAD_ENV", "work_ahead", "Superseded", "precompute", "computed", "check_superseded", "supersede",
-           "lower_priority"]
+__all__ = ["MAX_RESULTS", "NICENESS", "WORK_AHEAD_ENV", "work_ahead", "Superseded", "precompute", "computed",
+           "check_superseded", "supersede", "lower_priority"]
 
 MAX_RESULTS = 32
 """Results (finished or under way) kept per server process; the oldest are dropped first."""
