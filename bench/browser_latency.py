@@ -15,7 +15,13 @@ Per page: the load (navigation -> last chart painted); on pages with an ε slide
 (focus the slider, one ArrowRight / ArrowLeft step, median); then the first change of each main control
 (sliders, select boxes, radio buttons, check boxes, buttons such as "New noise draw"; at most MAX_CONTROLS
 per page, in page order, the data source picker and downloads left out, the Data section's sample pickers
-last), once each; a control an earlier change removed is listed as skipped.
+last), once each per session; a control an earlier change hid (another mode, another capability) is changed
+first on a fresh session of the page, so that every control is timed.
+
+``--sessions N`` (default 3) repeats all of this on N fresh sessions (browser contexts): each control's time is
+then the median of its N first changes, the load the median of N loads, and the ε move the median of all
+N × ``--repeats`` moves; every single time is printed too. One first change per control is a single sample on a
+2-core box that also runs the server, ±0.2 s from run to run.
 
 Goals (issue 19): an ε move <= 1 s median (stretch 0.5 s); every other control change <= 1 s. Loads are
 printed without a goal, and so is switching the Data section's sample picker to another data set (a load of
@@ -53,7 +59,8 @@ EPS_LABEL = re.compile(r"ε")
 SKIP_LABEL = re.compile(r"^data$|data source|download|session budget|^play$|^pause$|run the audit|upload|budget δ",
                         re.IGNORECASE)
 TIMEOUT_MS = 120_000
-GONE = "gone after an earlier change (not timed)"
+GONE = "not on the page (not timed)"
+FRESH = "on a fresh session (an earlier change hid it)"
 NEW_DATA = "new data set, a load (no goal): "
 """A Data-section sample picker loads another data set (parse, structure, every view built anew): it is timed
 and printed like a page load, without the 1 s goal of the other controls."""
@@ -197,8 +204,8 @@ def measure_page(browser, base: str, name: str, repeats: int, max_controls: int)
             try:
                 note = act(page, w)
                 res.controls.append((w.name, settled(page, TIMEOUT_MS), (NEW_DATA if w.in_data else "") + note))
-            except LookupError:  # an earlier change removed it (e.g. another mode): not a latency
-                res.controls.append((w.name, None, GONE))
+            except LookupError:  # an earlier change hid it (e.g. another mode): its first change on a new session
+                res.controls.append(fresh_first_change(browser, base, name, w))
             except Exception as exc:  # noqa: BLE001 - a Playwright timeout: reported, the bench goes on
                 res.controls.append((w.name, None, f"no settled page: {str(exc).splitlines()[0][:80]}"))
                 page.keyboard.press("Escape")
@@ -209,6 +216,45 @@ def measure_page(browser, base: str, name: str, repeats: int, max_controls: int)
     finally:
         ctx.close()
     return res
+
+
+def fresh_first_change(browser, base: str, name: str, w: Widget) -> tuple[str, float | None, str]:
+    """(name, seconds, note) of ``w``'s first change on a new session of the page (loaded, then changed)."""
+    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = ctx.new_page()
+    install_probe(page)
+    try:
+        timed_goto(page, f"{base}/{PAGES[name]}", TIMEOUT_MS)
+        note = act(page, w)
+        return w.name, settled(page, TIMEOUT_MS), (NEW_DATA if w.in_data else "") + f"{FRESH}: {note}"
+    except LookupError:
+        return w.name, None, GONE
+    except Exception as exc:  # noqa: BLE001 - a Playwright timeout: reported, the bench goes on
+        return w.name, None, f"no settled page: {str(exc).splitlines()[0][:80]}"
+    finally:
+        ctx.close()
+
+
+def merged(runs: list[PageResult]) -> PageResult:
+    """One page's sessions as one result: the median load, every ε move, and each control's median over the
+    sessions that timed it (its single times in the note when there are several)."""
+    first = runs[0]
+    loads = [r.load for r in runs if r.load is not None]
+    out = PageResult(first.page, statistics.median(loads) if loads else None, [e for r in runs for e in r.eps],
+                     error="; ".join(dict.fromkeys(r.error for r in runs if r.error)))
+    names = list(dict.fromkeys(n for r in runs for n, _, _ in r.controls))
+    for n in names:
+        got = [(s, note) for r in runs for m, s, note in r.controls if m == n]
+        times = [s for s, _ in got if s is not None]
+        failed = [note for s, note in got if s is None and note != GONE]
+        if failed or not times:  # a change that did not settle in any session is reported as such
+            out.controls.append((n, None, failed[0] if failed else GONE))
+            continue
+        note = got[0][1]
+        if len(runs) > 1:
+            note += f" (median of {len(times)}: {', '.join(f'{s:.2f}' for s in times)})"
+        out.controls.append((n, statistics.median(times), note))
+    return out
 
 
 def verdict(seconds: float | None, goal: float = GOAL) -> str:
@@ -280,13 +326,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3, help="ε moves per page (median)")
     ap.add_argument("--pages", nargs="*", choices=list(PAGES), help="default: every page")
+    ap.add_argument("--sessions", type=int, default=3,
+                    help="fresh sessions per page: each control's time is the median of its first changes")
     ap.add_argument("--quick", action="store_true", help="smoke run: Stream only, one ε move, three controls")
     ap.add_argument("--no-record", action="store_true", help="print only (no bench/out/results.json rows)")
     a = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     names = ["Stream"] if a.quick else (a.pages or list(PAGES))
-    repeats, max_controls = (1, 3) if a.quick else (a.repeats, MAX_CONTROLS)
+    repeats, max_controls, sessions = (1, 3, 1) if a.quick else (a.repeats, MAX_CONTROLS, max(1, a.sessions))
     log = tempfile.NamedTemporaryFile("w", prefix="dpviz-browser-bench-", suffix=".log", delete=False)
     t_all = time.perf_counter()
     with log, StreamlitServer(log=log) as base, sync_playwright() as p:
@@ -298,10 +346,13 @@ def main(argv: list[str] | None = None) -> int:
         warm.close()
         results = []
         for name in names:
-            r = measure_page(browser, base, name, repeats, max_controls)
-            print(f"{name}: load {r.load if r.load is not None else float('nan'):.2f} s, ε {r.eps}, "
-                  f"{len(r.controls)} controls {r.error}", flush=True)
-            results.append(r)
+            runs = []
+            for i in range(sessions):
+                r = measure_page(browser, base, name, repeats, max_controls)
+                print(f"{name} (session {i + 1}/{sessions}): load {r.load if r.load is not None else float('nan'):.2f}"
+                      f" s, ε {[round(e, 2) for e in r.eps]}, {len(r.controls)} controls {r.error}", flush=True)
+                runs.append(r)
+            results.append(merged(runs))
         browser.close()
     fails = report(results)
     print(f"({time.perf_counter() - t_all:.0f} s in all; server log {log.name})")

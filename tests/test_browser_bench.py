@@ -63,3 +63,18 @@ def test_switching_to_another_data_set_is_a_load_printed_without_the_control_goa
     assert "5.20  load" in line and "FAIL" not in line
     slow = bl.PageResult("Graph", 2.0, [0.4], [("radio “Noise”", 1.3, "")])  # an ordinary control still counts
     assert bl.report([slow]) == 1
+
+
+def test_sessions_merge_into_medians_and_a_control_that_never_settled_stays_a_failure():
+    runs = [bl.PageResult("Stream", 6.0, [0.5, 0.7], [("radio “Noise”", 1.2, "→ Gaussian"), ("slider “t”", 0.3, "x")]),
+            bl.PageResult("Stream", 5.0, [0.6], [("radio “Noise”", 0.8, "→ Gaussian"),
+                                                ("slider “t”", None, "no settled page: Timeout")]),
+            bl.PageResult("Stream", 7.0, [0.9], [("radio “Noise”", 0.9, "→ Gaussian"), ("slider “t”", 0.2, "x")])]
+    r = bl.merged(runs)
+    assert r.load == 6.0 and r.eps == [0.5, 0.7, 0.6, 0.9]
+    noise, t = r.controls
+    assert noise[:2] == ("radio “Noise”", 0.9) and noise[2].endswith("(median of 3: 1.20, 0.80, 0.90)")
+    assert t == ("slider “t”", None, "no settled page: Timeout")  # one session failed: not hidden by a median
+    assert bl.row(r)[1].endswith("**not met**")
+    one = bl.merged(runs[:1])
+    assert one.controls[0] == ("radio “Noise”", 1.2, "→ Gaussian") and one.load == 6.0
