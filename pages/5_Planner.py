@@ -5,7 +5,9 @@ A thin view over :mod:`dpviz.planner` (curves, plans, splits) and :mod:`dpviz.vi
 1. **Accuracy first**: pick a capability, its data (a bundled sample or an uploaded file, read by the same
    reader as the capability's page) and a target error; every mechanism's smallest budget (analytic for
    tree, stream and marginals; Monte-Carlo for a graph), the error-vs-ε plot with Monte-Carlo dots from a
-   sweep (:mod:`dpviz.sweep`, seeded: a simulation), and which mechanism wins.
+   sweep (:mod:`dpviz.sweep`, seeded: a simulation), and which mechanism wins. A fragment: its widgets rerun
+   only this section (in the browser a whole-page rerun redrew the header and the split section too, ~0.2-0.3 s
+   of a Capability or Noise flip); a new noise seed reruns the page only when the split needs it.
 2. **One budget, several releases** (a fragment: moving the total reruns only this section): the split of a
    total that minimises the weighted total error, a "what if" slider on the total, and every release's error
    over the whole range of totals.
@@ -28,7 +30,7 @@ from dpviz.planner import montecarlo, specs
 from dpviz.planner.curves import best_by_epsilon, plan_target, plans_table
 from dpviz.planner.montecarlo import MonteCarloCost
 from dpviz.planner.split import PlannedRelease, split_budget, what_if
-from dpviz.ui.planner import PLAN_CONFIG, SPLIT_CONFIG, table_config
+from dpviz.ui.planner import PLAN_CONFIG, SPLIT_CONFIG, UPLOADS, split_drawn, split_stale, table_config
 from dpviz.viz import planner as vp
 
 PAGE = ui.page_info("planner")
@@ -64,50 +66,9 @@ CAL_HORIZON = 65_536
 COMPOSITIONS = {"approx": "(ε, δ) total", "pure": "pure ε total (basic composition)", "zcdp": "ρ total (zCDP)"}
 SOURCES = {"bundled": "Bundled sample", "upload": "Upload a file"}
 SAMPLE_KEYS = {"tree": "plan_tree_sample", "marginals": "plan_marg_sample", "graph": "plan_graph_sample"}
-GRAPH_UPLOAD_CAPS = (50_000_000, 500_000, 1_000_000)  # bytes, edges, vertices: the Graph page's upload caps
-
-
-# ---- uploads: the capability pages' own readers, from bytes (never a server path) --------------------------
-def _stem(name: str) -> str:
-    for suffix in (".gz", ".csv", ".tsv", ".txt", ".json", ".edges", ".edgelist", ".el"):
-        name = name.removesuffix(suffix)
-    return name or "upload"
-
-
-def _parse_tree(raw: bytes, name: str):
-    from dpviz.tree.io import MAX_BYTES, MAX_NODES, load_tree_file
-
-    data = load_tree_file(raw, name=name, max_nodes=MAX_NODES, max_bytes=MAX_BYTES)
-    _ = data.v  # a bad count fails here, not later on the page
-    return data
-
-
-def _parse_stream(raw: bytes, name: str):
-    from dpviz.stream.io import read_stream_csv
-
-    return read_stream_csv(raw)
-
-
-def _parse_marginals(raw: bytes, name: str):
-    from dpviz.marginals.io import read_table
-
-    return read_table(raw, name=_stem(name), skip_constant=True)
-
-
-def _parse_graph(raw: bytes, name: str):
-    from dpviz.graph.io import read_edges
-
-    max_bytes, max_edges, max_nodes = GRAPH_UPLOAD_CAPS
-    return read_edges(raw, name=_stem(name), max_bytes=max_bytes, max_edges=max_edges, max_nodes=max_nodes)
-
-
-UPLOADS = {
-    "tree": ("Tree file (CSV or JSON: node, parent, count)", ["csv", "json"], _parse_tree),
-    "stream": ("Count stream (CSV): its length is the horizon N", ["csv"], _parse_stream),
-    "marginals": ("Records (CSV, one row per person; optionally gzip-compressed)", ["csv", "gz"], _parse_marginals),
-    "graph": ("Edge list (u, v per line; optionally gzip-compressed)", ["csv", "tsv", "txt", "gz", "edges", "el"],
-              _parse_graph),
-}
+SEED_KEY = f"{PAGE.name}_seed"  # the Simulation section's seed
+SPLIT_DRAWN = f"{PAGE.name}_split_drawn"  # the releases and seeds the split section last drew (ui.split_drawn)
+FULL_RUN = f"{PAGE.name}_full_run"  # set by a whole-page run, popped by accuracy_section
 
 
 def data_source(cap: str, col, label: str, samples_shown: int | None = None) -> tuple[str, object | None]:
@@ -271,71 +232,6 @@ with st.expander("What am I looking at?", icon=":material/help:"):
         "re-solved at each total; the dashed line is the total you picked.")
 
 # 1. Accuracy first -------------------------------------------------------------------------------------------
-st.subheader(":material/target: Accuracy first: the smallest ε for a target error")
-c1, c2 = st.columns(2)
-cap = c1.radio("Capability", list(CAPS), format_func=CAPS.get, key="plan_cap", horizontal=True)
-params: dict = {}
-source = data = None
-if cap == "tree":
-    data_key, data = data_source("tree", c2, "Tree")
-    params["query"] = c2.radio("Error of", ["range", "node"], key="plan_query", horizontal=True,
-                               format_func={"node": "every node count (RMSE per node)",
-                                            "range": "leaf-range queries (RMSE per range)"}.get)
-    params["data"] = data_key
-    source = data
-    kind = params["query"]
-elif cap == "stream":
-    data_key, data = data_source("stream", c2, "")
-    if data is None:
-        params["horizon"] = int(c2.number_input("Horizon N (number of releases)", min_value=1, max_value=1_000_000,
-                                                value=STREAM_HORIZON, step=1, key="plan_horizon"))
-    else:
-        params["horizon"] = int(np.asarray(data.counts).size)
-        c2.caption(f"Horizon N = {params['horizon']:,} (the length of the uploaded stream).")
-    params["metric"] = c2.radio("Error of", ["max", "mean"], key="plan_metric", horizontal=True,
-                                format_func={"max": "the worst step (max per-step RMSE)",
-                                             "mean": "all steps (RMSE over the horizon)"}.get)
-    data, source = None, params["horizon"]
-    kind = params["metric"]
-elif cap == "marginals":
-    data_key, data = data_source("marginals", c2, "Data set")
-    k = int(c2.number_input("Workload: all K-way marginals, K =", min_value=1, max_value=3, value=2, key="plan_k"))
-    params["data"], params["workload"] = data_key, k
-    source = data
-    kind = ""
-elif cap == "graph":
-    data_key, data = data_source("graph", c2, "Graph", samples_shown=2)
-    from dpviz.graph.metrics import METRIC_INFO
-
-    metric = c2.selectbox("Metric", list(graph_hooks.GRAPH_METRICS), index=2, key="plan_graph_metric",
-                          format_func=lambda m: f"{METRIC_INFO[m][0]} ({m})" if m in METRIC_INFO else m,
-                          help="; ".join(f"{METRIC_INFO[m][0]}: {METRIC_INFO[m][2]}" for m in graph_hooks.GRAPH_METRICS
-                                         if m in METRIC_INFO))
-    kind = ""
-else:  # any other registered capability: a bundled sample, its hooks' plan_curves (and plan_dots)
-    names = samples(cap)
-    name = c2.selectbox("Data set", list(names), format_func=names.get, key=f"plan_sample_{cap}")
-    data_key, data = f"sample:{name}", ui.load_bundled(cap, name)
-    params["data"], source, kind = data_key, data, ""
-
-if cap not in ("marginals", "graph"):
-    noise_kind = c1.radio("Noise", list(NOISES), format_func=NOISES.get, key="plan_noise")
-elif cap == "marginals":
-    noise_kind = c1.radio("Noise", ["gaussian-delta", "gaussian-rho"], format_func=NOISES.get, key="plan_noise_m")
-else:
-    noise_kind = "laplace"
-delta = None
-if noise_kind in ("gaussian-delta", "both"):
-    delta = float(c1.select_slider("δ", DELTA_OPTIONS, value=1e-6, key="plan_delta", format_func=lambda v: f"{v:.0e}"))
-lower = cap != "graph" or graph_hooks.metric_lower_is_better(metric)
-tkey = f"plan_target_{cap}_{kind}"
-target = c2.number_input("Target error (the largest you accept)" if lower else "Target (the smallest you accept)",
-                         min_value=1e-6, value=DEFAULT_TARGET.get((cap, kind), 5.0), key=tkey, format="%g")
-fams = {"laplace": "laplace", "gaussian-delta": "gaussian", "gaussian-rho": "gaussian", "both": "both"}[noise_kind]
-if cap not in ("marginals", "graph"):
-    params["noise"] = fams
-axis = "rho" if noise_kind == "gaussian-rho" else "epsilon"
-data_arg = "FILE" if data_key.startswith("upload:") else data_key
 
 
 def shown_curves(cap: str, noise_kind: str, curves: list) -> list:
@@ -400,7 +296,7 @@ def warm_all(settings: list[tuple], trials: int | None, generation: list[int], m
             continue
 
 
-def dots_controls(enabled: bool) -> tuple[int, bool, int]:
+def dots_controls(cap: str, enabled: bool) -> tuple[int, bool, int]:
     """The Simulation section (banner, seed) and the Monte-Carlo controls: (seed, show dots, trials)."""
     seed = simulation_section()
     d1, d2 = st.columns(2)
@@ -412,101 +308,181 @@ def dots_controls(enabled: bool) -> tuple[int, bool, int]:
     return seed, show and enabled, trials
 
 
-prefetch = None  # (key, function, *args) for ui.prefetch at the end of the page
 
-# one block for the section's results, whose elements come and go with the settings: what follows keeps its
-# place on the page, so the split charts below are updated in place, not remounted and drawn anew
-with st.container():
-    try:
-        if cap == "graph":
-            methods = st.multiselect("Edge-DP methods", ["drf-dp", "kdh", "quadtree", "random", "degree"],
-                                     default=["drf-dp", "kdh", "quadtree"], key="plan_graph_methods")
-            if not methods:
-                raise InputError("Pick at least one edge-DP method.")
-            seed, _, trials = dots_controls(False)
-            with st.spinner("Timing a few simulated graph releases ..."):
-                cost = cached_graph_cost(data_key, tuple(methods), data)
-            trials = affordable_trials(cost, trials, "Simulating the graph releases",
-                                       f"python -m dpviz sweep graph {data_arg} --epsilons "
-                                       f"{','.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))} "
-                                       f"--methods {','.join(methods)}")
-            if trials is None:
-                raise InputError("Even 3 trials per ε would keep this page busy too long: pick fewer or faster "
-                                 "methods, or a smaller graph.")
-            with st.spinner("Simulating graph releases (sweep) ..."):
-                curves, dots = cached_graph(data_key, metric, tuple(methods), trials, seed, data)
-            rows = sorted(({"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves),
-                          key=lambda r: (r["epsilon"] is None, r["epsilon"] or 0.0))
-            best = rows[0]
-            st.metric(f"Best: {best['mechanism']}",
-                      "not reached" if best["epsilon"] is None else f"ε ≈ {best['epsilon']:.3g}",
-                      help="The smallest ε at which the method's mean metric meets the target (Monte-Carlo).")
-            st.dataframe(pd.DataFrame({"mechanism": [r["mechanism"] for r in rows], "ε for the target": [
-                "not reached" if r["epsilon"] is None else f"{r['epsilon']:.3g}" for r in rows]}),
-                         hide_index=True, key="plan_table")
-            st.caption(f"Monte-Carlo: the mean of {trials} simulated releases at each ε "
-                       f"({', '.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))}), interpolated as a power law between "
-                       "them after making it monotone; the bands are 95% intervals of the mean. The answer is noisy: "
-                       "`python -m dpviz plan graph` bisects over ε instead. *Not reached*: the method's mean never "
-                       "met the target on this grid (some methods have an error floor).")
-            plans = []
-            grid = vp.epsilon_grid(0.1, 10.0)
+
+@st.fragment
+def accuracy_section() -> None:
+    """Section 1 (a fragment: its widgets rerun only this section, not the page's header and the split
+    section below). A new noise seed (the "New noise draw" button or the seed box, both in here) reruns the
+    whole page when the split section has a Monte-Carlo release, whose curve the seed moves (ui.split_stale)."""
+    if not ss.pop(FULL_RUN, False) and split_stale(ss.get(SPLIT_DRAWN), ss.get(SEED_KEY)):
+        st.rerun(scope="app")
+    st.subheader(":material/target: Accuracy first: the smallest ε for a target error")
+    c1, c2 = st.columns(2)
+    cap = c1.radio("Capability", list(CAPS), format_func=CAPS.get, key="plan_cap", horizontal=True)
+    params: dict = {}
+    source = data = None
+    if cap == "tree":
+        data_key, data = data_source("tree", c2, "Tree")
+        params["query"] = c2.radio("Error of", ["range", "node"], key="plan_query", horizontal=True,
+                                   format_func={"node": "every node count (RMSE per node)",
+                                                "range": "leaf-range queries (RMSE per range)"}.get)
+        params["data"] = data_key
+        source = data
+        kind = params["query"]
+    elif cap == "stream":
+        data_key, data = data_source("stream", c2, "")
+        if data is None:
+            params["horizon"] = int(c2.number_input("Horizon N (number of releases)", min_value=1, max_value=1_000_000,
+                                                    value=STREAM_HORIZON, step=1, key="plan_horizon"))
         else:
-            curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
-            plans = plan_target(curves, target, delta)
-            best = plans[0]
-            st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
-            table = plans_table(plans).drop(columns=["delta"])
-            table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
-            shown, gaps = vp.readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
-            st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
-                         width="stretch")
-            if gaps:
-                st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
-            if any(p.family == "gaussian" and p.delta is not None for p in plans):
-                st.caption("Gaussian (ε, δ): *ε (simulation)* is what the simulation spends (exact Gaussian "
-                           "profile; the Canonne–Kamath–Steinke conversion for marginals), *ε (release)* what a "
-                           "discrete release needs (CKS). Discrete noise has at most the continuous variance, so a "
-                           "release at the planned budget meets the target too.")
-            grid = vp.budget_grid(plans, axis)
-            if axis == "epsilon":
-                runs = best_by_epsilon(curves, grid, delta)
-                st.caption("Best mechanism by ε: " + "; ".join(f"{n} for ε from {a:.3g} to {b:.3g}" for a, b, n in runs)
-                           + (". With one noise family the ranking does not move with ε (every MSE is a/ε² or a/ρ); "
-                              "it moves with the structure, e.g. naive beats Fenwick + FDA on short streams."
-                              if len(runs) == 1 else "."))
-            seed, show_dots, trials = dots_controls(axis == "epsilon")
-            dots = None
-            warm = likely_next(cap, params, data, source, noise_kind, delta, seed)
-            if show_dots:
-                key = dots_key(cap, params, curves, source)
-                with st.spinner("Estimating the Monte-Carlo work ..."):
-                    cost = cached_dots_cost(*key, delta)
-                arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else data_arg
-                trials = affordable_trials(cost, trials, "The Monte-Carlo dots",
-                                           f"python -m dpviz sweep {cap} {arg} --epsilons "
-                                           f"{','.join(f'{e:g}' for e in MC_EPSILONS)} --trials {trials}")
-                if trials is not None:
-                    with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
-                        dots = cached_dots(*key, trials, seed, delta)
-            # after this run (end of the page): the curves, and dots when shown, of the likely next changes
-            prefetch = (("plan-next", repr([w[:2] + w[4:] for w in warm]), trials if show_dots else None), warm_all,
-                        warm, trials if show_dots else None)
-        ui.chart(st, vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
-                 key="error_chart", width="stretch")
-        st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "
-                   "simulated releases at a few ε with its 95% interval; ×: each mechanism's planned budget.")
-    except InputError as exc:
-        st.error(str(exc), icon=":material/error:")
-        seed = int(ss.setdefault(f"{PAGE.name}_seed", fresh_seed()))  # what the Simulation section would hold
+            params["horizon"] = int(np.asarray(data.counts).size)
+            c2.caption(f"Horizon N = {params['horizon']:,} (the length of the uploaded stream).")
+        params["metric"] = c2.radio("Error of", ["max", "mean"], key="plan_metric", horizontal=True,
+                                    format_func={"max": "the worst step (max per-step RMSE)",
+                                                 "mean": "all steps (RMSE over the horizon)"}.get)
+        data, source = None, params["horizon"]
+        kind = params["metric"]
+    elif cap == "marginals":
+        data_key, data = data_source("marginals", c2, "Data set")
+        k = int(c2.number_input("Workload: all K-way marginals, K =", min_value=1, max_value=3, value=2, key="plan_k"))
+        params["data"], params["workload"] = data_key, k
+        source = data
+        kind = ""
+    elif cap == "graph":
+        data_key, data = data_source("graph", c2, "Graph", samples_shown=2)
+        from dpviz.graph.metrics import METRIC_INFO
+
+        metric = c2.selectbox("Metric", list(graph_hooks.GRAPH_METRICS), index=2, key="plan_graph_metric",
+                              format_func=lambda m: f"{METRIC_INFO[m][0]} ({m})" if m in METRIC_INFO else m,
+                              help="; ".join(f"{METRIC_INFO[m][0]}: {METRIC_INFO[m][2]}" for m in graph_hooks.GRAPH_METRICS
+                                             if m in METRIC_INFO))
+        kind = ""
+    else:  # any other registered capability: a bundled sample, its hooks' plan_curves (and plan_dots)
+        names = samples(cap)
+        name = c2.selectbox("Data set", list(names), format_func=names.get, key=f"plan_sample_{cap}")
+        data_key, data = f"sample:{name}", ui.load_bundled(cap, name)
+        params["data"], source, kind = data_key, data, ""
+
+    if cap not in ("marginals", "graph"):
+        noise_kind = c1.radio("Noise", list(NOISES), format_func=NOISES.get, key="plan_noise")
+    elif cap == "marginals":
+        noise_kind = c1.radio("Noise", ["gaussian-delta", "gaussian-rho"], format_func=NOISES.get, key="plan_noise_m")
+    else:
+        noise_kind = "laplace"
+    delta = None
+    if noise_kind in ("gaussian-delta", "both"):
+        delta = float(c1.select_slider("δ", DELTA_OPTIONS, value=1e-6, key="plan_delta", format_func=lambda v: f"{v:.0e}"))
+    lower = cap != "graph" or graph_hooks.metric_lower_is_better(metric)
+    tkey = f"plan_target_{cap}_{kind}"
+    target = c2.number_input("Target error (the largest you accept)" if lower else "Target (the smallest you accept)",
+                             min_value=1e-6, value=DEFAULT_TARGET.get((cap, kind), 5.0), key=tkey, format="%g")
+    fams = {"laplace": "laplace", "gaussian-delta": "gaussian", "gaussian-rho": "gaussian", "both": "both"}[noise_kind]
+    if cap not in ("marginals", "graph"):
+        params["noise"] = fams
+    axis = "rho" if noise_kind == "gaussian-rho" else "epsilon"
+    data_arg = "FILE" if data_key.startswith("upload:") else data_key
+
+    prefetch = None  # (key, function, *args) for ui.prefetch at the end of this section
+
+    # one block for the section's results, whose elements come and go with the settings: what follows keeps its
+    # place on the page, so the split charts below are updated in place, not remounted and drawn anew
+    with st.container():
+        try:
+            if cap == "graph":
+                methods = st.multiselect("Edge-DP methods", ["drf-dp", "kdh", "quadtree", "random", "degree"],
+                                         default=["drf-dp", "kdh", "quadtree"], key="plan_graph_methods")
+                if not methods:
+                    raise InputError("Pick at least one edge-DP method.")
+                seed, _, trials = dots_controls(cap, False)
+                with st.spinner("Timing a few simulated graph releases ..."):
+                    cost = cached_graph_cost(data_key, tuple(methods), data)
+                trials = affordable_trials(cost, trials, "Simulating the graph releases",
+                                           f"python -m dpviz sweep graph {data_arg} --epsilons "
+                                           f"{','.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))} "
+                                           f"--methods {','.join(methods)}")
+                if trials is None:
+                    raise InputError("Even 3 trials per ε would keep this page busy too long: pick fewer or faster "
+                                     "methods, or a smaller graph.")
+                with st.spinner("Simulating graph releases (sweep) ..."):
+                    curves, dots = cached_graph(data_key, metric, tuple(methods), trials, seed, data)
+                rows = sorted(({"mechanism": c.mechanism, "epsilon": c.budget_for(target)} for c in curves),
+                              key=lambda r: (r["epsilon"] is None, r["epsilon"] or 0.0))
+                best = rows[0]
+                st.metric(f"Best: {best['mechanism']}",
+                          "not reached" if best["epsilon"] is None else f"ε ≈ {best['epsilon']:.3g}",
+                          help="The smallest ε at which the method's mean metric meets the target (Monte-Carlo).")
+                st.dataframe(pd.DataFrame({"mechanism": [r["mechanism"] for r in rows], "ε for the target": [
+                    "not reached" if r["epsilon"] is None else f"{r['epsilon']:.3g}" for r in rows]}),
+                             hide_index=True, key="plan_table")
+                st.caption(f"Monte-Carlo: the mean of {trials} simulated releases at each ε "
+                           f"({', '.join(f'{e:g}' for e in MC_EPSILONS + (8.0,))}), interpolated as a power law between "
+                           "them after making it monotone; the bands are 95% intervals of the mean. The answer is noisy: "
+                           "`python -m dpviz plan graph` bisects over ε instead. *Not reached*: the method's mean never "
+                           "met the target on this grid (some methods have an error floor).")
+                plans = []
+                grid = vp.epsilon_grid(0.1, 10.0)
+            else:
+                curves = shown_curves(cap, noise_kind, cached_curves(cap, tuple(sorted(params.items())), data))
+                plans = plan_target(curves, target, delta)
+                best = plans[0]
+                st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
+                table = plans_table(plans).drop(columns=["delta"])
+                table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
+                shown, gaps = vp.readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
+                st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
+                             width="stretch")
+                if gaps:
+                    st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
+                if any(p.family == "gaussian" and p.delta is not None for p in plans):
+                    st.caption("Gaussian (ε, δ): *ε (simulation)* is what the simulation spends (exact Gaussian "
+                               "profile; the Canonne–Kamath–Steinke conversion for marginals), *ε (release)* what a "
+                               "discrete release needs (CKS). Discrete noise has at most the continuous variance, so a "
+                               "release at the planned budget meets the target too.")
+                grid = vp.budget_grid(plans, axis)
+                if axis == "epsilon":
+                    runs = best_by_epsilon(curves, grid, delta)
+                    st.caption("Best mechanism by ε: " + "; ".join(f"{n} for ε from {a:.3g} to {b:.3g}" for a, b, n in runs)
+                               + (". With one noise family the ranking does not move with ε (every MSE is a/ε² or a/ρ); "
+                                  "it moves with the structure, e.g. naive beats Fenwick + FDA on short streams."
+                                  if len(runs) == 1 else "."))
+                seed, show_dots, trials = dots_controls(cap, axis == "epsilon")
+                dots = None
+                warm = likely_next(cap, params, data, source, noise_kind, delta, seed)
+                if show_dots:
+                    key = dots_key(cap, params, curves, source)
+                    with st.spinner("Estimating the Monte-Carlo work ..."):
+                        cost = cached_dots_cost(*key, delta)
+                    arg = f"DATA --horizon {params['horizon']}" if cap == "stream" else data_arg
+                    trials = affordable_trials(cost, trials, "The Monte-Carlo dots",
+                                               f"python -m dpviz sweep {cap} {arg} --epsilons "
+                                               f"{','.join(f'{e:g}' for e in MC_EPSILONS)} --trials {trials}")
+                    if trials is not None:
+                        with st.spinner("Monte-Carlo: a seeded sweep of simulated releases ..."):
+                            dots = cached_dots(*key, trials, seed, delta)
+                # after this run (end of the page): the curves, and dots when shown, of the likely next changes
+                prefetch = (("plan-next", repr([w[:2] + w[4:] for w in warm]), trials if show_dots else None), warm_all,
+                            warm, trials if show_dots else None)
+            ui.chart(st, vp.error_figure(curves, grid, delta=delta, dots=dots, target=target, plans=plans, axis=axis),
+                     key="error_chart", width="stretch")
+            st.caption("Lines: analytic error (graph: the Monte-Carlo mean, interpolated). Dots: Monte-Carlo mean of the "
+                       "simulated releases at a few ε with its 95% interval; ×: each mechanism's planned budget.")
+        except InputError as exc:
+            st.error(str(exc), icon=":material/error:")
+    if prefetch is not None:  # a newer warm-up of this session stops an older one between settings
+        generation = ss.setdefault(f"{PAGE.name}_warm_generation", [0])
+        generation[0] += 1
+        ui.prefetch((*prefetch[0], generation[0]), *prefetch[1:], generation, generation[0])
 
 
 # 2. One budget, several releases --------------------------------------------------------------------------
 
 
 @st.fragment
-def split_section(seed: int) -> None:
-    """The split of one total (a fragment: its widgets rerun only this section)."""
+def split_section() -> None:
+    """The split of one total (a fragment: its widgets rerun only this section), its planned releases seeded by
+    the Simulation section's seed."""
+    seed = int(ss.setdefault(SEED_KEY, fresh_seed()))
     st.subheader(":material/pie_chart: One budget, several releases")
     st.caption("The split of one total budget that minimises the weighted total error Σ wᵢ·MSEᵢ (a graph release "
                "counts its metric's loss instead). Pure ε total: ε's add up (basic composition) and, with MSE = "
@@ -515,6 +491,7 @@ def split_section(seed: int) -> None:
                "the better kept. A Monte-Carlo curve has no power law: the split is then numeric.")
     chosen = st.multiselect("Planned releases", list(specs.PRESETS), default=["county-nodes", "flights", "adult-2way"],
                             format_func=lambda n: specs.PRESETS[n][0], key="split_releases")
+    ss[SPLIT_DRAWN] = split_drawn(chosen, seed)
     s1, s2, s3 = st.columns(3)
     comp = s1.radio("Total budget", list(COMPOSITIONS), format_func=COMPOSITIONS.get, key="split_comp")
     split_delta = None
@@ -581,8 +558,6 @@ def split_section(seed: int) -> None:
         st.error(str(exc), icon=":material/error:")
 
 
-split_section(seed)
-if prefetch is not None:  # a newer warm-up of this session stops an older one between settings
-    generation = ss.setdefault(f"{PAGE.name}_warm_generation", [0])
-    generation[0] += 1
-    ui.prefetch((*prefetch[0], generation[0]), *prefetch[1:], generation, generation[0])
+ss[FULL_RUN] = True  # read by accuracy_section: this run draws the split section below too
+accuracy_section()
+split_section()

@@ -276,6 +276,33 @@ def test_banner_names_no_release_panel_on_this_page(at):
 # ---- real browser --------------------------------------------------------------------------------------------
 
 
+def test_a_new_seed_redraws_the_split_only_when_a_split_release_depends_on_it():
+    """The first section is a fragment: a new noise seed reruns the whole page (the split section too) only when
+    a planned release of the split is Monte-Carlo (its curve moves with the seed); analytic ones never move."""
+    from dpviz.ui.planner import split_drawn, split_stale
+
+    analytic = split_drawn(["county-nodes", "flights", "adult-2way"], 11)
+    assert analytic == (("county-nodes", "flights", "adult-2way"), (0, 0, 0))
+    assert not split_stale(analytic, 12) and not split_stale(analytic, 11)
+    graph = split_drawn(["county-nodes", "karate-cuts"], 11)
+    assert graph[1] == (0, 11)
+    assert split_stale(graph, 12) and not split_stale(graph, 11)
+    assert not split_stale(None, 12) and not split_stale(graph, None)  # nothing drawn yet, or no seed yet
+
+
+def test_the_split_section_records_what_it_drew(at):
+    """What accuracy_section compares a new seed with: the split section's releases and their seeds, kept in
+    the session by every run of the split section (analytic releases: seed 0 whatever the page's seed)."""
+    drawn = (("county-nodes", "flights", "adult-2way"), (0, 0, 0))
+    assert at.session_state["planner_split_drawn"] == drawn
+    seed = at.session_state["planner_seed"]
+    ok(at.multiselect(key="split_releases").set_value(["flights", "county-nodes"]).run())
+    assert at.session_state["planner_split_drawn"] == (("flights", "county-nodes"), (0, 0))
+    ok(at.button(key="new_draw").click().run())
+    assert at.session_state["planner_seed"] != seed
+    assert at.session_state["planner_split_drawn"] == (("flights", "county-nodes"), (0, 0))
+
+
 def test_browser_planner_what_if_slider(page, streamlit_server):
     import time
 
