@@ -93,7 +93,11 @@ def data_source(cap: str, col, label: str, samples_shown: int | None = None) -> 
         return "typed", None
     names = samples(cap)
     shown = list(names)[:samples_shown] if samples_shown else list(names)
-    name = col.selectbox(label, shown, format_func=names.get, key=SAMPLE_KEYS[cap])
+    if len(shown) == 1:  # one bundled sample (the tree): named, not a picker with nothing else to pick
+        name = shown[0]
+        col.markdown(f"{label}: **{names[name]}** (the bundled sample)")
+    else:
+        name = col.selectbox(label, shown, format_func=names.get, key=SAMPLE_KEYS[cap])
     return f"sample:{name}", ui.load_bundled(cap, name)
 
 

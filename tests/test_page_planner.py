@@ -303,6 +303,18 @@ def test_the_split_section_records_what_it_drew(at):
     assert at.session_state["planner_split_drawn"] == (("flights", "county-nodes"), (0, 0))
 
 
+def test_a_single_bundled_sample_is_named_not_offered_in_a_picker(at):
+    """The tree has one bundled sample: the page names it instead of a drop-down with nothing else to pick (the
+    browser bench could not change such a picker: its only option is the selected one)."""
+    from dpviz.core.registry import capability
+
+    (only,) = capability("tree").samples
+    assert not [s for s in at.selectbox if s.key == "plan_tree_sample"]
+    assert any(only.title in m.value and "bundled sample" in m.value for m in at.markdown)
+    ok(at.radio(key="plan_cap").set_value("marginals").run())
+    assert [s.key for s in at.selectbox if s.key == "plan_marg_sample"] == ["plan_marg_sample"]
+
+
 def test_browser_planner_what_if_slider(page, streamlit_server):
     import time
 
