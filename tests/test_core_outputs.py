@@ -208,11 +208,17 @@ def test_escaping_errors_become_one_line(exc, needle, monkeypatch, capsys):
 
 
 # ------------------------------------------------------------------------------------ digests while writing
-@pytest.mark.parametrize("rows", [5, 300_000])  # one block; several blocks formatted on threads
-def test_the_csv_writer_hashes_what_it_writes_and_the_digest_is_forgotten_when_the_file_changes(tmp_path, rows):
+@pytest.mark.parametrize("rows, block", [(5, None), (300_000, None), (300_000, 1 << 13)])  # one block; several
+# blocks formatted on threads; 37 blocks, more than the writer's window of pending slices and pending digests
+def test_the_csv_writer_hashes_what_it_writes_and_the_digest_is_forgotten_when_the_file_changes(tmp_path, rows, block,
+                                                                                                monkeypatch):
     import hashlib
 
+    from dpviz.core import csv_writer
     from dpviz.core.csv_writer import write_csv
+
+    if block:
+        monkeypatch.setattr(csv_writer, "_WRITE_ROWS", block)
 
     table = pa.table({"a": np.arange(rows), "b": np.linspace(0.0, 1.0, rows), "c": pa.array(["x,y"] * rows)})
     out = tmp_path / "t.csv"

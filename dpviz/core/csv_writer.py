@@ -228,18 +228,24 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
             write.sha256 = digest.hexdigest()
             return
         out = Writeback(fh)
-        with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool:
-            pending = []
+        # the digest on a thread of its own, one block after another, while this one writes the same block
+        # (both release the GIL): the hash no longer adds to the write
+        with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool, ThreadPoolExecutor(1) as hasher:
+            pending, hashed = [], []
             for a in starts:
                 pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
                 if len(pending) > 4:  # a bounded window: memory stays a few slices
                     block = pending.pop(0).result()
-                    digest.update(block)
+                    hashed.append(hasher.submit(digest.update, block))
                     out.write(block)
+                    if len(hashed) > 4:
+                        hashed.pop(0).result()
             for fut in pending:
                 block = fut.result()
-                digest.update(block)
+                hashed.append(hasher.submit(digest.update, block))
                 out.write(block)
+            for h in hashed:
+                h.result()
         write.sha256 = digest.hexdigest()
 
     write.sha256 = None  # type: ignore[attr-defined]  # the SHA-256 of what the last call wrote
