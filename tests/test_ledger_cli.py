@@ -89,6 +89,9 @@ def test_without_a_budget_releases_are_recorded_and_never_refused(tmp_path, caps
     with open_ledger(led, readonly=True) as ledger:
         [d] = ledger.datasets()
     assert d.budget is None and d.spent.releases == 3 and d.spent.pure_epsilon == 15.0
+    rc, stdout, _ = run(capsys, "ledger", "show")
+    row = stdout.splitlines()[-1]  # no budget: nothing remains to show, as "—", never "None" or "nan"
+    assert rc == 0 and row.split()[-3:] == ["—"] * 3 and "None" not in stdout and "nan" not in stdout
 
 
 def test_every_release_is_charged_the_default_ledger_is_created_by_the_first(tmp_path, capsys):
@@ -150,6 +153,7 @@ def test_show_set_budget_and_export(tmp_path, capsys):
     assert rc == 3 and "ε ≤ 0" in err
     rc, stdout, _ = run(capsys, "ledger", "show", "--ledger", led)
     assert rc == 0 and "1 dataset(s), 1 release(s)" in stdout and r.dataset[:12] in stdout
+    assert "None" not in stdout and "inf" not in stdout and "nan" not in stdout  # words or "—" (issue 19)
     rc, stdout, _ = run(capsys, "ledger", "show", TREE, "--capability", "tree", "--ledger", led)
     assert rc == 0 and f"dataset {r.dataset}" in stdout and r.output_sha256 in stdout and "ε = 0.3" in stdout
     rc, stdout, _ = run(capsys, "ledger", "show", "sample:county", "--ledger", led)
