@@ -312,8 +312,6 @@ def dots_controls(cap: str, enabled: bool) -> tuple[int, bool, int]:
     return seed, show and enabled, trials
 
 
-
-
 @st.fragment
 def accuracy_section() -> None:
     """Section 1 (a fragment: its widgets rerun only this section, not the page's header and the split

@@ -232,18 +232,19 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
         # (both release the GIL): the hash no longer adds to the write
         with ThreadPoolExecutor(max(2, min(4, pa.cpu_count()))) as pool, ThreadPoolExecutor(1) as hasher:
             pending, hashed = [], []
+
+            def emit(block) -> None:
+                hashed.append(hasher.submit(digest.update, block))
+                out.write(block)
+                if len(hashed) > 4:  # a bounded window of blocks waiting for the digest too
+                    hashed.pop(0).result()
+
             for a in starts:
                 pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
                 if len(pending) > 4:  # a bounded window: memory stays a few slices
-                    block = pending.pop(0).result()
-                    hashed.append(hasher.submit(digest.update, block))
-                    out.write(block)
-                    if len(hashed) > 4:
-                        hashed.pop(0).result()
+                    emit(pending.pop(0).result())
             for fut in pending:
-                block = fut.result()
-                hashed.append(hasher.submit(digest.update, block))
-                out.write(block)
+                emit(fut.result())
             for h in hashed:
                 h.result()
         write.sha256 = digest.hexdigest()

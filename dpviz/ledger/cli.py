@@ -179,7 +179,7 @@ def _readable(args: argparse.Namespace):
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from dpviz.ledger.views import NOT_DEFINED, dataset_lines, releases_frame, summary_frame
+    from dpviz.ledger.views import dataset_lines, epsilon_words, releases_frame, summary_frame
 
     ds = _identify(args) if args.data is not None else None
     led = _readable(args)
@@ -191,8 +191,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"ledger {led.path}: {len(rows)} dataset(s), {len(led.releases())} release(s)")
             if rows:
                 table = summary_frame(rows).astype(object)  # no budget: "—", not "None"; no pure ε: words, not "inf"
-                table = table.map(lambda v: "—" if v is None or v != v else NOT_DEFINED if v == float("inf")
-                                  else f"{v:.6g}" if isinstance(v, float) else v)
+                table = table.map(lambda v: epsilon_words(None if v != v else v, ".6g", missing="—")
+                                  if v is None or isinstance(v, float) else v)
                 print(table.to_string(index=False))
             return 0
         row = led.dataset(args.data) if ds is None else led.find(ds)
