@@ -30,7 +30,7 @@ from dpviz.planner import montecarlo, specs
 from dpviz.planner.curves import best_by_epsilon, plan_target, plans_table
 from dpviz.planner.montecarlo import MonteCarloCost
 from dpviz.planner.split import PlannedRelease, split_budget, what_if
-from dpviz.ui.planner import PLAN_CONFIG, SPLIT_CONFIG, UPLOADS, split_drawn, split_stale, table_config
+from dpviz.ui.planner import SPLIT_CONFIG, UPLOADS, split_drawn, split_stale, table_config
 from dpviz.viz import planner as vp
 
 PAGE = ui.page_info("planner")
@@ -431,9 +431,11 @@ def accuracy_section() -> None:
                 st.metric(f"Best: {best.mechanism}", best.budget.describe, help=best.label)
                 table = plans_table(plans).drop(columns=["delta"])
                 table = table.drop(columns=[c for c in ("rho", "release_epsilon", "epsilon") if table[c].isna().all()])
-                shown, gaps = vp.readable(table, {"epsilon": ".4g", "release_epsilon": ".4g", "rho": ".4g"})
-                st.dataframe(shown, hide_index=True, key="plan_table", column_config=table_config(PLAN_CONFIG, gaps),
-                             width="stretch")
+                shown, gaps = vp.plans_view(table)
+                st.table(shown, hide_index=True)
+                st.caption("*Planned budget*: what to give the release command; *error*: the analytic error a release "
+                           "gets at that budget; *mechanism*: the heading names it by its id (as `python -m dpviz "
+                           "plan` does).")
                 if gaps:
                     st.caption("Empty cells: a Laplace plan has no ρ of its own, a ρ plan no ε until a δ is chosen.")
                 if any(p.family == "gaussian" and p.delta is not None for p in plans):

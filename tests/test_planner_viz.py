@@ -61,3 +61,19 @@ def test_rmse_at_epsilon_shares_one_rho_grid_and_matches_each_curve(curves):
     for c in curves:
         np.testing.assert_array_equal(rmse_at_epsilon(c, eps, 1e-6 if c.family == "gaussian" else None),
                                       c.rmse_at(eps, 1e-6 if c.family == "gaussian" else None))
+
+
+def test_plans_view_names_mechanisms_in_words_with_no_none_and_readable_numbers():
+    """The page's plans table: the mechanism in words (not its id), numbers to 4 significant digits, an empty cell
+    where a number does not apply (a Laplace plan's ρ), plain headers in order."""
+    from dpviz.planner.curves import plans_table
+
+    plans = plan_target(stream_curves(1000, metric="max", families=("laplace", "gaussian")), 20.0, 1e-6)
+    view, gaps = vp.plans_view(plans_table(plans).drop(columns=["delta"]))
+    assert list(view.columns) == ["mechanism", "noise", "ε (simulation)", "ε (release)", "ρ", "error", "planned budget"]
+    assert list(view["mechanism"]) == [p.label for p in plans] and gaps == ["rho"]
+    cells = view.astype(str).to_numpy().ravel()
+    assert not any(c in ("None", "nan", "NaN") for c in cells)
+    laplace = [i for i, p in enumerate(plans) if p.family == "laplace"]
+    assert laplace and all(view["ρ"].iloc[i] == "" for i in laplace)
+    assert all(len(v.replace(".", "").lstrip("0")) <= 4 for v in view["ε (release)"])

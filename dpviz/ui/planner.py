@@ -1,6 +1,7 @@
 """Pieces of the Planner page (pages/5_Planner.py) that are not figures: its tables' column settings.
 
-``st.column_config`` entries for the plans table and the split table, :func:`table_config`, which shows
+``st.column_config`` entries for the split table (the plans table is a static table that wraps:
+:func:`dpviz.viz.planner.plans_view`), :func:`table_config`, which shows
 as text every column :func:`dpviz.viz.planner.readable` turned into text (with empty cells, never "None"),
 :data:`UPLOADS` (each capability's uploaded-file reader, the capability page's own, with its caps), and
 :func:`split_drawn` / :func:`split_stale`, which tell the page's first section (a fragment) when a new noise
@@ -11,21 +12,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["PLAN_CONFIG", "SPLIT_CONFIG", "table_config", "split_drawn", "split_stale", "GRAPH_UPLOAD_CAPS",
+__all__ = ["SPLIT_CONFIG", "table_config", "split_drawn", "split_stale", "GRAPH_UPLOAD_CAPS",
            "UPLOADS"]
 
-PLAN_CONFIG = {
-    "mechanism": st.column_config.TextColumn("mechanism", help="The mechanism/strategy the plan is for."),
-    "label": st.column_config.TextColumn("in words", width="medium"),
-    "noise": st.column_config.TextColumn("noise", width="small"),
-    "epsilon": st.column_config.NumberColumn("ε (simulation)", format="%.4g",
-                                             help="The ε the simulation spends (exact Gaussian profile for (ε, δ))."),
-    "release_epsilon": st.column_config.NumberColumn("ε (release)", format="%.4g",
-                                                     help="The ε a discrete release needs at that δ (CKS)."),
-    "rho": st.column_config.NumberColumn("ρ", format="%.4g", help="zCDP ρ of a Gaussian plan."),
-    "rmse": st.column_config.NumberColumn("error", format="%.4g", help="The analytic error at the planned budget."),
-    "budget": st.column_config.TextColumn("planned budget", help="What to give the release command."),
-}
 SPLIT_CONFIG = {
     "name": st.column_config.TextColumn("release", help="The planned release (a ready-made example)."),
     "capability": st.column_config.TextColumn("shape", width="small"),

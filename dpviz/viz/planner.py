@@ -29,7 +29,7 @@ from dpviz.planner.curves import (
 )
 from dpviz.planner.split import SplitResult
 
-__all__ = ["PALETTE", "budget_grid", "epsilon_grid", "error_figure", "log_ticks", "readable", "split_figure",
+__all__ = ["PALETTE", "PLAN_HEADERS", "budget_grid", "epsilon_grid", "error_figure", "log_ticks", "plans_view", "readable", "split_figure",
            "tick_text", "what_if_figure"]
 
 PALETTE = qualitative.Plotly + qualitative.D3
@@ -90,6 +90,25 @@ def readable(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame
             out[col] = [("" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec))
                         for v in out[col]]
     return out, gaps
+
+
+PLAN_HEADERS = {"label": "mechanism", "noise": "noise", "epsilon": "ε (simulation)", "release_epsilon": "ε (release)",
+                "rho": "ρ", "rmse": "error", "budget": "planned budget"}
+"""The plans table on the page (:func:`plans_view`): its columns in order, each with its header in plain words."""
+
+
+def plans_view(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The plans table (:func:`dpviz.planner.curves.plans_table`) as a person reads it, for a static table that wraps
+    long names (a data grid cut "GMC (optimally consistent; = Lee = PrivTrie), geometric split, Gaussian" and the
+    planned budget at 1280 px): the mechanism in words (its id is the page's heading and the CLI's), numbers with 4
+    significant digits, an empty cell where a number does not apply (never "None"/"nan"), the headers of
+    :data:`PLAN_HEADERS`; returns the columns that had empty cells too (for a footnote)."""
+    cols = [c for c in PLAN_HEADERS if c in table.columns]
+    view, gaps = readable(table[cols], {c: ".4g" for c in ("epsilon", "release_epsilon", "rho", "rmse")})
+    for col in ("epsilon", "release_epsilon", "rho", "rmse"):
+        if col in view and col not in gaps:
+            view[col] = [format(float(v), ".4g") for v in view[col]]
+    return view.rename(columns=PLAN_HEADERS), gaps
 
 
 def _color(i: int) -> str:
