@@ -273,7 +273,33 @@ def test_writeback_writer_keeps_every_byte(tmp_path):
     w = Writeback(sink)
     for c in chunks:
         w.write(c)
+    w.finish()
     assert sink.getvalue() == b"".join(chunks)
+
+
+def test_writeback_syncs_in_the_background_and_reports_its_error(tmp_path, monkeypatch):
+    """The fdatasync beside the formatting: it runs (on the written file), and a write error it is told of
+    reaches the writer (Linux reports such an error once: the closing fsync would not see it again)."""
+    import errno
+    import os
+
+    synced = []
+    monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append(fd))
+    with (tmp_path / "ok.bin").open("wb") as fh:
+        w = Writeback(fh)
+        w.write(b"x" * 1000)
+        w.finish()
+        assert synced == [fh.fileno()]
+
+    def failing(fd):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "fdatasync", failing)
+    with (tmp_path / "bad.bin").open("wb") as fh:
+        w = Writeback(fh)
+        w.write(b"x" * 1000)
+        with pytest.raises(OSError, match="I/O error"):
+            w.finish()
 
 
 def test_arrow_helpers_round_trip_without_pandas_and_their_doctests():

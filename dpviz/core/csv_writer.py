@@ -6,8 +6,8 @@ Generic table writing for every capability (the tree's per-node tables are the l
 sidecar), or to stdout. Quoting as pandas does it: only where a value needs it (a scan of the string
 bytes, :func:`_needs_quotes`); text a spreadsheet would run as a formula gets a leading ``'``. Numbers
 are written with the shortest round-trip digits; :func:`number_text` formats a number column ahead of
-the write (a run of equal values once), and :class:`Writeback` starts the kernel's writeback of each
-block as soon as it is written. pandas is never imported here unless a DataFrame is passed.
+the write (a run of equal values once), and :class:`Writeback` has each block put on disk while the
+next ones are formatted. pandas is never imported here unless a DataFrame is passed.
 """
 
 from __future__ import annotations
@@ -239,14 +239,19 @@ def csv_writer(df: pd.DataFrame | pa.Table, plain: Iterable[str] = (), raw_text:
                 if len(hashed) > 4:  # a bounded window of blocks waiting for the digest too
                     hashed.pop(0).result()
 
-            for a in starts:
-                pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
-                if len(pending) > 4:  # a bounded window: memory stays a few slices
-                    emit(pending.pop(0).result())
-            for fut in pending:
-                emit(fut.result())
-            for h in hashed:
-                h.result()
+            try:
+                for a in starts:
+                    pending.append(pool.submit(fmt, table.slice(a, _WRITE_ROWS)))
+                    if len(pending) > 4:  # a bounded window: memory stays a few slices
+                        emit(pending.pop(0).result())
+                for fut in pending:
+                    emit(fut.result())
+                for h in hashed:
+                    h.result()
+            except BaseException:
+                out.finish(raise_error=False)  # the file is closed after this: no sync may still be running
+                raise
+            out.finish()
         write.sha256 = digest.hexdigest()
 
     write.sha256 = None  # type: ignore[attr-defined]  # the SHA-256 of what the last call wrote
@@ -278,14 +283,18 @@ def _text_size(part: pa.Table) -> int:
 
 
 class Writeback:
-    """Writes to a file and starts the kernel's writeback of each written block at once (Linux
-    ``posix_fadvise(DONTNEED)`` on dirty pages queues them for disk without waiting), so the atomic
-    writer's closing ``fsync`` finds little left to flush while the next slices are being formatted.
-    Durability is unchanged (the fsync still comes before the rename); anything that is not a regular
-    file (stdout, a pipe) is just written."""
+    """Writes to a file and has the kernel put each written block on disk while the next ones are formatted,
+    so that the atomic writer's closing ``fsync`` finds (almost) nothing left to flush. Linux
+    ``posix_fadvise(DONTNEED)`` on the dirty pages queues them for writeback, and an ``fdatasync`` of what is
+    written so far runs on a thread of its own (one at a time; the GIL is released): on this virtual disk
+    the device flush costs ~1.8 ms per MB written since the last one (an 80 MB release: ~0.1 s at the closing
+    fsync even after the writeback was queued), now paid beside the formatting. Durability is unchanged: the
+    closing fsync still comes before the rename. :meth:`finish` waits for the last background sync and
+    raises its error (a write error reported to a background sync is not reported again to the closing
+    fsync). Anything that is not a regular file (stdout, a pipe) is just written."""
 
     def __init__(self, fh) -> None:
-        self.fh, self.done = fh, 0
+        self.fh, self.done, self.syncing, self.error = fh, 0, None, None
         try:
             self.fd = fh.fileno() if hasattr(os, "posix_fadvise") and fh.seekable() else None
             self.done = fh.tell() if self.fd is not None else 0
@@ -302,7 +311,30 @@ class Writeback:
             os.posix_fadvise(self.fd, self.done, len(data), os.POSIX_FADV_DONTNEED)
         except OSError:
             self.fd = None
+            return
         self.done = end
+        if self.syncing is None or not self.syncing.is_alive():
+            self._sync()
+
+    def _sync(self) -> None:
+        """``fdatasync`` of everything written so far, on a thread (its error kept for :meth:`finish`)."""
+        import threading
+
+        def run(fd: int = self.fd) -> None:
+            try:
+                os.fdatasync(fd)
+            except OSError as exc:
+                self.error = self.error or exc
+
+        self.syncing = threading.Thread(target=run, name="dpviz-writeback", daemon=True)
+        self.syncing.start()
+
+    def finish(self, raise_error: bool = True) -> None:
+        """Wait for the background sync (the file must stay open until then) and raise its error, if any."""
+        if self.syncing is not None:
+            self.syncing.join()
+        if self.error is not None and raise_error:
+            raise self.error
 
 
 def write_csv(df: pd.DataFrame | pa.Table, path: str | Path | None, *, meta: dict | None = None,
