@@ -138,6 +138,29 @@ def test_nul_bytes_are_refused_naming_their_line_when_asked():
         read_capped(gzip.compress(b"a\nb\0\n"), max_bytes=100, refuse_nul=True)
 
 
+def test_nul_past_the_first_chunk_is_found_in_every_kind_of_source(tmp_path):
+    """The NUL search and the row count run in place (no copy of a chunk): in a bytes upload (a memoryview),
+    a file object, a path read into a memory map and a gzip stream, the NUL in the second chunk names its line."""
+    n = reader.CHUNK // 4 + 10  # four-byte rows: the NUL sits in the second chunk
+    raw = b"a,b\n" + b"1,2\n" * n + b"1,\x002\n" + b"3,4\n" * 5
+    line = n + 2
+    sources = [*_sources(raw, tmp_path), gzip.compress(raw)]
+    for src in sources:
+        with pytest.raises(InputError, match=f"line {line}: a NUL byte"):
+            read_capped(src, max_bytes=len(raw), refuse_nul=True)
+    p = tmp_path / "nul.csv"
+    p.write_bytes(raw)
+    with pytest.raises(InputError, match=f"line {line}: a NUL byte"):
+        read_capped(p, max_bytes=len(raw), refuse_nul=True, use_mmap=True)
+    ok = raw.replace(b"\x00", b"0")
+    p.write_bytes(ok)
+    for k in range(len(_sources(ok, tmp_path))):  # fresh sources each time: a file object is read once
+        got = read_capped(_sources(ok, tmp_path)[k], max_bytes=len(ok), refuse_nul=True, max_rows=n + 6)
+        assert bytes(got.data) == ok  # n + 6 data rows: at the cap, accepted
+        with pytest.raises(InputError, match=f"more than {n + 5:,} data rows"):
+            read_capped(_sources(ok, tmp_path)[k], max_bytes=len(ok), max_rows=n + 5, use_mmap=k == 3)
+
+
 def test_decode_drops_boms_and_falls_back_to_latin1():
     bom = reader.BOM
     assert decode(bom + bom + "é,1\n".encode()) == "é,1\n"

@@ -273,19 +273,24 @@ class _Checks:
     def feed(self, buf: Any, start: int, end: int) -> None:
         """Check ``buf[start:end]``, the bytes just added (``buf[:start]`` was checked before)."""
         with memoryview(buf) as view:  # released before ``buf`` grows
-            self._feed(view, start, end)
+            self._feed(buf, view, start, end)
 
-    def _feed(self, view: memoryview, start: int, end: int) -> None:
-        chunk = view[start:end]
+    def _feed(self, buf: Any, view: memoryview, start: int, end: int) -> None:
+        # no copy of the chunk: bytes/bytearray/mmap search in place, NumPy counts over the view
         if self.refuse_nul:
-            nul = bytes(chunk).find(b"\0")
+            find = getattr(buf, "find", None)
+            if find is not None:
+                nul = find(b"\0", start, end)
+            else:
+                hits = np.flatnonzero(np.frombuffer(view[start:end], np.uint8) == 0)
+                nul = start + int(hits[0]) if hits.size else -1
             if nul >= 0:
-                raise self.wording.nul_error(self.label, line_number(view, start + nul), bytes(view[:4]))
+                raise self.wording.nul_error(self.label, line_number(view, nul), bytes(view[:4]))
         if self.max_line_bytes is not None:
             self._lines(view, end)
         if self.max_rows is not None:
             if not self.classified:
-                self.newlines += bytes(chunk).count(b"\n")
+                self.newlines += int(np.count_nonzero(np.frombuffer(view[start:end], np.uint8) == 10))
                 if self.newlines <= self.max_rows + self.header:
                     return
                 self.classified = True
