@@ -311,3 +311,49 @@ def test_formula_cells_in_a_tree_release_and_raw_text(work):
     assert run([*TREE_REL, "t.csv", "--output", "raw.csv", "--raw-text"])[0] == 0
     raw = (work / "raw.csv").read_text()
     assert ("\n=1+1," in raw or '\n"=1+1",' in raw) and "'" not in raw
+
+
+def _free_threads() -> None:
+    import threading
+
+    for t in threading.enumerate():
+        if t.name == "dpviz-free-replaced":
+            t.join()
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="Linux: open descriptors are read from /proc")
+def test_a_large_output_written_over_is_freed_on_a_thread_and_nothing_leaks(tmp_path, monkeypatch):
+    """write_together holds the large file an output replaces and closes it on a thread (the rename then does
+    not free its blocks): the new bytes are in place, the old file is closed afterwards (no descriptor left),
+    and a small file, a hard-linked file or a symbolic link is replaced as before (not held)."""
+    from dpviz.core import tables
+
+    monkeypatch.setattr(tables, "FREE_LATER_BYTES", 1000)
+    held: list[int | None] = []
+    real = tables._hold_replaced
+    monkeypatch.setattr(tables, "_hold_replaced", lambda p: held.append(real(p)) or held[-1])
+    out = tmp_path / "out.csv"
+    out.write_bytes(b"old\n" * 1000)
+    before = _open_fds()
+    tables.write_atomic(out, lambda fh: fh.write(b"new\n"))
+    _free_threads()
+    assert out.read_bytes() == b"new\n" and held[-1] is not None  # held (4,000 bytes >= 1,000), then closed
+    assert _open_fds() == before
+    tables.write_atomic(out, lambda fh: fh.write(b"newer\n"))  # 4 bytes: below the size, not held
+    assert held[-1] is None and out.read_bytes() == b"newer\n"
+    out.write_bytes(b"old\n" * 1000)
+    os.link(out, tmp_path / "other-name")  # another name keeps the blocks: nothing to free
+    tables.write_atomic(out, lambda fh: fh.write(b"new\n"))
+    assert held[-1] is None and (tmp_path / "other-name").read_bytes() == b"old\n" * 1000
+    target = tmp_path / "target.csv"
+    target.write_bytes(b"old\n" * 1000)
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    tables.write_atomic(link, lambda fh: fh.write(b"new\n"))  # the link itself is replaced, not followed
+    _free_threads()
+    assert held[-1] is None and link.read_bytes() == b"new\n" and not link.is_symlink()
+    assert target.read_bytes() == b"old\n" * 1000 and _open_fds() == before

@@ -38,6 +38,7 @@ import errno
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import time
@@ -364,7 +365,11 @@ def write_together(parts: Sequence[tuple[str | Path, Callable[[BinaryIO], None]]
                 digests.append((_file_key(os.fstat(fh.fileno())), sha) if isinstance(sha, str) else None)
         _pause_before_rename()
         for path, tmp, digest in zip(paths, temps, digests):
-            os.replace(tmp, path)
+            old = _hold_replaced(path)
+            try:
+                os.replace(tmp, path)
+            finally:
+                _release_later(old)
             renamed.append(path)
             _WRITTEN.pop(os.path.realpath(path), None)
             if digest is not None:
@@ -377,6 +382,40 @@ def write_together(parts: Sequence[tuple[str | Path, Callable[[BinaryIO], None]]
                 _unlink(path)
         raise
     return paths[-1]
+
+
+FREE_LATER_BYTES = 8 << 20
+"""A file this large that an output replaces is freed on a thread of its own (:func:`_hold_replaced`)."""
+
+
+def _hold_replaced(path: Path) -> int | None:
+    """A read-only descriptor of the large regular file an output is about to replace, or None. ``os.replace``
+    over a file frees its blocks in the rename itself, when no descriptor holds it (on this ext4 disk ~65 ms for
+    an 80 MB release written over the previous one, ~40% of pyarrow's whole read + write of the input); held
+    open, the rename returns at once and the blocks are freed when :func:`_release_later` closes it, on a
+    thread of its own (POSIX; the new file is in place and fsynced either way)."""
+    if os.name != "posix":
+        return None
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size < FREE_LATER_BYTES or st.st_nlink != 1:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # unreadable, gone, a link: replaced as usual
+        return None
+    if os.fstat(fd).st_ino != st.st_ino:  # replaced meanwhile by someone else: not ours to hold
+        os.close(fd)
+        return None
+    return fd
+
+
+def _release_later(fd: int | None) -> None:
+    """Close the descriptor of a replaced file on a thread (the close frees its blocks; the GIL is released);
+    not a daemon: a process that ends waits for it."""
+    if fd is not None:
+        import threading
+
+        threading.Thread(target=os.close, args=(fd,), name="dpviz-free-replaced").start()
 
 
 _WRITTEN: dict[str, tuple[tuple[int, ...], str]] = {}

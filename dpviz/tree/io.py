@@ -60,11 +60,8 @@ CAPS_HELP = (f"Caps: {MAX_NODES:,} nodes (--max-nodes), {MAX_BYTES:,} bytes per 
 
 
 def _input_positions(tree: Tree) -> np.ndarray:
-    """DOH index of each input row (the inverse of ``tree.order``), O(n) without a sort; as ``intp``, the index
-    type NumPy gathers with (any other is converted on every gather)."""
-    inv = np.empty(tree.n, np.intp)
-    inv[tree.order] = np.arange(tree.n, dtype=np.intp)
-    return inv
+    """DOH index of each input row (:attr:`Tree.input_positions`: computed once per tree, read-only)."""
+    return tree.input_positions
 
 
 @dataclass(frozen=True)
@@ -88,16 +85,17 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
     (:attr:`Tree.in_input_order`). The ids are strings, or for an unlabelled tree its input positions as
     integers (the root's parent null), which :func:`write_tree_csv` writes as the same text."""
     rows = None if tree.in_input_order else _input_positions(tree)
-    par = tree.parent if rows is None else tree.parent[rows]
     early = _ID_TEXT.get(tree) if tree.label_source is None else None
     text = early.result() if early is not None else None
     if text is not None and len(text[0]) == tree.n:  # the same ids, formatted while the tree was built
         node, parent = text
     elif tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
         # threads), the root's parent null (an empty cell)
+        par = tree.parent if rows is None else tree.parent[rows]
         node = arrow.from_numpy(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r: id r
         parent = arrow.from_numpy(par if rows is None else tree.order[par], valid=par >= 0)
     else:
+        par = tree.parent if rows is None else tree.parent[rows]
         ids = tree.label_array  # DOH order
         node = ids if rows is None else ids.take(rows)
         parent = ids.take(arrow.from_numpy(np.asarray(par, np.int64), valid=par >= 0)).fill_null(arrow.string_scalar(""))

@@ -102,6 +102,16 @@ class Tree:
         return bool(o[0] == 0 and o[-1] == o.size - 1 and np.all(o[1:] > o[:-1]))
 
     @cached_property
+    def input_positions(self) -> np.ndarray:
+        """DOH number of each input row (the inverse of ``order``), O(n) without a sort, read-only; as ``intp``,
+        the index type NumPy gathers with (any other is converted on every gather). Computed once per tree:
+        a release needs it on two threads (the variance text and the published columns)."""
+        inv = np.empty(self.n, np.intp)
+        inv[self.order] = np.arange(self.n, dtype=np.intp)
+        inv.setflags(write=False)
+        return inv
+
+    @cached_property
     def children_count(self) -> np.ndarray:
         """|C_i| for every node (Prop. 4 gives the same vector as (I - Gᵀ)1)."""
         return np.bincount(self.parent[1:], minlength=self.n).astype(np.int64)
