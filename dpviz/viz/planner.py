@@ -80,14 +80,19 @@ def budget_grid(plans: Sequence[Plan], axis: str = "epsilon") -> np.ndarray:
         epsilon_grid(1e-4, max(10.0, hi * 3))
 
 
-def readable(frame: pd.DataFrame, formats: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` for a person: a numeric column with gaps becomes text with an empty cell where the value is
-    missing (never "None"/"nan"); returns the columns that had gaps (for a footnote)."""
+def readable(frame: pd.DataFrame, formats: dict[str, str], *, every: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` for a person: a numeric column of ``formats`` with gaps becomes text with an empty cell where the
+    value is missing (never "None"/"nan"), and with ``every`` a column without gaps too (for a static table, which
+    shows numbers as they are); returns the columns that had gaps (for a footnote)."""
     out, gaps = frame.copy(), []
     for col, spec in formats.items():
-        if col in out and out[col].isna().any():
+        if col not in out:
+            continue
+        missing = bool(out[col].isna().any())
+        if missing:
             gaps.append(col)
-            out[col] = [("" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec))
+        if missing or every:
+            out[col] = [("" if v is None or (isinstance(v, float) and math.isnan(v)) else format(float(v), spec))
                         for v in out[col]]
     return out, gaps
 
@@ -104,10 +109,7 @@ def plans_view(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     significant digits, an empty cell where a number does not apply (never "None"/"nan"), the headers of
     :data:`PLAN_HEADERS`; returns the columns that had empty cells too (for a footnote)."""
     cols = [c for c in PLAN_HEADERS if c in table.columns]
-    view, gaps = readable(table[cols], {c: ".4g" for c in ("epsilon", "release_epsilon", "rho", "rmse")})
-    for col in ("epsilon", "release_epsilon", "rho", "rmse"):
-        if col in view and col not in gaps:
-            view[col] = [format(float(v), ".4g") for v in view[col]]
+    view, gaps = readable(table[cols], {c: ".4g" for c in ("epsilon", "release_epsilon", "rho", "rmse")}, every=True)
     return view.rename(columns=PLAN_HEADERS), gaps
 
 
