@@ -431,16 +431,14 @@ else:
     k4.metric(f"{names[best]} ℓ1 error per cell", f"{table['l1'].min():.4g}")
     st.markdown("**Error per method** (same measurements for every method; averaged over the workload marginals, "
                 "per cell)")
-    view, helps = vm.method_error_table(table, names, baseline="mle" if "mle" in sim.results else None)
-    st.dataframe(view, hide_index=True, key="marginals_error_table", width="stretch",  # one height with or without
-                 height=ui.table_height(max(len(view), len(methods))),  # GReM-LNN in the draw (issue 19)
-                 column_config={c: st.column_config.Column(c, help=helps.get(c), width="small") for c in view.columns}
-                 | {c: st.column_config.NumberColumn(c, help=helps.get(c), format="%.4g", width="small")
-                    for c in view.columns if view[c].dtype.kind == "f"})
+    waiting = [m for m in methods if m not in sim.results]  # GReM-LNN waiting for the button: a row all the same
+    view, helps = vm.method_error_view(table, names | {m: vm.method_label(m, mech) for m in waiting},
+                                       baseline="mle" if "mle" in sim.results else None, waiting=waiting)
+    st.table(view, hide_index=True)  # static: every column whole, cheaper to redraw than a data grid (issue 19)
     st.caption("Errors are averaged over the workload marginals γ ∈ 𝒲 and divided by the cells n_γ of each (the "
-               "paper's workload error, §5). Hover a column name for its meaning. *No closed form*: only the "
-               "unbiased GReM-MLE / EMP has an analytic variance (derived from Prop. 1 and the noise scales; "
-               "rem-digest §1.5).")
+               "paper's workload error, §5). " + " ".join(f"*{c}*: {h}" for c, h in helps.items() if c != "method")
+               + " *No closed form*: only the unbiased GReM-MLE / EMP has an analytic variance (derived from Prop. 1 "
+                 "and the noise scales; rem-digest §1.5).")
     if sim.selected:
         st.caption("Marginals selected by Scalable MWEM, in order: "
                    + ", ".join(_label(data, g) for g in sim.selected) + ".")

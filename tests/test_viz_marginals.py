@@ -105,10 +105,23 @@ def test_explorer_two_way_side_by_side_heatmaps():
     series = {"true": true, "GReM-MLE": true - 2, "GReM-LNN": true + 1}
     fig = vm.marginal_explorer_figure(DOM, (0, 2), series, CATS)
     assert [t.type for t in fig.data] == ["heatmap"] * 3
-    for t, v in zip(fig.data, series.values()):
+    for j, (t, v) in enumerate(zip(fig.data, series.values())):
         np.testing.assert_allclose(np.asarray(t.z), v.reshape(2, 4))  # rows sex, columns age
-        assert list(t.y) == ["f", "m"] and list(t.x) == list(CATS[2]) and t.coloraxis == "coloraxis"
+        assert list(t.y) == ["f", "m"] and t.coloraxis == "coloraxis"
+        # every panel on the one pair of axes (issue 19: one subplot redraws far less), a blank column between
+        assert list(t.x) == [5 * j + i for i in range(4)] and t.xaxis in (None, "x") and t.yaxis in (None, "y")
+        assert [list(r) for r in t.customdata] == [list(CATS[2])] * 2  # hover names the column's category
     assert [a.text for a in fig.layout.annotations] == list(series)
+    assert [a.x for a in fig.layout.annotations] == [1.5, 6.5, 11.5]  # each panel's name above its middle
+    assert {a.xref for a in fig.layout.annotations} == {"x"}
+    assert list(fig.layout.xaxis.tickvals) == [5 * j + i for j in range(3) for i in range(4)]
+    assert list(fig.layout.xaxis.ticktext) == list(CATS[2]) * 3 and "age" in fig.layout.xaxis.title.text
+    assert "xaxis2" not in fig.to_dict()["layout"]
+    go.Figure(fig.to_dict())  # valid for plotly (validated)
+    wide = Domain(("a", "b"), (3, 30))  # 5 panels × 30 columns: every 3rd label, at most 60 under the panels
+    many = vm.marginal_explorer_figure(wide, (0, 1), {str(i): np.arange(90.0) for i in range(5)})
+    assert len(many.layout.xaxis.tickvals) <= vm.MAX_EXPLORER_TICKS
+    assert list(many.layout.xaxis.ticktext[:2]) == ["0", "3"] and many.layout.xaxis.tickvals[:2] == (0, 3)
     # one colour scale for all panels: white at 0 (a fifth of the way up from −2 to 8), red below, blue above
     ax = fig.layout.coloraxis
     assert ax.cmin == -2 and ax.cmax == 8
@@ -129,7 +142,7 @@ def test_explorer_three_way_one_panel_per_version():
     np.testing.assert_allclose(np.asarray(fig.data[0].z), want)
     np.testing.assert_allclose(np.asarray(fig.data[1].z), want + 0.5)
     assert list(fig.data[0].y)[:2] == [f"{CATS[1][0]} · {CATS[0][0]}", f"{CATS[1][0]} · {CATS[0][1]}"]
-    assert list(fig.data[0].x) == list(CATS[2])
+    assert list(fig.layout.xaxis.ticktext) == list(CATS[2]) * 2 and list(fig.data[1].x) == [5, 6, 7, 8]
     assert [a.text for a in fig.layout.annotations] == ["true", "noisy"]
     dom = Domain(("a", "b", "c"), (9, 8, 7))  # c (7 values) joins a in the rows: 63 rows × 8 columns
     cube = np.arange(9 * 8 * 7.0)
@@ -237,6 +250,23 @@ def test_method_error_table_words_not_none():
     assert list(view["ℓ1 ÷ GReM-MLE"]) == ["1", "0.5"]
     assert not view.isna().any().any() and set(helps) == set(view.columns) and all(helps.values())
     assert "ℓ1 ÷ GReM-MLE" not in vm.method_error_table(t)[0].columns  # no baseline: no ratio
+
+
+def test_method_error_view_is_text_for_a_static_table():
+    t = pd.DataFrame({"method": ["mle", "trunc"], "l1": [2.123456, 1.0], "l2": [0.5, 0.4],
+                      "negative_cells": [1234, 0], "negative_mass": [4.0, 0.0], "seconds": [0.012345, 0.3],
+                      "analytic_variance": [12.5, np.nan]})
+    labels = {"mle": "GReM-MLE", "trunc": "Trunc", "lnn": "GReM-LNN"}
+    view, helps = vm.method_error_view(t, labels, baseline="mle", waiting=["lnn"])
+    assert list(view.columns) == list(vm.method_error_table(t, labels, baseline="mle")[0].columns)
+    assert list(view["method"]) == ["GReM-MLE", "Trunc", "GReM-LNN"]  # the waiting method keeps its row
+    assert list(view["|error| (ℓ1)"]) == ["2.123", "1", vm.NOT_IN_DRAW]
+    assert list(view["negative cells"]) == ["1,234", "0", "—"] and list(view["seconds"]) == ["0.01235", "0.3", "—"]
+    assert list(view["variance σ²"]) == ["12.5", "no closed form", "—"]
+    cells = view.to_numpy().ravel()
+    assert all(isinstance(c, str) and c and c.lower() not in ("none", "nan", "inf") for c in cells)
+    assert set(helps) == set(view.columns) and all(helps.values())
+    assert len(vm.method_error_view(t, labels)[0]) == 2  # nothing waiting: one row per method of the draw
 
 
 def test_lnn_convergence_ticks_are_for_people():

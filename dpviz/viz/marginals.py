@@ -32,9 +32,10 @@ from dpviz.marginals.model import Clique, Domain, axis_labels, cell_labels, cliq
 from dpviz.viz.heatmap import HEATMAP_MAX, matrix_heatmap
 
 __all__ = [
-    "MAX_BARS", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label", "method_choice",
+    "MAX_BARS", "MAX_EXPLORER_TICKS", "TEACHING_MAX_CELLS", "METHOD_SHORT", "method_label", "method_choice",
     "clique_label", "cell_labels", "axis_labels",
-    "per_marginal_errors", "method_summary", "method_error_table", "ERROR_COLUMNS", "NO_CLOSED_FORM",
+    "per_marginal_errors", "method_summary", "method_error_table", "method_error_view", "ERROR_COLUMNS",
+    "NO_CLOSED_FORM", "NOT_IN_DRAW",
     "per_marginal_error_figure", "HUMAN_TICKS",
     "marginal_explorer_figure", "lnn_convergence_figure",
     "teaching_matrices", "teaching_figures", "orthogonality_table", "orthogonality_figure",
@@ -42,6 +43,8 @@ __all__ = [
     "simulation_payload", "lnn_settings_text", "lnn_run_text",
 ]
 
+MAX_EXPLORER_TICKS = 60
+"""Most column labels under the marginal explorer's panels (all panels together): beyond, every k-th."""
 MAX_BARS = 60
 """Most marginals drawn in the per-marginal error chart (the worst ones when the workload is bigger)."""
 TEACHING_MAX_CELLS = HEATMAP_MAX
@@ -206,6 +209,36 @@ def method_error_table(table: pd.DataFrame, labels: Mapping[str, str] | None = N
     return out, helps
 
 
+NOT_IN_DRAW = "waits for the Run button"
+"""The cells of a selected method that is not in the shown draw (:func:`method_error_view`)."""
+
+
+def method_error_view(table: pd.DataFrame, labels: Mapping[str, str] | None = None, baseline: str | None = None,
+                      waiting: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, str]]:
+    """:func:`method_error_table` as text for a static table (``st.table``: every column shown whole at 1280 px,
+    cheaper for the browser to redraw than a data grid): numbers to 4 significant digits (counts with thousands
+    separators), never "None"/"nan"; one row more per method of ``waiting`` (selected, not in this draw: its
+    first cell :data:`NOT_IN_DRAW`, the others "—"), so the table keeps one size with or without it.
+    Returns (table, {column: help})."""
+    view, helps = method_error_table(table, labels, baseline)
+    out = pd.DataFrame(index=view.index)
+    for col in view.columns:
+        values = view[col]
+        if values.dtype.kind in "iu":
+            out[col] = [f"{int(v):,}" for v in values]
+        elif values.dtype.kind == "f":
+            out[col] = [format(float(v), ".4g") if np.isfinite(v) else "—" for v in values]
+        else:
+            out[col] = [str(v) for v in values]
+    if len(waiting):
+        rest = list(out.columns[1:])
+        extra = pd.DataFrame([{out.columns[0]: _label(labels, m), **{c: (NOT_IN_DRAW if i == 0 else "—")
+                                                                     for i, c in enumerate(rest)}}
+                              for m in waiting], columns=out.columns)
+        out = pd.concat([out, extra], ignore_index=True)
+    return out.reset_index(drop=True), helps
+
+
 def per_marginal_error_figure(errors: pd.DataFrame, *, max_bars: int = MAX_BARS,
                               title: str = "Error per workload marginal") -> go.Figure:
     """Grouped bars: per-cell RMSE of every method for each marginal (from :func:`per_marginal_errors`).
@@ -311,28 +344,32 @@ def marginal_explorer_figure(domain: Domain, clique: Clique, series: Mapping[str
         hover_row = f"{row_title}=%{{y}}"
         g = (g[ra], g[ca])  # the columns' attribute for the axis title below
         title = f"{name}: {int(np.prod(shape)):,} cells (rows {row_title}, columns {domain.attrs[g[1]]})"
-    # one row of panels sharing the y axis, laid out by hand: make_subplots and a per-panel update_xaxes cost
-    # ~80 ms of Plotly validation per figure, on every ε move
-    n, gap = len(arrays), 0.03
-    width = (1.0 - gap * (n - 1)) / n
-    traces, layout = [], {"annotations": []}
+    # one row of panels on ONE pair of axes: panel j's columns sit at x = j (m + 1) + 0 .. m - 1, a blank column
+    # between panels. One subplot instead of one per version: Plotly redraws one set of axes, clip paths and
+    # layers instead of five on every change (headless Chromium, five panels: 2,546 -> 1,470 DOM changes per
+    # redraw of titanic's first 3-way marginal, 2,445 -> 1,151 of a 2-way one; issue 19), and no make_subplots /
+    # per-panel update_xaxes (~80 ms of Plotly validation per figure)
+    n, m = len(arrays), len(cols)
+    col_attr = domain.attrs[g[1]]
+    hover_cols = np.broadcast_to(np.asarray(cols, dtype=object), (len(rows), m))  # each cell's column label
+    step = max(1, -(-n * m // MAX_EXPLORER_TICKS))  # every step-th column label when they would crowd
+    traces, ticks, annotations = [], [], []
     for j, (k, a) in enumerate(arrays.items()):
-        x0 = j * (width + gap)
-        ax = "" if j == 0 else str(j + 1)
-        traces.append(dict(type="heatmap", z=a, x=cols, y=rows, coloraxis="coloraxis", name=k, xaxis=f"x{ax}",
-                           yaxis=f"y{ax}", hovertemplate=f"{hover_row}, {domain.attrs[g[1]]}=%{{x}}: "
-                                                         "%{z:,.4g}<extra>" + k + "</extra>"))
-        layout[f"xaxis{ax}"] = dict(domain=[x0, x0 + width], anchor=f"y{ax}", type="category",
-                                    title=dict(text=domain.attrs[g[1]]))
-        layout[f"yaxis{ax}"] = dict(anchor=f"x{ax}", type="category", autorange="reversed",
-                                    **({"title": dict(text=row_title)} if j == 0 else
-                                       {"matches": "y", "showticklabels": False}))
-        layout["annotations"].append(dict(text=k, x=x0 + width / 2, y=1.0, xref="paper", yref="paper",
-                                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=12)))
-    fig = go.Figure(data=traces, layout=layout)
-    fig.update_layout(title=title, coloraxis=_color_range(arrays),
-                      height=min(700, max(360, 14 * len(rows) + 200)), margin=dict(t=90, l=10, r=10, b=10))
-    return fig
+        x = [j * (m + 1) + i for i in range(m)]
+        traces.append(dict(type="heatmap", z=a, x=x, y=rows, coloraxis="coloraxis", name=k, customdata=hover_cols,
+                           hovertemplate=f"{hover_row}, {col_attr}=%{{customdata}}: %{{z:,.4g}}<extra>{k}</extra>"))
+        ticks += x[::step]
+        annotations.append(dict(text=k, x=j * (m + 1) + (m - 1) / 2, y=1.0, xref="x", yref="paper",
+                                xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=12)))
+    labels = [str(c) for c in cols]
+    layout = dict(
+        title=dict(text=title), coloraxis=_color_range(arrays), annotations=annotations,
+        height=min(700, max(360, 14 * len(rows) + 200)), margin=dict(t=90, l=10, r=10, b=10),
+        xaxis=dict(tickmode="array", tickvals=ticks, ticktext=[labels[t % (m + 1)] for t in ticks],
+                   range=[-0.5, n * (m + 1) - 1.5], showgrid=False, zeroline=False,
+                   title=dict(text=col_attr if n == 1 else f"{col_attr} (in every panel)")),
+        yaxis=dict(type="category", autorange="reversed", showgrid=False, title=dict(text=row_title)))
+    return go.Figure(data=traces, layout=layout)
 
 
 # ---- GReM-LNN convergence -------------------------------------------------------------------------
