@@ -220,7 +220,7 @@ def test_release_for_csv_writes_what_release_table_writes(tmp_path, split, noise
             assert table.column(NOTICE_COLUMN).to_pylist() == [NOTICE_VALUE] * data.tree.n
             df[NOTICE_COLUMN] = NOTICE_VALUE
             a, b = tmp_path / "fast.csv", tmp_path / "ref.csv"
-            assert rel.text_columns == ("variance", "std", "released")
+            assert rel.text_columns == ("variance", "std")
             write_tree_csv(table, a, plain=rel.text_columns)
             write_tree_csv(df, b)
             assert a.read_bytes() == b.read_bytes(), (k, method)

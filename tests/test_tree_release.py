@@ -429,13 +429,7 @@ def test_csv_text_formats_the_published_variance_and_columns_use_it(fanout):
     assert std.equals(number_text(np.sqrt(rel.variance), dictionary=True))
     assert pc.cast(var, pa.string()).equals(number_text(rel.variance))  # the same text, runs decoded
     assert rel.columns().schema.field("variance").type in (pa.string(), pa.dictionary(pa.int32(), pa.string()))
-    # the released column's text, formatted on its own thread from the end of GMC: the writer's digits, rows in
-    # the input order; a plain release formats nothing ahead
-    assert plain.released_text is None and plain.text_columns == ()
-    assert rel.text_columns == ("variance", "std", "released")
-    assert rel.released_text.result().equals(number_text(input_order(fanout.tree, rel.released)))
-    assert rel.columns().column("released").equals(pa.chunked_array([number_text(input_order(fanout.tree,
-                                                                                             rel.released))]))
+    assert plain.text_columns == () and rel.text_columns == ("variance", "std")  # the writer's plain columns
 
 
 @pytest.mark.parametrize("csv_text", [False, True])

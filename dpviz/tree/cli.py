@@ -305,15 +305,13 @@ def _release(args: argparse.Namespace) -> int:
         canonical_bytes_ahead(data)
     k = args.max_contributions
     rel = release(data, per_record_noise(noise, k), split=args.split, method=args.method, csv_text=True)
-    meta = rel.metadata()
+    table, meta = rel.columns(), rel.metadata()
     if args.levels is not None:
         meta = person_metadata(meta, noise, person=args.person_column, max_contributions=k, source=data.name)
-    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written; the
-    # columns after the charge: the released column's text is formatted meanwhile (TreeRelease.released_text)
+    # the ledger is charged first (exit 3 if over the dataset's budget), then the output is written
     hier = [] if _hierarchy_path(args) is None else [args.hierarchy]
     charged = data if args.levels is None else RecordsSource(args.input, args.max_bytes)  # records: charged to them
     with ledger.charge(args, "tree", args.input, charged, noise, args.method, inputs=hier):
-        table = rel.columns()
         write_tree_csv(table, args.output, meta=meta, inputs=_inputs(args), plain=_plain(rel),
                        raw_text=args.raw_text)
     t = rel.tree
@@ -336,7 +334,7 @@ def _release(args: argparse.Namespace) -> int:
 
 def _plain(rel) -> tuple[str, ...]:
     """The columns of a release table holding number text (written unquoted, never escaped): those formatted
-    with the release (``TreeRelease.text_columns``: the variance, its root, the released values) and the ids of
+    with the release (``TreeRelease.text_columns``: the variance and its root) and the ids of
     an unlabelled tree (input positions, formatted while the tree is built: :func:`dpviz.tree.io.load_tree_file`
     under :func:`~dpviz.tree.io.identity_early`)."""
     return rel.text_columns + (("node", "parent") if rel.tree.label_source is None else ())

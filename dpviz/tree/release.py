@@ -69,8 +69,6 @@ from dpviz.tree.model import Tree, TreeData
 from dpviz.tree.strategy import SPLITS, Split, TreeLevels, check_split, level_shares
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     import pandas as pd
 
 __all__ = [
@@ -293,9 +291,7 @@ class TreeRelease:
     ``released`` = the estimator's output (also ``values``), ``variance`` = its analytic per-node variance
     (from the structure and the noise only). ``variance_text``: the ``variance`` and ``std`` columns as CSV
     number text (strings, or runs dictionary-encoded) in the input (row) order of the published table, formatted while the noise was drawn
-    (``release(..., csv_text=True)``), else None. ``released_text``: with it, the future of the ``released``
-    column's text in the same order, formatted on a thread of its own from the moment GMC ends, beside the
-    charge and the metadata (:meth:`columns` waits for it)."""
+    (``release(..., csv_text=True)``), else None."""
 
     tree: Tree
     source: str
@@ -311,7 +307,6 @@ class TreeRelease:
     created_utc: str
     structure: StructureSource = field(default=StructureSource("data", "tree"))
     variance_text: tuple[pa.Array, pa.Array] | None = field(default=None, repr=False)
-    released_text: Future | None = field(default=None, repr=False, compare=False)
     capability: str = field(default="tree", init=False)
     mode: str = field(default="release", init=False)
     notice: str = field(default=RELEASE_NOTICE, init=False)
@@ -349,18 +344,14 @@ class TreeRelease:
     @property
     def text_columns(self) -> tuple[str, ...]:
         """The columns of :meth:`columns` that hold number text (the CSV writer's ``plain``: never quoted)."""
-        return (("variance", "std") if self.variance_text is not None else ()) + (
-            ("released",) if self.released_text is not None else ())
+        return ("variance", "std") if self.variance_text is not None else ()
 
     def _columns(self, text: bool) -> dict[str, Any]:
         if text and self.variance_text is not None:
             var, std = (InInputOrder(col) for col in self.variance_text)
         else:
             var, std = self.variance, np.sqrt(self.variance)
-        released = self.released
-        if text and self.released_text is not None:
-            released = InInputOrder(self.released_text.result())
-        return {"noisy": self.noisy, "released": released, "variance": var, "std": std}
+        return {"noisy": self.noisy, "released": self.released, "variance": var, "std": std}
 
     def metadata(self) -> dict[str, Any]:
         """The ``OUT.meta.json`` of the release (:func:`dpviz.core.release.release_metadata`): settings,
@@ -445,7 +436,7 @@ def release(
         est = estimator(method, tree, plan_for(tree, d) if plan is None and method in GLS_METHODS else plan)
         variance = est.variance(d)
         released = est.values(_with_variance(meas := measure(strategy, data, noise, rng), d))
-        text = released_text = None
+        text = None
     else:
         from concurrent.futures import ThreadPoolExecutor  # only the CLI's write path: kept off import time
 
@@ -460,7 +451,6 @@ def release(
             var_text = pool.submit(lambda: number_text(rows.result(), dictionary=True))
             std_text = pool.submit(lambda: number_text(np.sqrt(rows.result()), dictionary=True))
             released = est.values(_with_variance(meas := drawn.result(), d))
-            released_text = _text_ahead(tree, released)
             variance, text = var.result(), (var_text.result(), std_text.result())
     return TreeRelease(
         tree=tree,
@@ -477,21 +467,7 @@ def release(
         created_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         structure=structure_of(data),
         variance_text=text,
-        released_text=released_text,
     )
-
-
-def _text_ahead(tree: Tree, released: np.ndarray) -> Future:
-    """The future of ``released``'s CSV text in the published rows' order (:func:`number_text`, the writer's
-    own digits), on a thread of its own: the float text is the write's main cost, and the release's caller
-    still charges the ledger and builds the metadata on one core meanwhile."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(1, thread_name_prefix="dpviz-released-text")
-    try:
-        return pool.submit(lambda: number_text(input_order(tree, np.asarray(released, dtype=float))))
-    finally:
-        pool.shutdown(wait=False)
 
 
 @dataclass(frozen=True, eq=False)
