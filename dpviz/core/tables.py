@@ -391,7 +391,7 @@ FREE_LATER_BYTES = 8 << 20
 def _hold_replaced(path: Path) -> int | None:
     """A read-only descriptor of the large regular file an output is about to replace, or None. ``os.replace``
     over a file frees its blocks in the rename itself, when no descriptor holds it (on this ext4 disk ~65 ms for
-    an 80 MB release written over the previous one, ~40% of pyarrow's whole read + write of the input); held
+    an 80 MB release written over the previous one, a quarter of pyarrow's whole read + write of its input); held
     open, the rename returns at once and the blocks are freed when :func:`_release_later` closes it, on a
     thread of its own (POSIX; the new file is in place and fsynced either way)."""
     if os.name != "posix":
