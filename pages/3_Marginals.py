@@ -379,6 +379,9 @@ def _simulate(key: tuple, run_methods: tuple, progress=None) -> None:
             memo.pop(next(iter(memo)))
 
 
+# One slot for "Simulating ..." on every run, used or not: an element that appears only on some runs moves every
+# element after it, and the browser then builds the charts below anew instead of updating them (issue 19)
+busy = st.empty()
 if run_clicked:
     bar = st.progress(0.0, text="Measuring ...")
     live = st.empty()
@@ -405,7 +408,7 @@ elif (ss.get("marginals_sim") or (None,))[0] not in (full_key, live_key) and (fo
         full_key, kept := [ss.get("marginals_sim"), *ss.get(MEMO_KEY, {}).values()]) or um.reusable(live_key, kept)):
     ss["marginals_sim"] = found  # held or memoised: this draw, or the same under another GReM-LNN cap or limit
 elif live_methods and (ss.get("marginals_sim") or (None,))[0] not in (full_key, live_key):
-    with st.spinner("Simulating ..."):
+    with busy, st.spinner("Simulating ..."):
         _simulate(live_key, live_methods)
 
 held = ss.get("marginals_sim")
@@ -416,9 +419,10 @@ elif held is None or held[0] not in (full_key, live_key):
             "size): press the button above to run it.", icon=":material/info:")
 else:
     _, sim, live_history = held
+    waits = st.empty()  # captions shown on some runs only: each in a slot of its own on every run (see `busy`)
     if held[0] == live_key != full_key:
-        st.caption(f":material/hourglass: GReM-LNN is not in this draw: it takes {describe_seconds(lnn_seconds)} "
-                   "here, so it waits for the button above; the other methods follow every change.")
+        waits.caption(f":material/hourglass: GReM-LNN is not in this draw: it takes {describe_seconds(lnn_seconds)} "
+                      "here, so it waits for the button above; the other methods follow every change.")
     mech = sim.mechanism
     names = {m: vm.method_label(m, mech) for m in sim.results}
     st.caption(f":material/casino: simulation seed **{sim.seed}**; {sim.budget_text}. {sim.detail}. "
@@ -439,19 +443,21 @@ else:
                "paper's workload error, §5). " + " ".join(f"*{c}*: {h}" for c, h in helps.items() if c != "method")
                + " *No closed form*: only the unbiased GReM-MLE / EMP has an analytic variance (derived from Prop. 1 "
                  "and the noise scales; rem-digest §1.5).")
+    selected = st.empty()
     if sim.selected:
-        st.caption("Marginals selected by Scalable MWEM, in order: "
-                   + ", ".join(_label(data, g) for g in sim.selected) + ".")
+        selected.caption("Marginals selected by Scalable MWEM, in order: "
+                         + ", ".join(_label(data, g) for g in sim.selected) + ".")
 
     errors = vm.per_marginal_errors(domain, sim.truth, {m: r.marginals for m, r in sim.results.items()},
                                     {m: r.variance for m, r in sim.results.items()}, labels=names)
     ui.chart(st, vm.per_marginal_error_figure(errors), key="marginals_error_bars", width="stretch")
+    marks = st.empty()
     if "mle" in sim.results and sim.results["mle"].variance:
         within = errors.loc[errors["key"] == "mle"]
         share = float((within["within 2σ"] * within["cells"]).sum() / within["cells"].sum())
-        st.caption(f"Black marks: the analytic per-cell σ_γ of {names['mle']} (its expected RMSE) and 2σ_γ; "
-                   f"{share:.1%} of its cells lie within ±2σ_γ of the truth in this draw (about 95% expected "
-                   "where the estimate is unbiased).")
+        marks.caption(f"Black marks: the analytic per-cell σ_γ of {names['mle']} (its expected RMSE) and 2σ_γ; "
+                      f"{share:.1%} of its cells lie within ±2σ_γ of the truth in this draw (about 95% expected "
+                      "where the estimate is unbiased).")
 
     st.markdown("**Marginal explorer**: the true marginal and every method's reconstruction")
     labels = {_label(data, g): g for g in sim.workload}

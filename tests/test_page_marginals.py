@@ -520,3 +520,30 @@ def test_lnn_cap_and_time_limit_moves_redraw_the_held_simulation(at):
     ok(at.select_slider(key="marginals_lnn_rounds").set_value(100).run())
     low = at.session_state["marginals_sim"][1]
     assert low is not held[1] and low.results["lnn"].info["iterations"] == 100
+
+
+def _chart_slots(at) -> dict[str, int]:
+    """Each simulation chart's position among the page's top-level elements."""
+    slots = {}
+    for i, node in at.main.children.items():
+        ident = str(getattr(getattr(node, "proto", None), "id", ""))
+        if getattr(node, "type", None) == "bidi_component" and "chart:" in ident:  # dpviz.ui.chart's component
+            slots[ident.rsplit(":", 1)[-1]] = i
+    return slots
+
+
+def test_charts_keep_their_place_whatever_the_captions_say(at):
+    """Captions shown on some runs only (Scalable MWEM's selected marginals, GReM-LNN waiting for the button,
+    the analytic marks, "Simulating ...") sit in slots of their own on every run, so the charts after them keep
+    their positions and the browser updates them instead of building them anew (issue 19: the Mechanism radio
+    took 1.15-1.26 s with them, 0.95-0.96 s without)."""
+    run(at)
+    rp = _chart_slots(at)
+    assert {"marginals_error_bars", "marginals_explorer"} <= set(rp)
+    ok(at.radio(key="marginals_mechanism").set_value("mwem").run())
+    run(at)
+    assert any(c.value.startswith("Marginals selected by Scalable MWEM") for c in at.caption)  # shown on this run
+    assert _chart_slots(at) == rp
+    ok(at.checkbox(key="marginals_lower").check().run())  # a workload simulated in the page run ("Simulating ...")
+    run(at)
+    assert _chart_slots(at) == rp
