@@ -35,7 +35,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -48,6 +47,7 @@ import pyarrow.csv as pa_csv
 from common import best_of, cell_s, cell_verdict, cell_x, record
 
 from dpviz.cli import main as dpviz_main
+from dpviz.core.tables import wait_freed
 from dpviz.tree import synthetic
 from dpviz.tree.io import node_table, write_tree_csv
 from dpviz.tree.model import tree_from_parents
@@ -134,14 +134,6 @@ def timed(fn) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def settle() -> None:
-    """Wait for the threads a release leaves running after it returns (the replaced output's blocks freed:
-    :func:`dpviz.core.tables.write_together`), so that the next timed call does not share the CPU with them."""
-    for t in threading.enumerate():
-        if t.name == "dpviz-free-replaced":
-            t.join()
-
-
 def row(what: str, seconds: float, ref: float | None = None, note: str = "") -> None:
     ratio = f"{seconds / ref:6.2f}x" if ref else "       "
     print(f"  {what:<58} {seconds:8.3f} s {ratio}  {note}")
@@ -169,7 +161,7 @@ def section_release(tmp: Path, src: Path, labelled: Path, deep: Path, env: dict,
         for _ in range(3):  # interleaved, so that both see the same load
             refs.append(timed(lambda path=path: reference(path)))
             ours.append(timed(lambda path=path: release(path)))
-            settle()  # the previous output's blocks, freed on a thread after the release returned, not in ref's time
+            wait_freed()  # the replaced output's blocks, freed after the release returned: not in ref's time
         (ref, ref_cpu), (t, cpu) = min(refs), min(ours)
         print(f"   {path.stat().st_size / 1e6:.1f} MB CSV, {what}")
         row("pyarrow read_csv + write_csv of the same file (reference)", ref, None, f"CPU {ref_cpu:.3f} s")

@@ -313,14 +313,6 @@ def test_formula_cells_in_a_tree_release_and_raw_text(work):
     assert ("\n=1+1," in raw or '\n"=1+1",' in raw) and "'" not in raw
 
 
-def _free_threads() -> None:
-    import threading
-
-    for t in threading.enumerate():
-        if t.name == "dpviz-free-replaced":
-            t.join()
-
-
 def _open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
@@ -340,7 +332,7 @@ def test_a_large_output_written_over_is_freed_on_a_thread_and_nothing_leaks(tmp_
     out.write_bytes(b"old\n" * 1000)
     before = _open_fds()
     tables.write_atomic(out, lambda fh: fh.write(b"new\n"))
-    _free_threads()
+    tables.wait_freed()
     assert out.read_bytes() == b"new\n" and held[-1] is not None  # held (4,000 bytes >= 1,000), then closed
     assert _open_fds() == before
     tables.write_atomic(out, lambda fh: fh.write(b"newer\n"))  # 4 bytes: below the size, not held
@@ -354,6 +346,6 @@ def test_a_large_output_written_over_is_freed_on_a_thread_and_nothing_leaks(tmp_
     link = tmp_path / "link.csv"
     link.symlink_to(target)
     tables.write_atomic(link, lambda fh: fh.write(b"new\n"))  # the link itself is replaced, not followed
-    _free_threads()
+    tables.wait_freed()
     assert held[-1] is None and link.read_bytes() == b"new\n" and not link.is_symlink()
     assert target.read_bytes() == b"old\n" * 1000 and _open_fds() == before

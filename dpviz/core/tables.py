@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["write_atomic", "write_together", "write_table", "write_text", "write_release", "write_release_text",
            "meta_path", "meta_json", "to_csv_text", "check_destination", "check_outputs", "escape_formula_cell",
            "escape_formula_frame", "escape_formula_array", "FORMULA_START", "PAUSE_BEFORE_RENAME_ENV",
-           "written_sha256"]
+           "written_sha256", "wait_freed"]
 
 FORMULA_START = "=+-@\t\r"
 """First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection")."""
@@ -409,13 +409,26 @@ def _hold_replaced(path: Path) -> int | None:
     return fd
 
 
+_FREEING = "dpviz-free-replaced"
+
+
 def _release_later(fd: int | None) -> None:
     """Close the descriptor of a replaced file on a thread (the close frees its blocks; the GIL is released);
-    not a daemon: a process that ends waits for it."""
+    not a daemon: a process that ends waits for it (:func:`wait_freed`)."""
     if fd is not None:
         import threading
 
-        threading.Thread(target=os.close, args=(fd,), name="dpviz-free-replaced").start()
+        threading.Thread(target=os.close, args=(fd,), name=_FREEING).start()
+
+
+def wait_freed() -> None:
+    """Wait until the files replaced by earlier writes are closed (their blocks freed): e.g. before timing
+    something else, or before counting open descriptors."""
+    import threading
+
+    for t in threading.enumerate():
+        if t.name == _FREEING:
+            t.join()
 
 
 _WRITTEN: dict[str, tuple[tuple[int, ...], str]] = {}

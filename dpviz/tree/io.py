@@ -87,18 +87,7 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
     rows = None if tree.in_input_order else _input_positions(tree)
     early = _ID_TEXT.get(tree) if tree.label_source is None else None
     text = early.result() if early is not None else None
-    if text is not None and len(text[0]) == tree.n:  # the same ids, formatted while the tree was built
-        node, parent = text
-    elif tree.label_source is None:  # ids are input positions: integers (the CSV writer formats them in its
-        # threads), the root's parent null (an empty cell)
-        par = tree.parent if rows is None else tree.parent[rows]
-        node = arrow.from_numpy(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r: id r
-        parent = arrow.from_numpy(par if rows is None else tree.order[par], valid=par >= 0)
-    else:
-        par = tree.parent if rows is None else tree.parent[rows]
-        ids = tree.label_array  # DOH order
-        node = ids if rows is None else ids.take(rows)
-        parent = ids.take(arrow.from_numpy(np.asarray(par, np.int64), valid=par >= 0)).fill_null(arrow.string_scalar(""))
+    node, parent = text if text is not None and len(text[0]) == tree.n else _id_columns(tree, rows)
     out = {"node": node, "parent": parent}
     for name, col in columns.items():
         if isinstance(col, InInputOrder):
@@ -110,6 +99,20 @@ def node_columns(tree: Tree, **columns: Any) -> pa.Table:
         else:
             out[name] = number_column(np.asarray(col) if rows is None else np.asarray(col)[rows])
     return pa.table(out)
+
+
+def _id_columns(tree: Tree, rows: np.ndarray | None) -> tuple[pa.Array, pa.Array]:
+    """The ``node`` and ``parent`` columns of :func:`node_columns` in input order (``rows``: the DOH number of
+    each input row, None when the input was in DOH order): the user's ids, or for an unlabelled tree its input
+    positions as integers (the CSV writer formats them in its threads), the root's parent null (an empty cell)."""
+    par = tree.parent if rows is None else tree.parent[rows]
+    if tree.label_source is None:
+        node = arrow.from_numpy(tree.order if rows is None else np.arange(tree.n, dtype=INDEX))  # row r: id r
+        return node, arrow.from_numpy(par if rows is None else tree.order[par], valid=par >= 0)
+    ids = tree.label_array  # DOH order
+    node = ids if rows is None else ids.take(rows)
+    parent = ids.take(arrow.from_numpy(np.asarray(par, np.int64), valid=par >= 0))
+    return node, parent.fill_null(arrow.string_scalar(""))
 
 
 def node_table(tree: Tree, **columns: Any) -> pd.DataFrame:
