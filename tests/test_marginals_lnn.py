@@ -18,6 +18,7 @@ from scipy.optimize import minimize
 
 from dpviz.errors import InputError
 from dpviz.marginals.model import Domain, downward_closure, subsets
+import dpviz.marginals.lnn as lnn_module
 from dpviz.marginals.lnn import (
     ETA,
     SOLVER_ACCELERATED,
@@ -154,6 +155,14 @@ def partial_case():
     return p, _measure(p, taus, [2.0] * len(PARTIAL) + [4.0, 1.5], seed=12)
 
 
+@pytest.fixture(params=["dense", "lattice"])
+def path(request, monkeypatch):
+    """Both ways of running a round: the dense affine map (small workloads, the default here) and the lattice
+    transforms (forced by a zero cell limit)."""
+    monkeypatch.setattr(lnn_module, "DENSE_MAX_CELLS", 10**9 if request.param == "dense" else 0)
+    return request.param
+
+
 QP_CASES = [  # (id, case, eta, weights, weight_base)
     ("full-2^|τ|", "full", 40.0, "heuristic", 2.0),
     ("full-4^|τ|", "full", 40.0, "heuristic", 4.0),
@@ -165,7 +174,7 @@ QP_CASES = [  # (id, case, eta, weights, weight_base)
 
 @pytest.mark.parametrize("case,eta,weights,base", [c[1:] for c in QP_CASES], ids=[c[0] for c in QP_CASES])
 @pytest.mark.parametrize("accelerate", [True, False], ids=["fista", "alg6"])
-def test_matches_generic_qp_solver(request, case, eta, weights, base, accelerate):
+def test_matches_generic_qp_solver(request, case, eta, weights, base, accelerate, path):
     _, meas = request.getfixturevalue(f"{case}_case")
     qp = DenseQP(DOM, W2, meas, eta, weights, base)
     assert (qp.G @ qp.unconstrained()).min() < -0.5, "constraints must be active for this test to mean anything"
@@ -197,7 +206,7 @@ def test_objective_scaling_is_half_data_plus_eta_regulariser(partial_case):
 
 @pytest.mark.parametrize("case,eta,weights", [("full", 40.0, "heuristic"), ("partial", 0.5, "heuristic"),
                                               ("partial", 40.0, "noise")])
-def test_kkt_conditions(request, case, eta, weights):
+def test_kkt_conditions(request, case, eta, weights, path):
     _, meas = request.getfixturevalue(f"{case}_case")
     qp = DenseQP(DOM, W2, meas, eta, weights)
     r = grem_lnn(DOM, W2, meas, eta=eta, weights=weights, early_stopping=False, rounds=1500)
@@ -418,3 +427,70 @@ def test_lattice_transforms_equal_the_per_pair_maps(seed):
     for g in workload:
         want = sum(residual_to_marginal(domain, g, t, alpha[t]) for t in subsets(g))
         np.testing.assert_allclose(mu[g], want, rtol=1e-10, atol=1e-10)
+
+
+def _random_problem(seed: int):
+    """A random domain, a mixed workload (nested cliques of 1-3 attributes) and noisy measurements of a random
+    part S of its closure (S = 𝒲↓ on even seeds: ResidualPlanner; S ⊊ 𝒲↓ on odd ones: an MWEM-like EMP)."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 6))
+    domain = Domain(tuple(f"a{i}" for i in range(d)), tuple(int(s) for s in rng.integers(2, 6, size=d)))
+    cliques = [c for r in range(1, min(d, 3) + 1) for c in combinations(range(d), r)]
+    picks = rng.choice(len(cliques), size=int(rng.integers(1, min(len(cliques), 6) + 1)), replace=False)
+    workload = sorted({cliques[i] for i in picks}, key=lambda t: (len(t), t))
+    closure = downward_closure(workload)
+    taus = closure if seed % 2 == 0 else [()] + [t for t in closure if t and rng.random() < 0.6]
+    counts = rng.poisson(0.4, size=domain.size(tuple(range(d)))).astype(float)
+    meas = [ResidualMeasurement(t, marginal_to_residual(domain, tuple(range(d)), t, counts)
+                                + rng.normal(scale=2.0, size=domain.residual_size(t)), 4.0) for t in taus]
+    return domain, workload, meas
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_dense_map_equals_the_lattice_transforms(seed):
+    """The dense affine map μ(α*(λ)) = μ₀ − Mλ (and α*(λ)) built from identity matrices equals the lattice
+    passes on random multipliers, and M is symmetric positive semi-definite (the negated dual Hessian)."""
+    domain, workload, meas = _random_problem(seed)
+    closure = downward_closure(workload)
+    prob = _Problem(domain, workload, lnn_module._measurements(domain, set(closure), meas, "heuristic", 2.0), ETA)
+    rng = np.random.default_rng(100 + seed)
+    lams = [-rng.random(prob.total_cells) * 5 for _ in range(3)]
+    lattice = [(prob.alpha(prob.views(x)), prob.marginals(prob.alpha(prob.views(x)))) for x in lams]
+    prob.dense()
+    assert prob.M is not None and prob.M.shape == (prob.total_cells, prob.total_cells)
+    np.testing.assert_allclose(prob.M, prob.M.T, atol=1e-10 * max(1.0, np.abs(prob.M).max()))
+    assert np.linalg.eigvalsh(0.5 * (prob.M + prob.M.T)).min() > -1e-9 * max(1.0, np.abs(prob.M).max())
+    for x, (alpha, mu) in zip(lams, lattice):
+        got = np.empty(prob.total_cells)
+        prob.mu_into(x, got)
+        for g in workload:
+            np.testing.assert_allclose(prob.views(got)[g], mu[g], rtol=1e-10, atol=1e-9)
+        dense_alpha = prob.alpha_of(x)
+        for t in closure:
+            np.testing.assert_allclose(dense_alpha[t], alpha[t], rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("accelerate", [True, False], ids=["fista", "alg6"])
+def test_dense_rounds_give_the_lattice_result(seed, accelerate, monkeypatch):
+    """GReM-LNN on random small problems: the same iterations, stopping reason, step and marginals (to rounding)
+    whichever way a round is computed; the dense way is the one taken by default at this size."""
+    domain, workload, meas = _random_problem(seed)
+    built = []
+    real_dense = _Problem.dense
+    monkeypatch.setattr(_Problem, "dense", lambda self: built.append(1) or real_dense(self))
+    # the paper's settings per mechanism (App. H): S = 𝒲↓ step 0.1; S ⊊ 𝒲↓ (Scalable MWEM) step 0.02, η = 1/40
+    opts = {"step": 0.1} if seed % 2 == 0 else {"step": 0.02, "eta": ETA}
+    dense = grem_lnn(domain, workload, meas, rounds=700, accelerate=accelerate, **opts)
+    assert built, "a workload this small runs its rounds on the dense map"
+    monkeypatch.setattr(lnn_module, "DENSE_MAX_CELLS", 0)
+    lattice = grem_lnn(domain, workload, meas, rounds=700, accelerate=accelerate, **opts)
+    assert len(built) == 1, "with no dense budget the lattice transforms run the rounds"
+    assert (dense.iterations, dense.stop_reason, dense.restarts) == (lattice.iterations, lattice.stop_reason,
+                                                                    lattice.restarts)
+    assert dense.step == pytest.approx(lattice.step, rel=1e-9)
+    scale = max(1.0, max(float(np.abs(m).max()) for m in lattice.marginals.values()))
+    assert scale < 1e4, "a run that converges (a diverging one amplifies rounding: nothing to compare)"
+    for g in workload:
+        np.testing.assert_allclose(dense.marginals[g], lattice.marginals[g], atol=1e-8 * scale)
+    assert dense.objective == pytest.approx(lattice.objective, rel=1e-9, abs=1e-9)

@@ -12,7 +12,9 @@ the structure only (domain sizes, workload, N, settings), never the data.
 * GReM-LNN (Alg. 6): per iteration Σ_γ |γ| 2^|γ| Python steps (the (γ, τ ⊆ γ) pairs) plus
   Σ_γ |γ| n_γ 2^|γ| cell operations (Thm. 6e), times the iterations: the last run's count for the same
   workload when known, else ``min(rounds, TYPICAL_LNN_ITERATIONS)`` (the early stop on negative mass is
-  checked from iteration 200 every 100, so a run on a small workload typically stops at 300).
+  checked from iteration 200 every 100, so a run on a small workload typically stops at 300). Up to
+  :data:`dpviz.marginals.lnn.DENSE_MAX_CELLS` workload cells an iteration is instead one dense matrix-vector
+  product (n_𝒲² entries, n_𝒲 = Σ_γ n_γ), after building the matrix once (n_𝒲² Σ_τ m_τ multiply-adds).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dpviz.marginals.lnn import DENSE_MAX_CELLS
 from dpviz.marginals.model import Clique, Domain, downward_closure
 
 __all__ = ["LIVE_SECONDS", "TYPICAL_LNN_ITERATIONS", "SimulationCost", "estimate_simulation", "describe_seconds"]
@@ -39,6 +42,9 @@ _MWEM_PER_CELL = 2e-7   # per round and workload cell (EMP of the measured margi
 _LNN_FIXED = 2e-4       # per GReM-LNN iteration
 _LNN_PER_PAIR = 1.5e-5  # per iteration and Python step Σ_γ |γ| 2^|γ|
 _LNN_PER_CELL_OP = 3e-8  # per iteration and cell operation Σ_γ |γ| n_γ 2^|γ|
+_LNN_DENSE_FIXED = 4e-5    # dense rounds: per iteration
+_LNN_DENSE_ENTRY = 3e-10   # dense rounds: per iteration and matrix entry n_𝒲²
+_LNN_DENSE_BUILD = 5e-11   # dense rounds: building the matrix, per n_𝒲² Σ_τ m_τ
 
 
 @dataclass(frozen=True)
@@ -76,9 +82,14 @@ def estimate_simulation(domain: Domain, workload: Sequence[Clique], n_records: i
     lnn, iterations = 0.0, 0
     if "lnn" in methods:
         iterations = int(min(lnn_rounds, lnn_iterations if lnn_iterations else TYPICAL_LNN_ITERATIONS))
-        pairs = sum(len(g) * 2 ** len(g) for g in wl)
-        ops = sum(len(g) * domain.size(g) * 2 ** len(g) for g in wl)
-        lnn = iterations * (_LNN_FIXED + _LNN_PER_PAIR * pairs + _LNN_PER_CELL_OP * ops)
+        rows = sum(domain.residual_size(t) for t in downward_closure(wl))
+        if cells <= DENSE_MAX_CELLS and rows <= DENSE_MAX_CELLS:  # as dpviz.marginals.lnn.grem_lnn decides
+            lnn = _LNN_DENSE_BUILD * cells * cells * rows + iterations * (_LNN_DENSE_FIXED
+                                                                         + _LNN_DENSE_ENTRY * cells * cells)
+        else:
+            pairs = sum(len(g) * 2 ** len(g) for g in wl)
+            ops = sum(len(g) * domain.size(g) * 2 ** len(g) for g in wl)
+            lnn = iterations * (_LNN_FIXED + _LNN_PER_PAIR * pairs + _LNN_PER_CELL_OP * ops)
     return SimulationCost(measure, lnn, iterations)
 
 
