@@ -147,6 +147,7 @@ def test_server_config_file():
     assert cfg["client"]["toolbarMode"] == "viewer"  # no Deploy button
     assert cfg["client"]["showErrorDetails"] == "none"  # no traceback, path or message in the browser
     assert cfg["browser"]["gatherUsageStats"] is False
+    assert cfg["runner"]["postScriptGC"] is False  # no gc.collect(2) holding the GIL after every rerun (issue 19)
     from dpviz.graph.io import MAX_BYTES as GRAPH_BYTES
     from dpviz.marginals.io import MAX_BYTES as MARGINALS_BYTES
 
@@ -161,6 +162,10 @@ def test_streamlit_reads_the_config():
     for line in ('toolbarMode = "viewer"', 'showErrorDetails = "none"', "maxUploadSize = 100",
                  "gatherUsageStats = false"):
         assert re.search(rf"^{re.escape(line)}$", out, re.MULTILINE), line
+    hidden = subprocess.run([sys.executable, "-c", "import streamlit.config as c; c.get_config_options("
+                             "force_reparse=True); print(c.get_option('runner.postScriptGC'))"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert hidden.strip() == "False"  # a hidden option: not in `config show`, read from the file all the same
 
 
 # ---- real browser ----------------------------------------------------------------------------------
