@@ -148,7 +148,7 @@ RESTART_FACTOR = math.sqrt(10.0)
 """On divergence the step is divided by √10 (paper App. H)."""
 DENSE_MAX_CELLS = 1500
 """Up to this many workload cells Σ n_γ (and residual rows Σ m_τ), one round is a dense matrix-vector product
-(:meth:`_Problem.dense`, M at most 18 MB): below it the lattice passes' Python loops over the closure cost more
+(:meth:`dpviz.marginals.lnn_problem.Problem.dense`, M at most 18 MB): below it the lattice passes' Python loops over the closure cost more
 than the arithmetic. 300 rounds, this machine: titanic's 3-way marginals (108 cells) 417 → 24 ms; 15 2-way
 marginals of 10 values (1,500 cells) 507 → 266 ms; but 10 3-way marginals of 6 values (2,160 cells) 519 →
 976 ms, where the Σ n_γ² product outgrows the transforms."""
@@ -320,7 +320,8 @@ def grem_lnn(domain: Domain, workload: Sequence[Clique], measurements: Sequence[
     > −neg_tol and |λᵀμ| < cs_tol.
 
     Cost per round O(Σ_{γ∈𝒲} |γ| n_γ 2^{|γ|}) (Thm. 6e): Python loops over the (γ, τ ⊆ γ) pairs only, numpy over
-    the cells; up to :data:`DENSE_MAX_CELLS` workload cells, one dense matrix-vector product instead. InputError on bad arguments, or if the run still diverges after ``max_restarts`` restarts.
+    the cells; up to :data:`DENSE_MAX_CELLS` workload cells, one dense matrix-vector product instead. InputError on
+    bad arguments, or if the run still diverges after ``max_restarts`` restarts.
     """
     del rng  # deterministic; see docstring
     rounds = _count("rounds", rounds)
