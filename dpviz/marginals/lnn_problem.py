@@ -148,7 +148,7 @@ class Problem:
         self.B = B
         eye = np.eye(rows)
         A = np.empty((self.total_cells, rows))
-        self.marginals({t: eye[a:z] for t, (a, z) in self.rblocks.items()}, out=A)
+        self.marginals({t: eye[lo:hi] for t, (lo, hi) in self.rblocks.items()}, out=A)
         self.M = A @ (self.cvec[:, None] * B)
         self.mu0 = A @ self.z
 
