@@ -397,17 +397,22 @@ def test_bad_workload_and_measurements(full_case):
         grem_lnn(DOM, W2, exact, weights="noise")
 
 
+def _random_workload(rng: np.random.Generator):
+    """A random domain (2-5 attributes of 2-5 values) and a mixed workload of 1-3-way cliques, some nested."""
+    d = int(rng.integers(2, 6))
+    domain = Domain(tuple(f"a{i}" for i in range(d)), tuple(int(s) for s in rng.integers(2, 6, size=d)))
+    cliques = [c for r in range(1, min(d, 3) + 1) for c in combinations(range(d), r)]
+    picks = rng.choice(len(cliques), size=int(rng.integers(1, min(len(cliques), 6) + 1)), replace=False)
+    return domain, sorted({cliques[i] for i in picks}, key=lambda t: (len(t), t))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_lattice_transforms_equal_the_per_pair_maps(seed):
     """The solver's two lattice passes (superset sums on the λ side, subset sums on the α side) equal the
     per-pair A⁺_{γ,τ} / A_{γ,τ} maps of dpviz.marginals.residuals, on random domains and mixed workloads
     (cliques of different sizes, some nested in others)."""
     rng = np.random.default_rng(seed)
-    d = int(rng.integers(2, 6))
-    domain = Domain(tuple(f"a{i}" for i in range(d)), tuple(int(s) for s in rng.integers(2, 6, size=d)))
-    cliques = [c for r in range(1, min(d, 3) + 1) for c in combinations(range(d), r)]
-    picks = rng.choice(len(cliques), size=int(rng.integers(1, min(len(cliques), 6) + 1)), replace=False)
-    workload = sorted({cliques[i] for i in picks}, key=lambda t: (len(t), t))
+    domain, workload = _random_workload(rng)
     closure = downward_closure(workload)
     measured = {t: (rng.normal(size=domain.residual_size(t)), float(rng.uniform(0.5, 2.0)), 0.0)
                 for t in closure if rng.random() < 0.7}
@@ -433,15 +438,12 @@ def _random_problem(seed: int):
     """A random domain, a mixed workload (nested cliques of 1-3 attributes) and noisy measurements of a random
     part S of its closure (S = 𝒲↓ on even seeds: ResidualPlanner; S ⊊ 𝒲↓ on odd ones: an MWEM-like EMP)."""
     rng = np.random.default_rng(seed)
-    d = int(rng.integers(2, 6))
-    domain = Domain(tuple(f"a{i}" for i in range(d)), tuple(int(s) for s in rng.integers(2, 6, size=d)))
-    cliques = [c for r in range(1, min(d, 3) + 1) for c in combinations(range(d), r)]
-    picks = rng.choice(len(cliques), size=int(rng.integers(1, min(len(cliques), 6) + 1)), replace=False)
-    workload = sorted({cliques[i] for i in picks}, key=lambda t: (len(t), t))
+    domain, workload = _random_workload(rng)
     closure = downward_closure(workload)
     taus = closure if seed % 2 == 0 else [()] + [t for t in closure if t and rng.random() < 0.6]
-    counts = rng.poisson(0.4, size=domain.size(tuple(range(d)))).astype(float)
-    meas = [ResidualMeasurement(t, marginal_to_residual(domain, tuple(range(d)), t, counts)
+    every = tuple(range(domain.d))
+    counts = rng.poisson(0.4, size=domain.size(every)).astype(float)
+    meas = [ResidualMeasurement(t, marginal_to_residual(domain, every, t, counts)
                                 + rng.normal(scale=2.0, size=domain.residual_size(t)), 4.0) for t in taus]
     return domain, workload, meas
 

@@ -13,7 +13,7 @@ the structure only (domain sizes, workload, N, settings), never the data.
   Σ_γ |γ| n_γ 2^|γ| cell operations (Thm. 6e), times the iterations: the last run's count for the same
   workload when known, else ``min(rounds, TYPICAL_LNN_ITERATIONS)`` (the early stop on negative mass is
   checked from iteration 200 every 100, so a run on a small workload typically stops at 300). Up to
-  :data:`dpviz.marginals.lnn.DENSE_MAX_CELLS` workload cells an iteration is instead one dense matrix-vector
+  :data:`dpviz.marginals.lnn.DENSE_MAX_CELLS` workload cells (:func:`dpviz.marginals.lnn.dense_rounds`) an iteration is instead one dense matrix-vector
   product (n_𝒲² entries, n_𝒲 = Σ_γ n_γ), after building the matrix once (n_𝒲² Σ_τ m_τ multiply-adds).
 """
 
@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpviz.marginals.lnn import DENSE_MAX_CELLS
+from dpviz.marginals.lnn import dense_rounds
 from dpviz.marginals.model import Clique, Domain, downward_closure
 
 __all__ = ["LIVE_SECONDS", "TYPICAL_LNN_ITERATIONS", "SimulationCost", "estimate_simulation", "describe_seconds"]
@@ -73,7 +73,8 @@ def estimate_simulation(domain: Domain, workload: Sequence[Clique], n_records: i
     known (else ``min(lnn_rounds, TYPICAL_LNN_ITERATIONS)``)."""
     wl = [tuple(g) for g in workload]
     cells = sum(domain.size(g) for g in wl)
-    sets = len(downward_closure(wl)) if mechanism == "rp" else len(wl)
+    closure = downward_closure(wl)
+    sets = len(closure) if mechanism == "rp" else len(wl)
     measure = _BASE + _PER_RECORD_SET * max(n_records, 1) * sets + _PER_CELL * cells
     if mechanism == "mwem":
         t = max(1, int(rounds or 1))
@@ -82,8 +83,8 @@ def estimate_simulation(domain: Domain, workload: Sequence[Clique], n_records: i
     lnn, iterations = 0.0, 0
     if "lnn" in methods:
         iterations = int(min(lnn_rounds, lnn_iterations if lnn_iterations else TYPICAL_LNN_ITERATIONS))
-        rows = sum(domain.residual_size(t) for t in downward_closure(wl))
-        if cells <= DENSE_MAX_CELLS and rows <= DENSE_MAX_CELLS:  # as dpviz.marginals.lnn.grem_lnn decides
+        rows = sum(domain.residual_size(t) for t in closure)
+        if dense_rounds(cells, rows):  # as grem_lnn decides
             lnn = _LNN_DENSE_BUILD * cells * cells * rows + iterations * (_LNN_DENSE_FIXED
                                                                          + _LNN_DENSE_ENTRY * cells * cells)
         else:
